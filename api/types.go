@@ -1,0 +1,135 @@
+// Package api holds canaryd's wire types: the analysis resource, its events
+// and the problem document that every error response carries. The shapes
+// follow Argo Rollouts' AnalysisRun status field for field, so that anyone who
+// reads `kubectl get analysisrun -o yaml` reads these.
+//
+// The package has no behaviour: it is imported by the engine, the HTTP layer
+// and the command line alike, and must stay free of their dependencies.
+package api
+
+import "time"
+
+// Phase is the state of a measurement, a metric or a whole analysis.
+type Phase string
+
+// The phases, with Argo Rollouts' names.
+const (
+	PhasePending      Phase = "Pending"
+	PhaseRunning      Phase = "Running"
+	PhaseSuccessful   Phase = "Successful"
+	PhaseFailed       Phase = "Failed"
+	PhaseError        Phase = "Error"
+	PhaseInconclusive Phase = "Inconclusive"
+)
+
+// Completed reports whether p is a terminal phase.
+func (p Phase) Completed() bool {
+	switch p {
+	case PhaseSuccessful, PhaseFailed, PhaseError, PhaseInconclusive:
+		return true
+	}
+	return false
+}
+
+// Analysis is one analysis: its verdict so far and every metric's results.
+type Analysis struct {
+	ID            string         `json:"id"`
+	Phase         Phase          `json:"phase"`
+	Message       string         `json:"message,omitempty"`
+	StartedAt     *time.Time     `json:"startedAt,omitempty"`
+	CompletedAt   *time.Time     `json:"completedAt,omitempty"`
+	MetricResults []MetricResult `json:"metricResults"`
+	RunSummary    RunSummary     `json:"runSummary"`
+	DryRunSummary RunSummary     `json:"dryRunSummary"`
+	// Template names the template the analysis was started from, if any.
+	Template string `json:"template,omitempty"`
+	// Args are the argument values the analysis ran with. Values of
+	// arguments that hold secrets are never included.
+	Args map[string]string `json:"args,omitempty"`
+	// Webhook reports deliveries to the webhook the caller asked for.
+	Webhook *WebhookStatus `json:"webhook,omitempty"`
+}
+
+// MetricResult is the state of one metric of an analysis.
+type MetricResult struct {
+	Name               string            `json:"name"`
+	Phase              Phase             `json:"phase"`
+	Message            string            `json:"message,omitempty"`
+	Count              int32             `json:"count"`
+	Successful         int32             `json:"successful"`
+	Failed             int32             `json:"failed"`
+	Inconclusive       int32             `json:"inconclusive"`
+	Error              int32             `json:"error"`
+	ConsecutiveError   int32             `json:"consecutiveError"`
+	ConsecutiveSuccess int32             `json:"consecutiveSuccess"`
+	DryRun             bool              `json:"dryRun"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
+	Measurements       []Measurement     `json:"measurements"`
+}
+
+// Measurement is one query of a metric's provider and its assessment.
+type Measurement struct {
+	Phase      Phase             `json:"phase"`
+	Message    string            `json:"message,omitempty"`
+	StartedAt  *time.Time        `json:"startedAt,omitempty"`
+	FinishedAt *time.Time        `json:"finishedAt,omitempty"`
+	Value      string            `json:"value"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+}
+
+// RunSummary counts metrics (not measurements) by their completed phase.
+type RunSummary struct {
+	Count        int32 `json:"count"`
+	Successful   int32 `json:"successful"`
+	Failed       int32 `json:"failed"`
+	Inconclusive int32 `json:"inconclusive"`
+	Error        int32 `json:"error"`
+}
+
+// WebhookStatus reports the deliveries of an analysis' webhook.
+type WebhookStatus struct {
+	URL        string `json:"url"`
+	Delivered  int    `json:"delivered"`
+	Failed     int    `json:"failed"`
+	LastStatus int    `json:"lastStatus,omitempty"`
+	LastError  string `json:"lastError,omitempty"`
+}
+
+// EventType names the kinds of event an analysis emits.
+type EventType string
+
+// The event types of a stream.
+const (
+	// EventMeasurement is sent after each completed measurement.
+	EventMeasurement EventType = "measurement"
+	// EventCompleted is the last event: the finished analysis.
+	EventCompleted EventType = "completed"
+)
+
+// Event is one entry of an analysis' progress stream.
+type Event struct {
+	Type        EventType    `json:"type"`
+	AnalysisID  string       `json:"analysisId"`
+	Metric      string       `json:"metric,omitempty"`
+	Measurement *Measurement `json:"measurement,omitempty"`
+	// MetricPhase is the metric's phase after the measurement.
+	MetricPhase Phase `json:"metricPhase,omitempty"`
+	// Analysis is set on the completed event.
+	Analysis *Analysis `json:"analysis,omitempty"`
+}
+
+// Problem is an RFC 9457 problem document, the body of every 4xx and 5xx.
+type Problem struct {
+	Type     string       `json:"type"`
+	Title    string       `json:"title"`
+	Status   int          `json:"status"`
+	Detail   string       `json:"detail,omitempty"`
+	Instance string       `json:"instance,omitempty"`
+	Errors   []FieldError `json:"errors,omitempty"`
+}
+
+// FieldError names one problem with the input and where it is.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}

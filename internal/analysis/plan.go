@@ -1,0 +1,102 @@
+package analysis
+
+import (
+	"context"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+// DefaultErrorRetryInterval is how long the engine waits after an Error
+// measurement before measuring again, whatever the metric's interval says
+// (Argo Rollouts' DefaultErrorRetryInterval).
+const DefaultErrorRetryInterval = 10 * time.Second
+
+// DefaultMeasurementRetention is how many measurements of a metric are kept
+// when no measurementRetention rule names it.
+const DefaultMeasurementRetention = 10
+
+// DefaultConsecutiveErrorLimit is Argo Rollouts' default consecutiveErrorLimit.
+const DefaultConsecutiveErrorLimit = 4
+
+// Observation is what a Source saw when it took one measurement.
+type Observation struct {
+	// Value is given to the conditions as `result`.
+	Value any
+	// Display is the measurement's value as Argo writes it: "[0.995]", "NaN".
+	Display string
+	// Metadata is stored on the measurement (for example query warnings).
+	Metadata map[string]string
+	// Err, when set, makes the measurement an Error carrying its message.
+	Err error
+}
+
+// Source takes one measurement of a metric as of the instant at. It must
+// honour ctx and return promptly when it is cancelled.
+type Source interface {
+	Measure(ctx context.Context, at time.Time) Observation
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func(ctx context.Context, at time.Time) Observation
+
+// Measure calls f.
+func (f SourceFunc) Measure(ctx context.Context, at time.Time) Observation { return f(ctx, at) }
+
+// Judge turns a measured value into a measurement phase. An error makes the
+// measurement an Error with the error's text as its message.
+type Judge interface {
+	Judge(value any) (api.Phase, error)
+}
+
+// Metric is one metric of a plan, with its arguments resolved, its limits
+// defaulted and its conditions compiled.
+type Metric struct {
+	Name string
+	// Interval is the gap between the end of one measurement and the start
+	// of the next; zero when the spec gives none.
+	Interval time.Duration
+	// InitialDelay delays the metric's first measurement from the start of
+	// the analysis.
+	InitialDelay time.Duration
+	// Count is the effective count: the number of non-Error measurements to
+	// take. Nil means the metric runs until it is terminated or a limit trips.
+	Count *int32
+	// FailureLimit of -1 disables the failure limit.
+	FailureLimit            int32
+	InconclusiveLimit       int32
+	ConsecutiveErrorLimit   int32
+	ConsecutiveSuccessLimit int32
+	DryRun                  bool
+	// Retention is how many measurements are kept (the newest).
+	Retention int
+	// SuccessCondition and FailureCondition are the condition texts, used
+	// in messages that explain a verdict.
+	SuccessCondition string
+	FailureCondition string
+	// Metadata is stored on the metric result (for example the resolved
+	// query).
+	Metadata map[string]string
+
+	Source Source
+	Judge  Judge
+}
+
+// EffectiveCount applies Argo's rule to a spec's count: a missing or zero
+// count means one measurement when there is no interval and an indefinite
+// metric when there is one.
+func EffectiveCount(count int32, interval time.Duration) *int32 {
+	if count != 0 {
+		return &count
+	}
+	if interval == 0 {
+		one := int32(1)
+		return &one
+	}
+	return nil
+}
+
+// Plan is everything the engine needs to run one analysis.
+type Plan struct {
+	Metrics []Metric
+}

@@ -1,0 +1,476 @@
+package analysis
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/clock"
+)
+
+// Options configure one run.
+type Options struct {
+	// ID identifies the analysis in its resource and events.
+	ID string
+	// Clock is the engine's time; the wall clock when nil.
+	Clock clock.Clock
+	// ErrorRetryInterval is the wait after an Error measurement; Argo's
+	// 10 s when zero.
+	ErrorRetryInterval time.Duration
+	// MaxDuration bounds the whole analysis: when it passes, the run ends
+	// with phase Error. Zero means no bound.
+	MaxDuration time.Duration
+	// Observer, when set, is called from the run's goroutine with every
+	// event, in order. It must not block.
+	Observer func(api.Event)
+	// Template and Args are copied into the resource for the reader.
+	Template string
+	Args     map[string]string
+
+	// onIdle is a test hook: called when the loop is about to wait with no
+	// measurement in flight, so a fake clock can be advanced deterministically.
+	onIdle func()
+}
+
+// Run is one analysis in progress. All methods are safe for concurrent use.
+type Run struct {
+	plan  *Plan
+	opts  Options
+	clock clock.Clock
+
+	control chan control
+	done    chan struct{}
+
+	mu        sync.Mutex
+	status    api.Analysis
+	results   []*api.MetricResult
+	subs      map[int]chan api.Event
+	nextSubID int
+}
+
+type control struct {
+	abort   bool
+	message string
+}
+
+// subscriberBuffer is how many events a slow watcher may fall behind before
+// it is cut off (it still sees the final state through Done and Snapshot).
+const subscriberBuffer = 256
+
+// Start begins an analysis of plan and returns at once. The run goes on
+// until its metrics complete, it is terminated, or ctx is cancelled (which
+// terminates it with Argo's terminate semantics).
+func Start(ctx context.Context, plan *Plan, opts Options) *Run {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	for i := range plan.Metrics {
+		if m := &plan.Metrics[i]; m.Count == nil && m.Interval == 0 {
+			m.Count = EffectiveCount(0, 0)
+		}
+	}
+	if opts.ErrorRetryInterval <= 0 {
+		opts.ErrorRetryInterval = DefaultErrorRetryInterval
+	}
+	r := &Run{
+		plan:    plan,
+		opts:    opts,
+		clock:   opts.Clock,
+		control: make(chan control, 1),
+		done:    make(chan struct{}),
+		results: make([]*api.MetricResult, len(plan.Metrics)),
+		subs:    map[int]chan api.Event{},
+	}
+	now := r.clock.Now()
+	r.status = api.Analysis{
+		ID:        opts.ID,
+		Phase:     api.PhaseRunning,
+		StartedAt: &now,
+		Template:  opts.Template,
+		Args:      opts.Args,
+	}
+	// The run's goroutine ends when every metric has completed, on
+	// Terminate/Abort, on ctx cancellation, or at MaxDuration.
+	go r.loop(ctx, now)
+	return r
+}
+
+// Terminate stops the run as Argo's `terminate: true` does: no new
+// measurements; metrics whose limits did not trip end Successful; the message
+// is "Run Terminated". It does not wait; use Done.
+func (r *Run) Terminate() { r.send(control{}) }
+
+// Abort stops the run with phase Error and the given message, for when the
+// service cannot finish it (shutdown, deadline).
+func (r *Run) Abort(message string) { r.send(control{abort: true, message: message}) }
+
+func (r *Run) send(c control) {
+	select {
+	case r.control <- c:
+	default: // a stop is already pending; the first one wins
+	}
+}
+
+// Done is closed when the run has finished and its final state is set.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// ID returns the analysis id.
+func (r *Run) ID() string { return r.opts.ID }
+
+// Snapshot returns a copy of the analysis as it stands.
+func (r *Run) Snapshot() api.Analysis {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snapshotLocked()
+}
+
+// Watch returns the analysis as it stands and a channel of the events that
+// follow, which is closed after the completed event (at once, with the
+// completed event, if the run has already finished). A watcher that falls
+// more than a few hundred events behind is cut off: its channel closes
+// early. cancel releases the subscription.
+func (r *Run) Watch() (snapshot api.Analysis, events <-chan api.Event, cancel func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	snapshot = r.snapshotLocked()
+	ch := make(chan api.Event, subscriberBuffer)
+	if snapshot.Phase.Completed() {
+		final := snapshot
+		ch <- api.Event{Type: api.EventCompleted, AnalysisID: r.opts.ID, Analysis: &final}
+		close(ch)
+		return snapshot, ch, func() {}
+	}
+	id := r.nextSubID
+	r.nextSubID++
+	r.subs[id] = ch
+	return snapshot, ch, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if c, ok := r.subs[id]; ok {
+			delete(r.subs, id)
+			close(c)
+		}
+	}
+}
+
+func (r *Run) snapshotLocked() api.Analysis {
+	a := r.status
+	a.MetricResults = make([]api.MetricResult, 0, len(r.results))
+	for i, res := range r.results {
+		if res == nil {
+			// Not started yet (initialDelay): shown as Pending, as a
+			// reader expects every metric to be listed.
+			m := &r.plan.Metrics[i]
+			a.MetricResults = append(a.MetricResults, api.MetricResult{
+				Name: m.Name, Phase: api.PhasePending, DryRun: m.DryRun,
+				Metadata: m.Metadata, Measurements: []api.Measurement{},
+			})
+			continue
+		}
+		c := *res
+		c.Measurements = append([]api.Measurement(nil), res.Measurements...)
+		if c.Measurements == nil {
+			c.Measurements = []api.Measurement{}
+		}
+		a.MetricResults = append(a.MetricResults, c)
+	}
+	return a
+}
+
+// outcome is a finished measurement on its way back to the loop.
+type outcome struct {
+	metric      int
+	measurement api.Measurement
+}
+
+// metricState is the loop's private schedule of one metric.
+type metricState struct {
+	inFlight     bool
+	lastFinished time.Time
+	lastPhase    api.Phase
+	measured     bool
+}
+
+func (r *Run) loop(ctx context.Context, startedAt time.Time) {
+	defer close(r.done)
+	measureCtx, cancelMeasurements := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelMeasurements()
+	var wg sync.WaitGroup
+	// Measurements are sent here; the buffer lets every in-flight one
+	// finish even after the loop stops reading.
+	outcomes := make(chan outcome, len(r.plan.Metrics))
+	states := make([]metricState, len(r.plan.Metrics))
+
+	var deadline clock.Timer
+	var deadlineC <-chan time.Time
+	if r.opts.MaxDuration > 0 {
+		deadline = r.clock.NewTimer(r.opts.MaxDuration)
+		defer deadline.Stop()
+		deadlineC = deadline.C()
+	}
+
+	terminated := false
+	for {
+		// A stop that is already asked for wins over a measurement that
+		// falls due at the same moment.
+		select {
+		case c := <-r.control:
+			if c.abort {
+				r.stop(cancelMeasurements, &wg, c.message)
+				return
+			}
+			terminated = true
+		default:
+		}
+		if ctx.Err() != nil {
+			terminated = true
+		}
+		assessment := r.assess(terminated)
+		if assessment.Phase.Completed() {
+			cancelMeasurements()
+			wg.Wait()
+			r.finish(assessment)
+			return
+		}
+		terminating := terminated || assessment.Phase != api.PhaseRunning
+
+		now := r.clock.Now()
+		next, haveNext := time.Time{}, false
+		if !terminating {
+			for i := range r.plan.Metrics {
+				due, ok := r.due(i, &states[i], startedAt)
+				if !ok {
+					continue
+				}
+				if !now.Before(due) {
+					states[i].inFlight = true
+					wg.Add(1)
+					// Ends when the source returns; sources honour
+					// measureCtx, which is cancelled when the run stops.
+					go func(i int) {
+						defer wg.Done()
+						outcomes <- outcome{metric: i, measurement: r.measure(measureCtx, i)}
+					}(i)
+					continue
+				}
+				if !haveNext || due.Before(next) {
+					next, haveNext = due, true
+				}
+			}
+		}
+
+		var timer clock.Timer
+		var timerC <-chan time.Time
+		if haveNext {
+			timer = r.clock.NewTimer(next.Sub(now))
+			timerC = timer.C()
+		}
+		if r.opts.onIdle != nil && !anyInFlight(states) {
+			r.opts.onIdle()
+		}
+		select {
+		case o := <-outcomes:
+			states[o.metric].inFlight = false
+			states[o.metric].measured = true
+			states[o.metric].lastFinished = *o.measurement.FinishedAt
+			states[o.metric].lastPhase = o.measurement.Phase
+			r.record(o)
+		case <-timerC:
+		case c := <-r.control:
+			if c.abort {
+				r.stop(cancelMeasurements, &wg, c.message)
+				return
+			}
+			terminated = true
+			cancelMeasurements()
+			wg.Wait()
+		case <-ctx.Done():
+			terminated = true
+			cancelMeasurements()
+			wg.Wait()
+		case <-deadlineC:
+			r.stop(cancelMeasurements, &wg, "analysis exceeded its maximum duration of "+r.opts.MaxDuration.String())
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+func anyInFlight(states []metricState) bool {
+	for i := range states {
+		if states[i].inFlight {
+			return true
+		}
+	}
+	return false
+}
+
+// due returns when metric i should next be measured, and false when it
+// should not be (in flight, completed, or its count reached).
+func (r *Run) due(i int, s *metricState, startedAt time.Time) (time.Time, bool) {
+	m := &r.plan.Metrics[i]
+	if s.inFlight {
+		return time.Time{}, false
+	}
+	if res := r.results[i]; res != nil {
+		if res.Phase.Completed() {
+			return time.Time{}, false
+		}
+		if m.Count != nil && res.Count >= *m.Count {
+			return time.Time{}, false
+		}
+	}
+	if !s.measured {
+		return startedAt.Add(m.InitialDelay), true
+	}
+	if s.lastPhase == api.PhaseError {
+		return s.lastFinished.Add(r.opts.ErrorRetryInterval), true
+	}
+	if m.Interval > 0 {
+		return s.lastFinished.Add(m.Interval), true
+	}
+	return time.Time{}, false
+}
+
+// measure takes one measurement of metric i and judges it.
+func (r *Run) measure(ctx context.Context, i int) api.Measurement {
+	m := &r.plan.Metrics[i]
+	started := r.clock.Now()
+	obs := m.Source.Measure(ctx, started)
+	finished := r.clock.Now()
+	ms := api.Measurement{
+		StartedAt:  &started,
+		FinishedAt: &finished,
+		Value:      obs.Display,
+		Metadata:   obs.Metadata,
+	}
+	if obs.Err != nil {
+		ms.Phase = api.PhaseError
+		ms.Message = obs.Err.Error()
+		return ms
+	}
+	phase, err := m.Judge.Judge(obs.Value)
+	ms.Phase = phase
+	if err != nil {
+		ms.Phase = api.PhaseError
+		ms.Message = err.Error()
+	}
+	return ms
+}
+
+// record applies a finished measurement to its metric's counters, as Argo's
+// runMeasurements does, and keeps the newest measurements only.
+func (r *Run) record(o outcome) {
+	m := &r.plan.Metrics[o.metric]
+	r.mu.Lock()
+	res := r.results[o.metric]
+	if res == nil {
+		res = &api.MetricResult{Name: m.Name, Phase: api.PhaseRunning, DryRun: m.DryRun, Metadata: m.Metadata}
+		r.results[o.metric] = res
+	}
+	switch o.measurement.Phase {
+	case api.PhaseSuccessful:
+		res.Successful++
+		res.Count++
+		res.ConsecutiveError = 0
+		res.ConsecutiveSuccess++
+	case api.PhaseFailed:
+		res.Failed++
+		res.Count++
+		res.ConsecutiveError = 0
+		res.ConsecutiveSuccess = 0
+	case api.PhaseInconclusive:
+		res.Inconclusive++
+		res.Count++
+		res.ConsecutiveError = 0
+		res.ConsecutiveSuccess = 0
+	case api.PhaseError:
+		res.Error++
+		res.ConsecutiveError++
+		res.ConsecutiveSuccess = 0
+	}
+	res.Measurements = append(res.Measurements, o.measurement)
+	if keep := m.Retention; keep > 0 && len(res.Measurements) > keep {
+		res.Measurements = append(res.Measurements[:0:0], res.Measurements[len(res.Measurements)-keep:]...)
+	}
+	// The metric's phase after this measurement, for the event.
+	assessment := AssessRun(r.plan.Metrics, r.results, false)
+	r.status.Phase = assessment.Phase
+	r.status.RunSummary = assessment.RunSummary
+	r.status.DryRunSummary = assessment.DryRunSummary
+	ms := o.measurement
+	ev := api.Event{
+		Type:        api.EventMeasurement,
+		AnalysisID:  r.opts.ID,
+		Metric:      m.Name,
+		Measurement: &ms,
+		MetricPhase: res.Phase,
+	}
+	r.publishLocked(ev)
+	r.mu.Unlock()
+	if r.opts.Observer != nil {
+		r.opts.Observer(ev)
+	}
+}
+
+// assess re-evaluates every metric and the run.
+func (r *Run) assess(terminated bool) RunAssessment {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := AssessRun(r.plan.Metrics, r.results, terminated)
+	if !a.Phase.Completed() {
+		r.status.Phase = a.Phase
+		r.status.RunSummary = a.RunSummary
+		r.status.DryRunSummary = a.DryRunSummary
+	}
+	return a
+}
+
+// stop ends the run with phase Error: the service could not finish it.
+func (r *Run) stop(cancel context.CancelFunc, wg *sync.WaitGroup, message string) {
+	cancel()
+	wg.Wait()
+	r.mu.Lock()
+	a := AssessRun(r.plan.Metrics, r.results, true)
+	r.mu.Unlock()
+	a.Phase = api.PhaseError
+	a.Message = message
+	r.finish(a)
+}
+
+// finish sets the final state and tells every watcher.
+func (r *Run) finish(a RunAssessment) {
+	now := r.clock.Now()
+	r.mu.Lock()
+	r.status.Phase = a.Phase
+	r.status.Message = a.Message
+	r.status.RunSummary = a.RunSummary
+	r.status.DryRunSummary = a.DryRunSummary
+	r.status.CompletedAt = &now
+	final := r.snapshotLocked()
+	ev := api.Event{Type: api.EventCompleted, AnalysisID: r.opts.ID, Analysis: &final}
+	r.publishLocked(ev)
+	for id, c := range r.subs {
+		close(c)
+		delete(r.subs, id)
+	}
+	r.mu.Unlock()
+	if r.opts.Observer != nil {
+		r.opts.Observer(ev)
+	}
+}
+
+func (r *Run) publishLocked(ev api.Event) {
+	for id, c := range r.subs {
+		select {
+		case c <- ev:
+		default:
+			// Too far behind: cut it off rather than stall the analysis.
+			close(c)
+			delete(r.subs, id)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package spec
+
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// The kinds of Argo Rollouts document that canaryd accepts unchanged.
+const (
+	APIVersion                  = "argoproj.io/v1alpha1"
+	KindAnalysisTemplate        = "AnalysisTemplate"
+	KindClusterAnalysisTemplate = "ClusterAnalysisTemplate"
+	KindAnalysisRun             = "AnalysisRun"
+)
+
+// Document is a parsed input: an Argo document or a bare spec. For a bare
+// spec Kind and APIVersion are empty.
+type Document struct {
+	APIVersion string     `json:"apiVersion,omitempty"`
+	Kind       string     `json:"kind,omitempty"`
+	Metadata   ObjectMeta `json:"metadata,omitempty"`
+	Spec       Spec       `json:"spec"`
+}
+
+// ObjectMeta is the part of Kubernetes object metadata that canaryd reads.
+// Every other metadata field (uid, labels, managedFields, …) is accepted and
+// ignored, so that `kubectl get -o yaml` output can be posted as it is.
+type ObjectMeta struct {
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Spec is an AnalysisTemplate's spec (and the runnable part of an
+// AnalysisRun's): Argo's field names and types.
+type Spec struct {
+	Metrics              []Metric               `json:"metrics"`
+	Args                 []Argument             `json:"args,omitempty"`
+	DryRun               []DryRun               `json:"dryRun,omitempty"`
+	MeasurementRetention []MeasurementRetention `json:"measurementRetention,omitempty"`
+}
+
+// Argument is a template argument.
+type Argument struct {
+	Name      string     `json:"name" validate:"required"`
+	Value     *string    `json:"value,omitempty"`
+	ValueFrom *ValueFrom `json:"valueFrom,omitempty"`
+}
+
+// ValueFrom is Argo's reference to a Kubernetes value. canaryd runs outside
+// Kubernetes and rejects it with a message that says so.
+type ValueFrom struct {
+	SecretKeyRef *SecretKeyRef `json:"secretKeyRef,omitempty"`
+	FieldRef     *FieldRef     `json:"fieldRef,omitempty"`
+}
+
+// SecretKeyRef names a key of a Kubernetes Secret.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// FieldRef names a field of the Rollout.
+type FieldRef struct {
+	FieldPath string `json:"fieldPath"`
+}
+
+// DryRun marks the metrics whose names match MetricName (an unanchored
+// regular expression) as dry-run.
+type DryRun struct {
+	MetricName string `json:"metricName" validate:"required"`
+}
+
+// MeasurementRetention keeps the newest Limit measurements of the metrics
+// whose names match MetricName (an unanchored regular expression).
+type MeasurementRetention struct {
+	MetricName string `json:"metricName" validate:"required"`
+	// Limit of 0 keeps the default number of measurements, as in Argo.
+	Limit int32 `json:"limit" validate:"gte=0"`
+}
+
+// Metric is one metric, as Argo Rollouts defines it.
+type Metric struct {
+	Name                    string         `json:"name" validate:"required"`
+	Interval                string         `json:"interval,omitempty"`
+	InitialDelay            string         `json:"initialDelay,omitempty"`
+	Count                   *IntOrString   `json:"count,omitempty"`
+	SuccessCondition        string         `json:"successCondition,omitempty"`
+	FailureCondition        string         `json:"failureCondition,omitempty"`
+	FailureLimit            *IntOrString   `json:"failureLimit,omitempty"`
+	InconclusiveLimit       *IntOrString   `json:"inconclusiveLimit,omitempty"`
+	ConsecutiveErrorLimit   *IntOrString   `json:"consecutiveErrorLimit,omitempty"`
+	ConsecutiveSuccessLimit *IntOrString   `json:"consecutiveSuccessLimit,omitempty"`
+	Provider                MetricProvider `json:"provider"`
+}
+
+// MetricProvider holds exactly one provider. canaryd runs Prometheus; the
+// other Argo providers are recognised so that the error can name them.
+type MetricProvider struct {
+	Prometheus *PrometheusMetric `json:"prometheus,omitempty"`
+
+	Kayenta    json.RawMessage `json:"kayenta,omitempty"`
+	Web        json.RawMessage `json:"web,omitempty"`
+	Datadog    json.RawMessage `json:"datadog,omitempty"`
+	Wavefront  json.RawMessage `json:"wavefront,omitempty"`
+	NewRelic   json.RawMessage `json:"newRelic,omitempty"`
+	Job        json.RawMessage `json:"job,omitempty"`
+	CloudWatch json.RawMessage `json:"cloudWatch,omitempty"`
+	Graphite   json.RawMessage `json:"graphite,omitempty"`
+	Influxdb   json.RawMessage `json:"influxdb,omitempty"`
+	SkyWalking json.RawMessage `json:"skywalking,omitempty"`
+	Plugin     json.RawMessage `json:"plugin,omitempty"`
+}
+
+// PrometheusMetric is Argo's Prometheus provider configuration.
+type PrometheusMetric struct {
+	Address        string         `json:"address,omitempty"`
+	Query          string         `json:"query,omitempty" validate:"required"`
+	Authentication Authentication `json:"authentication,omitempty"`
+	// Timeout is in seconds; nil means 30.
+	Timeout    *int64                    `json:"timeout,omitempty"`
+	Insecure   bool                      `json:"insecure,omitempty"`
+	Headers    []Header                  `json:"headers,omitempty" validate:"dive"`
+	RangeQuery *PrometheusRangeQueryArgs `json:"rangeQuery,omitempty"`
+}
+
+// PrometheusRangeQueryArgs turns the query into a range query. Start and
+// End are expressions that evaluate to a time (`now() - duration("5m")`).
+type PrometheusRangeQueryArgs struct {
+	Start string `json:"start,omitempty"`
+	End   string `json:"end,omitempty"`
+	Step  string `json:"step,omitempty"`
+}
+
+// Header is one HTTP header sent with every query.
+type Header struct {
+	Key   string `json:"key" validate:"required"`
+	Value string `json:"value"`
+}
+
+// Authentication configures how queries authenticate.
+type Authentication struct {
+	Sigv4     Sigv4Config     `json:"sigv4,omitempty"`
+	OAuth2    OAuth2Config    `json:"oauth2,omitempty"`
+	BasicAuth BasicAuthConfig `json:"basicAuth,omitempty"`
+}
+
+// OAuth2Config is the OAuth2 client-credentials flow.
+type OAuth2Config struct {
+	TokenURL     string   `json:"tokenUrl,omitempty"`
+	ClientID     string   `json:"clientId,omitempty"`
+	ClientSecret string   `json:"clientSecret,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
+}
+
+// Sigv4Config is AWS SigV4 signing (Amazon Managed Prometheus).
+type Sigv4Config struct {
+	Region  string `json:"region,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	RoleARN string `json:"roleArn,omitempty"`
+}
+
+// IsZero reports whether no SigV4 field is set.
+func (s Sigv4Config) IsZero() bool { return s == Sigv4Config{} }
+
+// BasicAuthConfig is HTTP basic authentication.
+type BasicAuthConfig struct {
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+}
+
+// IntOrString is Kubernetes' int-or-string: counts and limits may be given
+// as numbers or as strings (typically "{{args.count}}").
+type IntOrString struct {
+	IsString bool
+	Int      int32
+	Str      string
+}
+
+// IntValue returns the integer value. Like Kubernetes' IntOrString, a string
+// that is not a number is 0; validation reports such strings before this is
+// ever used.
+func (v *IntOrString) IntValue() int {
+	if v == nil {
+		return 0
+	}
+	if v.IsString {
+		i, _ := strconv.Atoi(v.Str)
+		return i
+	}
+	return int(v.Int)
+}
+
+// String returns the value as written.
+func (v IntOrString) String() string {
+	if v.IsString {
+		return v.Str
+	}
+	return strconv.Itoa(int(v.Int))
+}
+
+// MarshalJSON writes the value in the form it was given.
+func (v IntOrString) MarshalJSON() ([]byte, error) {
+	if v.IsString {
+		return json.Marshal(v.Str)
+	}
+	return json.Marshal(v.Int)
+}
+
+// UnmarshalJSON accepts a JSON number or string.
+func (v *IntOrString) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		v.IsString = true
+		return json.Unmarshal(b, &v.Str)
+	}
+	v.IsString = false
+	return json.Unmarshal(b, &v.Int)
+}
