@@ -2,6 +2,7 @@ package condition
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -9,39 +10,62 @@ import (
 )
 
 // TimeExpr is a compiled time expression, as Argo's Prometheus rangeQuery
-// uses for its start and end: `now() - duration("5m")`.
+// uses for its start and end: `now() - duration("5m")`. It is safe for
+// concurrent use.
 type TimeExpr struct {
 	program *vm.Program
 }
 
 // timeEnv is the environment of a time expression: Argo gives it isNaN and
 // isInf; canaryd adds a now() that reads the measurement's instant, so that
-// a backtest evaluates the window as of its own past time.
-type timeEnv struct {
-	now time.Time
-}
-
-func (e *timeEnv) env() map[string]any {
+// a backtest evaluates the window as of its own past time. (An env entry
+// named now takes precedence over expr's built-in now().)
+func timeEnv(now time.Time) map[string]any {
 	return map[string]any{
 		"isNaN": isNaN,
 		"isInf": isInf,
-		"now":   func() time.Time { return e.now },
+		"now":   func() time.Time { return now },
 	}
 }
 
+var timeType = reflect.TypeFor[time.Time]()
+
 // CompileTime compiles a time expression once. It must yield a time.Time.
+// An expression whose type is known not to be time.Time is rejected here,
+// with the message Argo gives when it evaluates one, so that a spec can be
+// refused before anything runs.
 func CompileTime(expression string) (*TimeExpr, error) {
-	env := (&timeEnv{now: time.Now()}).env()
-	program, err := expr.Compile(expression, expr.Env(env))
+	program, err := compileTime(expression)
 	if err != nil {
-		return nil, cleanError(err)
+		return nil, err
 	}
 	return &TimeExpr{program: program}, nil
 }
 
+func compileTime(expression string) (_ *vm.Program, err error) {
+	defer recoverInto(&err)
+	program, err := expr.Compile(expression, expr.Env(timeEnv(time.Time{})))
+	if err != nil {
+		return nil, cleanError(err)
+	}
+	nt := program.Node().Nature()
+	switch {
+	case nt.Nil:
+		return nil, fmt.Errorf("expected time.Time, but got %T", nil)
+	case nt.Type != nil && nt.Kind != reflect.Interface && nt.Type != timeType:
+		return nil, fmt.Errorf("expected time.Time, but got %s", nt.Type)
+	}
+	return program, nil
+}
+
 // Eval evaluates the expression with now() reading now.
 func (t *TimeExpr) Eval(now time.Time) (time.Time, error) {
-	out, err := expr.Run(t.program, (&timeEnv{now: now}).env())
+	return evalTimeProgram(t.program, now)
+}
+
+func evalTimeProgram(program *vm.Program, now time.Time) (_ time.Time, err error) {
+	defer recoverInto(&err)
+	out, err := expr.Run(program, timeEnv(now))
 	if err != nil {
 		return time.Time{}, cleanError(err)
 	}

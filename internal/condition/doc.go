@@ -1,0 +1,23 @@
+// Package condition evaluates AnalysisTemplate successCondition and
+// failureCondition expressions exactly as Argo Rollouts v1.10 does, so that a
+// template written for Argo gives the same measurement phases, and the same
+// error texts, in canaryd.
+//
+// Exactness is the point of the package. Argo builds the expression
+// environment from each measured value, and expr type-checks `result` by that
+// value's concrete Go type; which conditions are accepted and what their
+// errors say follow from it. The package reproduces that, but compiles each
+// condition once per result type rather than once per measurement (see
+// Conditions), and checks at spec validation only what is wrong whatever the
+// measured type (see Compile).
+//
+// It also compiles the time expressions of a Prometheus rangeQuery (see
+// CompileTime), whose now() reads the measurement's instant rather than the
+// wall clock, so that a backtest sees the window it asks for.
+//
+// The package is pure computation on the values handed to it. It must not do
+// I/O, speak HTTP, log, or keep state other than its compiled programs:
+// fetching metrics, scheduling measurements and turning phases into verdicts
+// belong to other packages, and keeping this one pure is what lets the same
+// conditions be judged live, in a backtest and in a fuzz test alike.
+package condition
