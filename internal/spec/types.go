@@ -2,6 +2,9 @@ package spec
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -189,6 +192,27 @@ func (v *IntOrString) IntValue() int {
 	}
 	return int(v.Int)
 }
+
+// Int32 returns the value as an int32. Unlike IntValue, a string that is
+// not a base-10 integer within int32's range is an error, not 0: canaryd
+// refuses what Argo Rollouts would silently run with a zero.
+func (v *IntOrString) Int32() (int32, error) {
+	if !v.IsString {
+		return v.Int, nil
+	}
+	i, err := strconv.ParseInt(v.Str, 10, 32)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%q is out of range (%d to %d)", v.Str, math.MinInt32, math.MaxInt32)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%q %w", v.Str, errNotInteger)
+	}
+	return int32(i), nil
+}
+
+// errNotInteger is the error of Int32 for a string that is no integer at
+// all, which Argo Rollouts reads as 0.
+var errNotInteger = errors.New("is not an integer")
 
 // String returns the value as written.
 func (v IntOrString) String() string {

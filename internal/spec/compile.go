@@ -1,0 +1,119 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/condition"
+)
+
+// PrometheusSources builds the measurement source of a metric's Prometheus
+// provider, with the metric result's metadata. Problems carry paths relative
+// to the metric ("provider.prometheus.address").
+type PrometheusSources func(m *PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError)
+
+// Compiled is a document made ready to run.
+type Compiled struct {
+	// Plan is what the engine runs.
+	Plan *analysis.Plan
+	// Spec is the spec with its arguments resolved.
+	Spec *Spec
+	// Args are the argument values used.
+	Args map[string]string
+}
+
+// Compile takes a parsed document as far as it can go before anything runs:
+// it resolves the arguments, validates the spec, compiles every condition and
+// builds every provider's source. Every problem found is returned, each with
+// its field path; a plan is returned only when there is none.
+func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSources) (*Compiled, []api.FieldError) {
+	resolved, problems := doc.Spec.Resolve(overrides)
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	if problems := resolved.Validate(); len(problems) > 0 {
+		return nil, problems
+	}
+	dryRun := resolved.DryRunMetrics()
+	retention := resolved.RetentionLimits()
+	plan := &analysis.Plan{Metrics: make([]analysis.Metric, 0, len(resolved.Metrics))}
+	for i := range resolved.Metrics {
+		m := &resolved.Metrics[i]
+		path := fmt.Sprintf("metrics[%d].", i)
+		am, errs := compileMetric(m, prometheus)
+		for _, e := range errs {
+			problems = append(problems, api.FieldError{Field: path + e.Field, Message: e.Message})
+		}
+		am.DryRun = dryRun[m.Name]
+		if n, ok := retention[m.Name]; ok {
+			am.Retention = n
+		}
+		plan.Metrics = append(plan.Metrics, am)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return &Compiled{Plan: plan, Spec: resolved, Args: argValues(resolved, overrides)}, nil
+}
+
+// compileMetric turns one validated metric into the engine's form.
+func compileMetric(m *Metric, prometheus PrometheusSources) (analysis.Metric, []api.FieldError) {
+	// Validate has already rejected durations and limits that do not
+	// parse, so the errors below cannot happen.
+	interval, _ := m.IntervalDuration()
+	initialDelay, _ := m.InitialDelayDuration()
+	am := analysis.Metric{
+		Name:                    m.Name,
+		Interval:                interval,
+		InitialDelay:            initialDelay,
+		Count:                   analysis.EffectiveCount(m.CountValue(), interval),
+		FailureLimit:            m.FailureLimitValue(),
+		InconclusiveLimit:       m.InconclusiveLimitValue(),
+		ConsecutiveErrorLimit:   m.ConsecutiveErrorLimitValue(),
+		ConsecutiveSuccessLimit: m.ConsecutiveSuccessLimitValue(),
+		Retention:               analysis.DefaultMeasurementRetention,
+		SuccessCondition:        m.SuccessCondition,
+		FailureCondition:        m.FailureCondition,
+	}
+	conditions, problems := condition.Compile(m.SuccessCondition, m.FailureCondition)
+	am.Judge = conditions
+	if m.Provider.Prometheus != nil {
+		source, metadata, errs := prometheus(m.Provider.Prometheus)
+		problems = append(problems, errs...)
+		am.Source, am.Metadata = source, metadata
+	}
+	return am, problems
+}
+
+// argValues lists the argument values an analysis runs with, for its
+// resource. Values that look like credentials are masked.
+func argValues(s *Spec, overrides map[string]string) map[string]string {
+	if len(s.Args) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(s.Args))
+	for _, a := range s.Args {
+		v := ""
+		if a.Value != nil {
+			v = *a.Value
+		}
+		if o, ok := overrides[a.Name]; ok {
+			v = o
+		}
+		if IsSecretArg(a.Name) || (a.ValueFrom != nil && a.ValueFrom.SecretKeyRef != nil) {
+			v = "*****"
+		}
+		out[a.Name] = v
+	}
+	return out
+}
+
+// secretName matches argument names whose values must not be shown.
+var secretName = regexp.MustCompile(`(?i)(token|secret|password|passwd|apikey|api-key|api_key|credential|auth)`)
+
+// IsSecretArg reports whether an argument's value is masked in resources,
+// logs and messages.
+func IsSecretArg(name string) bool { return secretName.MatchString(strings.TrimSpace(name)) }

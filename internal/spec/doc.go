@@ -1,0 +1,25 @@
+// Package spec reads the analysis specs that canaryd runs: Argo Rollouts
+// AnalysisTemplate, ClusterAnalysisTemplate and AnalysisRun documents,
+// posted unchanged, and bare specs with the same fields.
+//
+// A spec goes through three steps, each of which reports every problem it
+// finds as an api.FieldError whose Field is a path relative to the spec
+// ("metrics[0].failureLimit", "args[1].valueFrom"):
+//
+//   - Parse decodes JSON or YAML into a Document. It is strict where
+//     encoding/json is lenient: unknown fields, duplicate keys and values of
+//     the wrong type are errors, all of them at once, each with its path.
+//     Kubernetes noise (metadata.managedFields, an AnalysisRun's status, …)
+//     is accepted and ignored so that `kubectl get -o yaml` output can be
+//     posted as it is.
+//   - Spec.Resolve substitutes `{{args.NAME}}` into every string field of
+//     every metric, as Argo Rollouts does, with caller-supplied overrides.
+//   - Spec.Validate applies Argo Rollouts' rules, with Argo's messages, and a
+//     few stricter rules of canaryd's own where Argo silently runs something
+//     the user cannot have meant.
+//
+// The package only turns bytes into checked values. It must not do I/O
+// beyond decoding the bytes it is given, speak HTTP, read Kubernetes, compile
+// conditions, check Prometheus addresses or run anything: the engine
+// assembly does those with the spec this package returns.
+package spec

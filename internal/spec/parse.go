@@ -1,0 +1,525 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+// bodyField is the Field of errors about the input as a whole.
+const bodyField = "body"
+
+// maxDepth bounds the nesting of decoded input. Argo documents, including
+// kubectl's managedFields, nest a few dozen levels at most; the bound keeps
+// hostile input from recursing without end.
+const maxDepth = 256
+
+// Parse decodes one input, JSON or YAML (told apart by content), into a
+// Document. It accepts an Argo Rollouts document of apiVersion
+// argoproj.io/v1alpha1 and kind AnalysisTemplate, ClusterAnalysisTemplate or
+// AnalysisRun, exactly as `kubectl get -o yaml` prints it, or a bare spec
+// {"metrics": [...], "args": [...], "dryRun": [...], "measurementRetention": [...]}.
+//
+// Every metadata field, and an AnalysisRun's spec.terminate, spec.ttlStrategy
+// and status, are accepted and ignored. Any other unknown field, duplicate
+// key or value of the wrong type is an error; Parse reports all of them, each
+// with its path relative to the spec ("metrics[0].failureLimt"). Problems
+// outside an Argo document's spec are reported on "apiVersion", "kind",
+// "metadata…" or the top-level key; problems with the input as a whole
+// (empty, not JSON or YAML, not an object) on "body".
+//
+// Parse checks the shape of the input only; Resolve and Validate check
+// the spec's content.
+func Parse(data []byte) (*Document, []api.FieldError) {
+	root, text, errs, fatal := decode(data)
+	if fatal != nil {
+		return nil, []api.FieldError{*fatal}
+	}
+	obj, ok := root.(map[string]any)
+	if !ok {
+		return nil, []api.FieldError{{Field: bodyField, Message: fmt.Sprintf(
+			"expected an object (an Argo Rollouts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun, or a bare spec), got %s",
+			jsonKind(root))}}
+	}
+
+	c := &checker{errs: errs}
+	document := isDocument(obj)
+	if document {
+		if !c.document(obj) {
+			return nil, c.errs
+		}
+	} else {
+		c.spec("", obj, "")
+	}
+	if len(c.errs) > 0 {
+		return nil, c.errs
+	}
+
+	// The input has been checked against the types, so this cannot fail
+	// but for a bug; encoding/json now only has to fill in the values.
+	var doc Document
+	target := any(&doc)
+	if !document {
+		target = &doc.Spec
+	}
+	if err := json.Unmarshal(text, target); err != nil {
+		return nil, []api.FieldError{{Field: bodyField, Message: err.Error()}}
+	}
+	return &doc, nil
+}
+
+// isDocument tells an Argo document from a bare spec: a spec has none of a
+// Kubernetes object's top-level fields.
+func isDocument(obj map[string]any) bool {
+	for _, k := range []string{"apiVersion", "kind", "spec"} {
+		if _, ok := obj[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// decode turns the input into a tree of map[string]any, []any, string,
+// json.Number, bool and nil, and returns the JSON text of that tree.
+// Duplicate keys are returned as errs (decoding goes on); any other problem
+// is fatal.
+func decode(data []byte) (root any, text []byte, errs []api.FieldError, fatal *api.FieldError) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, nil, nil, emptyInput()
+	}
+
+	if trimmed[0] == '{' || trimmed[0] == '[' {
+		root, errs, err := decodeJSON(trimmed)
+		if err == nil {
+			return root, trimmed, errs, nil
+		}
+		// A YAML flow mapping ({metrics: [...]}) starts with a brace too.
+		if text, yerr := yamlToJSON(data); yerr == nil {
+			if root, errs, jerr := decodeJSON(text); jerr == nil && root != nil {
+				return root, text, errs, nil
+			}
+		}
+		return nil, nil, nil, &api.FieldError{Field: bodyField, Message: "invalid JSON: " + err.Error()}
+	}
+
+	text, err := yamlToJSON(data)
+	if err != nil {
+		return nil, nil, nil, &api.FieldError{Field: bodyField, Message: "invalid YAML: " + err.Error()}
+	}
+	root, errs, err = decodeJSON(text)
+	if err != nil {
+		return nil, nil, nil, &api.FieldError{Field: bodyField, Message: "invalid YAML: " + err.Error()}
+	}
+	if root == nil {
+		return nil, nil, nil, emptyInput()
+	}
+	return root, text, errs, nil
+}
+
+func emptyInput() *api.FieldError {
+	return &api.FieldError{Field: bodyField, Message: "empty input: expected an Argo Rollouts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun, or a bare spec"}
+}
+
+// yamlToJSON converts one YAML document to JSON. Duplicate keys are errors,
+// and so is a second document: sigs.k8s.io/yaml would silently drop it.
+func yamlToJSON(data []byte) ([]byte, error) {
+	dec := yamlv2.NewDecoder(bytes.NewReader(data))
+	for n := 0; ; n++ {
+		var doc any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 && doc != nil {
+			return nil, errors.New("more than one YAML document (separated by ---); send one document per request")
+		}
+	}
+	return yaml.YAMLToJSONStrict(data)
+}
+
+// decodeJSON decodes one JSON value, keeping numbers as json.Number.
+// Duplicate keys, which encoding/json would silently resolve to the last,
+// are returned as errors with their path.
+func decodeJSON(data []byte) (any, []api.FieldError, error) {
+	d := &jsonDecoder{dec: json.NewDecoder(bytes.NewReader(data))}
+	d.dec.UseNumber()
+	v, err := d.value("", 0)
+	offset := d.dec.InputOffset()
+	if err == nil {
+		if _, terr := d.dec.Token(); !errors.Is(terr, io.EOF) {
+			err = errors.New("unexpected data after the top-level value")
+			rest := data[offset:]
+			offset += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n")))
+		}
+	}
+	if err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			offset = syntax.Offset
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("unexpected end of input")
+		}
+		line, col := position(data, offset)
+		return nil, nil, fmt.Errorf("line %d, column %d: %w", line, col, err)
+	}
+	return v, d.dups, nil
+}
+
+// position converts a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+type jsonDecoder struct {
+	dec  *json.Decoder
+	dups []api.FieldError
+}
+
+func (d *jsonDecoder) value(path string, depth int) (any, error) {
+	tok, err := d.dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil // string, json.Number, bool or nil
+	}
+	if depth >= maxDepth {
+		return nil, fmt.Errorf("nested more than %d levels deep", maxDepth)
+	}
+	switch delim {
+	case '{':
+		obj := map[string]any{}
+		for d.dec.More() {
+			tok, err := d.dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			key, _ := tok.(string)
+			p := joinPath(path, key)
+			if _, dup := obj[key]; dup {
+				d.dups = append(d.dups, api.FieldError{Field: specRelative(p), Message: "duplicate key"})
+			}
+			if obj[key], err = d.value(p, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		_, err := d.dec.Token() // '}'
+		return obj, err
+	case '[':
+		arr := []any{}
+		for i := 0; d.dec.More(); i++ {
+			v, err := d.value(indexPath(path, i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		_, err := d.dec.Token() // ']'
+		return arr, err
+	}
+	return nil, fmt.Errorf("unexpected %q", delim)
+}
+
+// specRelative drops an Argo document's "spec." prefix from a path found
+// before the input is known to be a document. A bare spec has no field
+// "spec", so nothing of it is mistaken.
+func specRelative(path string) string {
+	return strings.TrimPrefix(path, "spec.")
+}
+
+func joinPath(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+func indexPath(prefix string, i int) string {
+	return prefix + "[" + strconv.Itoa(i) + "]"
+}
+
+// checker compares a decoded tree with the Go types it will be decoded
+// into and collects every difference.
+type checker struct {
+	errs []api.FieldError
+}
+
+func (c *checker) add(field, msg string) {
+	c.errs = append(c.errs, api.FieldError{Field: field, Message: msg})
+}
+
+// document checks an Argo document's top level, and its spec unless the
+// apiVersion or kind is wrong (then every field of the spec would be noise).
+// It reports whether the spec was checked.
+func (c *checker) document(obj map[string]any) bool {
+	apiVersion, okVersion := obj["apiVersion"].(string)
+	switch {
+	case obj["apiVersion"] == nil:
+		c.add("apiVersion", "apiVersion must be specified: "+APIVersion)
+	case !okVersion || apiVersion != APIVersion:
+		c.add("apiVersion", fmt.Sprintf("unsupported apiVersion %s: canaryd accepts %s", display(obj["apiVersion"]), APIVersion))
+	}
+	kind, okKind := obj["kind"].(string)
+	const kinds = KindAnalysisTemplate + ", " + KindClusterAnalysisTemplate + " or " + KindAnalysisRun
+	switch {
+	case obj["kind"] == nil:
+		c.add("kind", "kind must be specified: "+kinds)
+	case !okKind || (kind != KindAnalysisTemplate && kind != KindClusterAnalysisTemplate && kind != KindAnalysisRun):
+		c.add("kind", fmt.Sprintf("unsupported kind %s: canaryd accepts %s", display(obj["kind"]), kinds))
+	}
+	if len(c.errs) > 0 {
+		return false
+	}
+
+	for _, key := range sortedKeys(obj) {
+		v := obj[key]
+		switch key {
+		case "apiVersion", "kind":
+		case "metadata":
+			c.metadata(v)
+		case "spec":
+			if v == nil {
+				c.add("spec", "spec must be specified")
+				continue
+			}
+			specObj, ok := v.(map[string]any)
+			if !ok {
+				c.add("spec", "must be an object, got "+jsonKind(v))
+				continue
+			}
+			c.spec("", specObj, kind)
+		case "status":
+			if kind != KindAnalysisRun {
+				c.add(key, "unknown field")
+			}
+		default:
+			c.add(key, "unknown field")
+		}
+	}
+	if _, ok := obj["spec"]; !ok {
+		c.add("spec", "spec must be specified")
+	}
+	return true
+}
+
+// metadata checks the metadata fields canaryd reads; the others (labels,
+// uid, managedFields, …) are Kubernetes' business and are ignored.
+func (c *checker) metadata(v any) {
+	if v == nil {
+		return
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		c.add("metadata", "must be an object, got "+jsonKind(v))
+		return
+	}
+	for _, key := range []string{"name", "namespace"} {
+		if s, ok := obj[key]; ok && s != nil {
+			if _, ok := s.(string); !ok {
+				c.add("metadata."+key, "must be a string, got "+jsonKind(s))
+			}
+		}
+	}
+}
+
+var specType = reflect.TypeFor[Spec]()
+
+// spec checks a spec object. kind is the document's kind, "" for a bare
+// spec.
+func (c *checker) spec(path string, obj map[string]any, kind string) {
+	fields := jsonFields(specType)
+	for _, key := range sortedKeys(obj) {
+		p := joinPath(path, key)
+		if f, ok := fields[key]; ok {
+			c.value(p, obj[key], f.Type)
+			continue
+		}
+		switch {
+		case key == "templates":
+			c.add(p, "template references are not supported by canaryd: it cannot read other templates from a cluster; copy the referenced templates' metrics into this spec")
+		case kind == KindAnalysisRun && (key == "terminate" || key == "ttlStrategy"):
+			// Run-only fields that mean nothing to a run canaryd starts.
+		default:
+			c.add(p, "unknown field")
+		}
+	}
+}
+
+var (
+	intOrStringType = reflect.TypeFor[IntOrString]()
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+)
+
+// value checks v against the Go type t it will be decoded into. A JSON null
+// is accepted anywhere: encoding/json, like Kubernetes, reads it as "not
+// set".
+func (c *checker) value(path string, v any, t reflect.Type) {
+	if v == nil {
+		return
+	}
+	switch t {
+	case rawMessageType:
+		return // another provider's configuration: named, never read
+	case intOrStringType:
+		switch x := v.(type) {
+		case string:
+		case json.Number:
+			if _, err := strconv.ParseInt(x.String(), 10, 32); err != nil {
+				c.add(path, "must be an integer (a 32-bit one) or a string, got "+x.String())
+			}
+		default:
+			c.add(path, "must be an integer or a string, got "+jsonKind(v))
+		}
+		return
+	}
+
+	switch t.Kind() {
+	case reflect.Pointer:
+		c.value(path, v, t.Elem())
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			c.add(path, "must be an object, got "+jsonKind(v))
+			return
+		}
+		fields := jsonFields(t)
+		for _, key := range sortedKeys(obj) {
+			f, ok := fields[key]
+			if !ok {
+				c.add(joinPath(path, key), "unknown field")
+				continue
+			}
+			c.value(joinPath(path, key), obj[key], f.Type)
+		}
+	case reflect.Slice:
+		arr, ok := v.([]any)
+		if !ok {
+			c.add(path, "must be a list, got "+jsonKind(v))
+			return
+		}
+		for i, e := range arr {
+			c.value(indexPath(path, i), e, t.Elem())
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			c.add(path, "must be a string, got "+jsonKind(v)+quoteHint(v))
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			c.add(path, "must be true or false, got "+jsonKind(v))
+		}
+	case reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			c.add(path, "must be an integer, got "+jsonKind(v))
+			return
+		}
+		if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
+			c.add(path, fmt.Sprintf("must be an integer (a %d-bit one), got %s", t.Bits(), n))
+		}
+	default:
+		// Every field of the spec types is one of the kinds above; a new
+		// kind must be taught to the checker, not silently accepted.
+		c.add(path, fmt.Sprintf("canaryd cannot check a field of Go type %s", t))
+	}
+}
+
+// quoteHint explains the usual cause of a number or boolean where a string
+// belongs: YAML reads unquoted 5, 1.0, yes and off as numbers and booleans.
+func quoteHint(v any) string {
+	switch v.(type) {
+	case json.Number, bool:
+		return " (quote the value in YAML)"
+	}
+	return ""
+}
+
+// jsonFields maps the JSON names of t's fields to the fields.
+func jsonFields(t reflect.Type) map[string]reflect.StructField {
+	fields := make(map[string]reflect.StructField, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name := jsonName(f); f.IsExported() && name != "" {
+			fields[name] = f
+		}
+	}
+	return fields
+}
+
+// jsonName is the name encoding/json gives a field, "" for a field it
+// skips.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	switch name {
+	case "-":
+		return ""
+	case "":
+		return f.Name
+	}
+	return name
+}
+
+func sortedKeys(obj map[string]any) []string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// display shows a decoded scalar as it was written.
+func display(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return jsonKind(v)
+}
