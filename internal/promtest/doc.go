@@ -1,0 +1,25 @@
+// Package promtest starts a real Prometheus, loaded with backfilled test
+// data, for integration tests anywhere in canaryd, and generates that data.
+//
+// A test calls Start and queries Server.URL. Start writes the OpenMetrics
+// fixtures to files, turns them into TSDB blocks with `promtool tsdb
+// create-blocks-from openmetrics` (blocks must exist before Prometheus
+// opens its storage), starts `prometheus` on a free loopback port, waits
+// for /-/ready, and stops it (and its process group) when the test ends.
+//
+// The generated fixture (WriteFixture, Fixture) is Istio's
+// istio_requests_total and istio_request_duration_milliseconds for three
+// namespaces whose success rates are known exactly (Namespaces). It spans
+// two hours either side of the moment it is made, so that a query "now",
+// or a few minutes in the future, has data: Prometheus serves samples with
+// future timestamps from backfilled blocks without complaint.
+//
+// What this package must not do:
+//   - skip a test: when prometheus or promtool is missing it fails the test
+//     with the command that installs them, because CI must never pass by
+//     testing nothing;
+//   - listen anywhere but 127.0.0.1, or leave a Prometheus running after its
+//     test;
+//   - be imported by non-test code, except that WriteFixture may be used by
+//     demo tooling to produce the same data.
+package promtest

@@ -1,0 +1,165 @@
+package promtest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// DefaultStep is the spacing of the generated samples: a common scrape
+// interval.
+const DefaultStep = 15 * time.Second
+
+// DefaultSpan is how far the default fixture reaches either side of its
+// moment of creation.
+const DefaultSpan = 2 * time.Hour
+
+// Namespace is one namespace of the generated fixture and what the seed
+// queries give for it.
+type Namespace struct {
+	// Name is the destination_workload_namespace label.
+	Name string
+	// SuccessRate is the exact share of non-5xx responses, the value of
+	// SeedQuery(Name) anywhere inside the fixture's range (up to float
+	// rounding).
+	SuccessRate float64
+	// P99Millis is histogram_quantile(0.99, …) of the request duration
+	// histogram, as Prometheus interpolates it.
+	P99Millis float64
+
+	// requests per step by response code; buckets per step, not cumulative.
+	codes   []codeCount
+	buckets []float64
+	sumMs   float64
+}
+
+type codeCount struct {
+	code  string
+	count int
+}
+
+// The histogram's bucket bounds in milliseconds (a subset of Istio's).
+var bucketBounds = []string{"5", "10", "25", "50", "100", "250", "500", "1000", "+Inf"}
+
+// Namespaces returns the generated namespaces:
+//   - echo: healthy, 0.1% 5xx (success rate 0.999), fast;
+//   - echo-good: 0.5% 5xx (0.995), fast;
+//   - echo-bad: 5% 5xx (0.95), slow.
+func Namespaces() []Namespace {
+	fast := []float64{20, 60, 80, 30, 9, 1, 0, 0, 0}    // 200 requests: p99 in (50,100]
+	slow := []float64{10, 30, 60, 40, 30, 15, 10, 4, 1} // 200 requests: p99 in (500,1000]
+	scale := func(b []float64, k float64) []float64 {
+		out := make([]float64, len(b))
+		for i, v := range b {
+			out[i] = v * k
+		}
+		return out
+	}
+	return []Namespace{
+		{
+			Name: "echo", SuccessRate: 0.999, P99Millis: 50 + 50*(990.0-950)/45,
+			codes:   []codeCount{{"200", 995}, {"404", 4}, {"500", 1}},
+			buckets: scale(fast, 5), sumMs: 1000 * 18,
+		},
+		{
+			Name: "echo-good", SuccessRate: 0.995, P99Millis: 50 + 50*(198.0-190)/9,
+			codes:   []codeCount{{"200", 190}, {"404", 9}, {"500", 1}},
+			buckets: fast, sumMs: 200 * 18,
+		},
+		{
+			Name: "echo-bad", SuccessRate: 0.95, P99Millis: 500 + 500*(198.0-195)/4,
+			codes:   []codeCount{{"200", 180}, {"404", 10}, {"500", 6}, {"503", 4}},
+			buckets: slow, sumMs: 200 * 95,
+		},
+	}
+}
+
+// SeedQuery is the success-rate query of canaryd's seed AnalysisTemplate,
+// unchanged but for the namespace.
+func SeedQuery(namespace string) string {
+	return `sum(rate(istio_requests_total{reporter="destination", destination_workload_namespace="` + namespace + `", response_code!~"5.."}[1m]))
+/
+sum(rate(istio_requests_total{reporter="destination", destination_workload_namespace="` + namespace + `"}[1m]))
+`
+}
+
+// WriteFixture writes the generated data as OpenMetrics text: one sample
+// every step from start to end (inclusive), counters starting at 0 at
+// start. Series come family by family, each series' samples in time order,
+// which is what promtool's backfill needs.
+func WriteFixture(w io.Writer, start, end time.Time, step time.Duration) error {
+	if step <= 0 {
+		return errors.New("promtest: step must be positive")
+	}
+	if end.Before(start) {
+		return errors.New("promtest: end is before start")
+	}
+	bw := bufio.NewWriter(w)
+	var times []string
+	for t := start; !t.After(end); t = t.Add(step) {
+		times = append(times, strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64))
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	series := func(name, labels string, perStep float64) {
+		for i, ts := range times {
+			fmt.Fprintf(bw, "%s{%s} %s %s\n", name, labels, num(perStep*float64(i)), ts)
+		}
+	}
+	common := func(reporter, ns string) string {
+		return fmt.Sprintf(`reporter=%q,source_workload="loadgen",source_workload_namespace="loadgen",destination_workload="echo",destination_workload_namespace=%q,destination_service="echo.%s.svc.cluster.local",request_protocol="http"`,
+			reporter, ns, ns)
+	}
+
+	fmt.Fprintln(bw, "# TYPE istio_requests counter")
+	fmt.Fprintln(bw, "# HELP istio_requests Requests seen by the Istio proxies (canaryd test fixture).")
+	for _, ns := range Namespaces() {
+		for _, reporter := range []string{"destination", "source"} {
+			for _, c := range ns.codes {
+				series("istio_requests_total", common(reporter, ns.Name)+`,response_code="`+c.code+`"`, float64(c.count))
+			}
+		}
+	}
+	fmt.Fprintln(bw, "# TYPE istio_request_duration_milliseconds histogram")
+	fmt.Fprintln(bw, "# HELP istio_request_duration_milliseconds Request durations (canaryd test fixture).")
+	for _, ns := range Namespaces() {
+		labels := common("destination", ns.Name)
+		cumulative := 0.0
+		for i, le := range bucketBounds {
+			cumulative += ns.buckets[i]
+			series("istio_request_duration_milliseconds_bucket", labels+`,le="`+le+`"`, cumulative)
+		}
+		series("istio_request_duration_milliseconds_sum", labels, ns.sumMs)
+		series("istio_request_duration_milliseconds_count", labels, cumulative)
+	}
+	fmt.Fprintln(bw, "# EOF")
+	return bw.Flush()
+}
+
+// Fixture is the default data as a string: WriteFixture from now-2h to
+// now+2h, every 15 s, aligned on multiples of the step.
+func Fixture(now time.Time) string {
+	var b strings.Builder
+	start := now.Add(-DefaultSpan).Truncate(DefaultStep)
+	end := now.Add(DefaultSpan).Truncate(DefaultStep)
+	if err := WriteFixture(&b, start, end, DefaultStep); err != nil {
+		panic(err) // cannot happen: the arguments are valid
+	}
+	return b.String()
+}
+
+// ReadFixture reads an OpenMetrics fixture file (testdata/prometheus/*.om),
+// failing the test if it cannot.
+func ReadFixture(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("promtest: reading fixture: %v", err)
+	}
+	return string(b)
+}

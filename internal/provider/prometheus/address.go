@@ -1,0 +1,65 @@
+package prometheus
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// errNotURL is Argo Rollouts' text for an address that is not an absolute
+// URL (sic: "is not is").
+var errNotURL = errors.New("prometheus address is not is url format")
+
+// parseAddress parses an absolute http or https URL, the way Argo's IsUrl
+// accepts it (a scheme and a host), and refuses the other schemes, which
+// the Prometheus client could not use anyway.
+func parseAddress(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, errNotURL
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	default:
+		return nil, errors.New("prometheus address must be an http or https URL")
+	}
+	return u, nil
+}
+
+// canonicalHost is u's host in lower case, without the scheme's default
+// port, with IPv6 literals bracketed.
+func canonicalHost(u *url.URL) string {
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	scheme := strings.ToLower(u.Scheme)
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		return net.JoinHostPort(host, port)
+	}
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
+}
+
+// origin is scheme://host[:port], normalised; two URLs with the same origin
+// reach the same server.
+func origin(u *url.URL) string {
+	return strings.ToLower(u.Scheme) + "://" + canonicalHost(u)
+}
+
+// addressKey is the form in which a metric's address is compared with the
+// datasources: the origin and the path without trailing slashes. Userinfo,
+// query and fragment play no part (a query string is refused earlier).
+func addressKey(u *url.URL) string {
+	return origin(u) + strings.TrimRight(u.EscapedPath(), "/")
+}
+
+// redacted is u as it may appear in a message: no userinfo, no query, no
+// fragment, since any of them can carry a credential.
+func redacted(u *url.URL) string {
+	return addressKey(u)
+}

@@ -1,0 +1,24 @@
+// Package prometheus runs the queries of Argo Rollouts' Prometheus metric
+// provider (`provider.prometheus`) against the Prometheus-compatible servers
+// (Prometheus, Thanos, Mimir, Cortex) that canaryd's configuration allows,
+// and turns their answers into analysis.Observations exactly as Argo
+// Rollouts does: a scalar becomes a float64, a vector or a flattened matrix a
+// []float64, and the measurement's value is written the way Argo writes it.
+//
+// The configuration, not the caller's spec, decides where queries go. A
+// metric's address must name one of the configured datasources, and an
+// OAuth2 token URL must be on the configured allow-list; anything else is
+// rejected when the metric is validated, so no request ever leaves for it.
+// Redirects are followed only within the datasource's own origin.
+//
+// What this package must not do:
+//   - send a request anywhere the configuration does not allow, or use
+//     proxies from the environment (HTTP_PROXY and friends are ignored: an
+//     allow-list of addresses means nothing if a proxy decides the route);
+//   - put a credential (bearer token, password, client secret, access token,
+//     URL userinfo) into an error, a message, a metric label or a log line;
+//   - build an HTTP transport per measurement: transports belong to a
+//     datasource and are shared by every metric that queries it;
+//   - know about schedules, conditions or phases: that is the engine's work
+//     (internal/analysis); this package only measures.
+package prometheus

@@ -1,0 +1,117 @@
+package prometheus_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/internal/promtest"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// TestRealPrometheus runs the provider against a real Prometheus holding
+// the generated Istio data around now and the fixed 2024 values.
+func TestRealPrometheus(t *testing.T) {
+	t.Parallel()
+	srv := promtest.Start(t,
+		promtest.Fixture(time.Now()),
+		promtest.ReadFixture(t, "../../../testdata/prometheus/known-values-2024.om"))
+	p := newProvider(t, urls(srv.URL))
+	now := time.Now()
+	known := time.Date(2024, 1, 1, 0, 10, 0, 0, time.UTC)
+	last5m := &spec.PrometheusRangeQueryArgs{Start: `now() - duration("5m")`, End: `now()`, Step: "1m"}
+
+	t.Run("seed query", func(t *testing.T) {
+		for _, ns := range promtest.Namespaces() {
+			// The seed template's query as written, address and all but the
+			// namespace.
+			obs := measure(t, p, spec.PrometheusMetric{Address: srv.URL + "/", Query: promtest.SeedQuery(ns.Name)}, now)
+			got, ok := obs.Value.([]float64)
+			if obs.Err != nil || !ok || len(got) != 1 || math.Abs(got[0]-ns.SuccessRate) > 1e-9 {
+				t.Errorf("%s: got (%v, %q, %v), want a vector ≈ [%v]", ns.Name, obs.Value, obs.Display, obs.Err, ns.SuccessRate)
+				continue
+			}
+			if !strings.HasPrefix(obs.Display, "[0.9") || !strings.HasSuffix(obs.Display, "]") {
+				t.Errorf("%s: display %q", ns.Name, obs.Display)
+			}
+		}
+	})
+
+	tests := []struct {
+		name        string
+		m           spec.PrometheusMetric
+		at          time.Time
+		wantValue   any
+		wantDisplay string
+	}{
+		{name: "scalar", m: spec.PrometheusMetric{Query: "scalar(vector(10))"}, at: now, wantValue: 10.0, wantDisplay: "10"},
+		{name: "scalar literal", m: spec.PrometheusMetric{Query: "0.5"}, at: now, wantValue: 0.5, wantDisplay: "0.5"},
+		{name: "timeout Prometheus must parse (1m30s)", m: spec.PrometheusMetric{Query: "1", Timeout: seconds(90)}, at: now, wantValue: 1.0, wantDisplay: "1"},
+		{name: "long timeout", m: spec.PrometheusMetric{Query: "1", Timeout: seconds(1 << 40)}, at: now, wantValue: 1.0, wantDisplay: "1"},
+		{name: "scalar NaN", m: spec.PrometheusMetric{Query: `scalar(canaryd_test_special{kind="nan"})`}, at: known, wantValue: math.NaN(), wantDisplay: "NaN"},
+		{name: "scalar +Inf", m: spec.PrometheusMetric{Query: `scalar(canaryd_test_special{kind="inf"})`}, at: known, wantValue: math.Inf(1), wantDisplay: "+Inf"},
+		{name: "vector", m: spec.PrometheusMetric{Query: `sort(canaryd_test_gauge)`}, at: known, wantValue: []float64{10, 110}, wantDisplay: "[10,110]"},
+		{name: "vector in Prometheus' order", m: spec.PrometheusMetric{Query: `sort_desc(canaryd_test_gauge)`}, at: known, wantValue: []float64{110, 10}, wantDisplay: "[110,10]"},
+		{name: "empty vector", m: spec.PrometheusMetric{Query: `canaryd_test_gauge{series="none"}`}, at: known, wantValue: []float64{}, wantDisplay: "[]"},
+		{
+			name: "matrix flattened series by series (backtest: now() is the measurement's instant)",
+			m:    spec.PrometheusMetric{Query: `canaryd_test_gauge`, RangeQuery: last5m},
+			at:   known, wantValue: []float64{5, 6, 7, 8, 9, 10, 105, 106, 107, 108, 109, 110}, wantDisplay: "[5,6,7,8,9,10,105,106,107,108,109,110]",
+		},
+		{name: "empty matrix", m: spec.PrometheusMetric{Query: `canaryd_test_gauge{series="none"}`, RangeQuery: last5m}, at: known, wantValue: []float64{}, wantDisplay: "[]"},
+	}
+	for _, tc := range tests {
+		obs := measure(t, p, tc.m, tc.at)
+		if obs.Err != nil || !sameFloats(obs.Value, tc.wantValue) || obs.Display != tc.wantDisplay {
+			t.Errorf("%s: got (%#v, %q, %v), want (%#v, %q)", tc.name, obs.Value, obs.Display, obs.Err, tc.wantValue, tc.wantDisplay)
+		}
+	}
+
+	t.Run("range query on the seed data now", func(t *testing.T) {
+		obs := measure(t, p, spec.PrometheusMetric{Query: promtest.SeedQuery("echo-bad"), RangeQuery: last5m}, now)
+		got, _ := obs.Value.([]float64)
+		if obs.Err != nil || len(got) != 6 {
+			t.Fatalf("got (%v, %v), want 6 values", obs.Value, obs.Err)
+		}
+		for _, v := range got {
+			if math.Abs(v-0.95) > 1e-9 {
+				t.Errorf("value %v, want ≈ 0.95", v)
+			}
+		}
+	})
+
+	t.Run("syntax error", func(t *testing.T) {
+		obs := measure(t, p, spec.PrometheusMetric{Query: `sum(rate(istio_requests_total[1m])`}, now)
+		want := `bad_data: invalid parameter "query": 1:35: parse error: unclosed left parenthesis`
+		if got := errText(obs.Err); got != want {
+			t.Errorf("err = %q, want %q", got, want)
+		}
+	})
+
+	t.Run("execution error", func(t *testing.T) {
+		// Prometheus refuses a range query of more than 11,000 points.
+		obs := measure(t, p, spec.PrometheusMetric{Query: "up", RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("24h")`, End: `now()`, Step: "1s"}}, now)
+		want := "bad_data: exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"
+		if got := errText(obs.Err); got != want {
+			t.Errorf("err = %q, want %q", got, want)
+		}
+	})
+}
+
+// TestRealPrometheusWarnings: a Prometheus whose remote_read endpoint is
+// down answers with warnings, which land in the measurement's metadata.
+func TestRealPrometheusWarnings(t *testing.T) {
+	t.Parallel()
+	srv := promtest.StartConfig(t, promtest.Config{
+		ExtraConfig: "remote_read:\n  - url: http://127.0.0.1:1/api/v1/read\n    read_recent: true\n",
+	})
+	p := newProvider(t, prometheus.Options{Datasources: []prometheus.Datasource{{URL: srv.URL}}})
+	obs := measure(t, p, spec.PrometheusMetric{Query: promtest.SeedQuery("echo")}, time.Now())
+	// Joined as Argo joins them: each in quotes, inner quotes as they are.
+	want := `"remote_read: error sending request: Post "http://127.0.0.1:1/api/v1/read": dial tcp 127.0.0.1:1: connect: connection refused"`
+	if obs.Err != nil || obs.Metadata["warnings"] != want {
+		t.Errorf("got metadata %v (err %v), want warnings %s", obs.Metadata, obs.Err, want)
+	}
+}

@@ -1,0 +1,533 @@
+package prometheus
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// ResolvedPrometheusQuery is the metric-result metadata key under which the
+// query, with its arguments resolved, is stored (Argo Rollouts' key).
+const ResolvedPrometheusQuery = "ResolvedPrometheusQuery"
+
+// DefaultTimeout is a query's timeout when the metric gives none (Argo's).
+const DefaultTimeout = 30 * time.Second
+
+// Datasource is one Prometheus (or Mimir, Cortex, Thanos) that metrics may
+// query. The configuration decides these, never the spec.
+type Datasource struct {
+	// Name labels the datasource in metrics and messages. Default: its URL.
+	Name string
+	// URL is the base URL, as a metric's address would give it
+	// (http://prometheus:9090, http://mimir/prometheus). Userinfo in it is
+	// taken as basic auth and removed from the URL.
+	URL string
+	// Headers are set on every request, and a metric's headers cannot
+	// override them (X-Scope-OrgID for Mimir or Cortex, for example).
+	Headers map[string]string
+	// BearerTokenFile is read on every request, so a rotated token is used
+	// at once. Its content is never logged or shown.
+	BearerTokenFile string
+	// BasicAuth authenticates with a user name and password.
+	BasicAuth *BasicAuth
+	// TLS configures https datasources.
+	TLS TLSConfig
+}
+
+// BasicAuth is HTTP basic authentication for a datasource.
+type BasicAuth struct {
+	Username string
+	// Password, or PasswordFile (read on every request); not both.
+	Password     string
+	PasswordFile string
+}
+
+// TLSConfig configures TLS towards a datasource.
+type TLSConfig struct {
+	// CAFile holds the PEM certificates that verify the server (default:
+	// the system's roots). It is read once, when the provider is made.
+	CAFile string
+	// CertFile and KeyFile are a client certificate, re-read when they
+	// change.
+	CertFile string
+	KeyFile  string
+	// InsecureSkipVerify skips verification of the server's certificate.
+	InsecureSkipVerify bool
+	// ServerName overrides the name the certificate is verified against.
+	ServerName string
+}
+
+// Options configure a Provider.
+type Options struct {
+	// Datasources are the Prometheus servers metrics may query. The first is
+	// the default, used when a metric omits address. A metric's address must
+	// match one of them (scheme and host case, default ports and trailing
+	// slashes do not matter); any other address is rejected when the metric
+	// is validated.
+	Datasources []Datasource
+	// TokenURLs are the OAuth2 token endpoints that a metric's
+	// authentication.oauth2.tokenUrl may name: an entry matches that exact
+	// URL, or, when it ends in "/", every URL under it. None means OAuth2 is
+	// refused: a token request POSTs the metric's client credentials to a
+	// URL of the caller's choosing, and its answer would be reported back.
+	TokenURLs []string
+	// Registerer, when set, receives the query latency histogram
+	// canaryd_prometheus_query_duration_seconds{datasource,outcome}.
+	Registerer prometheus.Registerer
+	// MaxTimeout caps a metric's timeout (and the default timeout); 0 means
+	// no cap.
+	MaxTimeout time.Duration
+}
+
+// Provider makes Sources for Prometheus metrics. It is safe for concurrent
+// use, and is meant to live as long as the service: it owns the HTTP
+// transports that every metric on a datasource shares.
+type Provider struct {
+	datasources []*datasource
+	tokenURLs   []string
+	// tokenTransports make OAuth2 token requests, [0] verifying TLS and
+	// [1] not (a metric's insecure flag applies to its token endpoint too,
+	// as in Argo).
+	tokenTransports [2]*http.Transport
+	maxTimeout      time.Duration
+	durations       *prometheus.HistogramVec
+}
+
+type datasource struct {
+	name   string
+	url    *url.URL // without userinfo
+	key    string
+	origin string
+	// transports carry the datasource's headers and credentials: [0]
+	// verifies TLS per its configuration, [1] skips verification (a
+	// metric's insecure: true).
+	transports [2]http.RoundTripper
+	raw        [2]*http.Transport
+}
+
+// New validates the options and builds the datasources' transports.
+func New(opts Options) (*Provider, error) {
+	if len(opts.Datasources) == 0 {
+		return nil, errors.New("no Prometheus datasource configured")
+	}
+	if opts.MaxTimeout < 0 {
+		return nil, errors.New("prometheus max timeout must not be negative")
+	}
+	p := &Provider{maxTimeout: opts.MaxTimeout}
+	names := map[string]bool{}
+	keys := map[string]string{}
+	for i, d := range opts.Datasources {
+		ds, err := newDatasource(d)
+		if err != nil {
+			label := fmt.Sprintf("datasources[%d]", i)
+			if d.Name != "" {
+				label += fmt.Sprintf(" (%q)", d.Name)
+			}
+			return nil, fmt.Errorf("prometheus %s: %w", label, err)
+		}
+		if other, ok := keys[ds.key]; ok {
+			return nil, fmt.Errorf("prometheus datasources: %q and %q have the same URL %s", other, ds.name, ds.key)
+		}
+		if names[ds.name] {
+			return nil, fmt.Errorf("prometheus datasources: duplicate name %q", ds.name)
+		}
+		names[ds.name], keys[ds.key] = true, ds.name
+		p.datasources = append(p.datasources, ds)
+	}
+	for i, raw := range opts.TokenURLs {
+		u, err := parseAddress(raw)
+		if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("prometheus OAuth2 token URLs[%d]: must be an http or https URL without userinfo, query or fragment", i)
+		}
+		key := addressKey(u)
+		if strings.HasSuffix(u.Path, "/") {
+			key += "/"
+		}
+		p.tokenURLs = append(p.tokenURLs, key)
+	}
+	p.tokenTransports[0] = newTransport(&tls.Config{MinVersion: tls.VersionTLS12})
+	p.tokenTransports[1] = newTransport(&tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true})
+	if opts.Registerer != nil {
+		durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "canaryd_prometheus_query_duration_seconds",
+			Help:    "Time taken by Prometheus queries, by datasource and outcome (success, error, timeout, canceled, unreachable).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"datasource", "outcome"})
+		if err := opts.Registerer.Register(durations); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, fmt.Errorf("registering prometheus query metrics: %w", err)
+			}
+			existing, ok := are.ExistingCollector.(*prometheus.HistogramVec)
+			if !ok {
+				return nil, fmt.Errorf("registering prometheus query metrics: %w", err)
+			}
+			durations = existing
+		}
+		p.durations = durations
+	}
+	return p, nil
+}
+
+func newDatasource(d Datasource) (*datasource, error) {
+	u, err := parseAddress(d.URL)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("url must not have a query string or fragment")
+	}
+	basic := d.BasicAuth
+	if u.User != nil {
+		if basic != nil || d.BearerTokenFile != "" {
+			return nil, errors.New("url has userinfo and basic auth or a bearer token file is configured too; give the credentials once")
+		}
+		password, _ := u.User.Password()
+		basic = &BasicAuth{Username: u.User.Username(), Password: password}
+		u.User = nil
+	}
+	if basic != nil {
+		switch {
+		case basic.Username == "":
+			return nil, errors.New("basic auth needs a username")
+		case basic.Password != "" && basic.PasswordFile != "":
+			return nil, errors.New("basic auth takes a password or a password file, not both")
+		case d.BearerTokenFile != "":
+			return nil, errors.New("basic auth and a bearer token file cannot both be configured")
+		}
+	}
+	headers := make(map[string]string, len(d.Headers))
+	for k, v := range d.Headers {
+		if !validHeaderName(k) {
+			return nil, fmt.Errorf("header %q: invalid HTTP header name", k)
+		}
+		if !validHeaderValue(v) {
+			return nil, fmt.Errorf("header %q: invalid HTTP header value", k)
+		}
+		headers[http.CanonicalHeaderKey(k)] = v
+	}
+	tlsConfig, err := d.TLS.build()
+	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	insecure := tlsConfig.Clone()
+	insecure.InsecureSkipVerify = true
+
+	ds := &datasource{
+		name:   d.Name,
+		url:    u,
+		key:    addressKey(u),
+		origin: origin(u),
+	}
+	if ds.name == "" {
+		ds.name = ds.key
+	}
+	for i, c := range []*tls.Config{tlsConfig, insecure} {
+		ds.raw[i] = newTransport(c)
+		ds.transports[i] = &datasourceAuth{
+			name:       ds.name,
+			headers:    headers,
+			bearerFile: d.BearerTokenFile,
+			basic:      basic,
+			next:       &recordCredentials{next: &limitResponse{max: maxResponseBytes, next: ds.raw[i]}},
+		}
+	}
+	return ds, nil
+}
+
+// CloseIdleConnections closes the idle connections of every datasource.
+// Useful in tests and on shutdown; the Provider stays usable.
+func (p *Provider) CloseIdleConnections() {
+	for _, ds := range p.datasources {
+		for _, t := range ds.raw {
+			t.CloseIdleConnections()
+		}
+	}
+	for _, t := range p.tokenTransports {
+		t.CloseIdleConnections()
+	}
+}
+
+// Source validates one resolved metric's prometheus configuration and
+// returns a Source that measures it, and the metric result's metadata
+// (ResolvedPrometheusQuery). Problems are reported as FieldErrors with paths
+// relative to the metric ("provider.prometheus.address"); then the Source
+// is nil and no request is ever made.
+func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	const base = "provider.prometheus"
+	var errs []api.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, api.FieldError{Field: base + field, Message: fmt.Sprintf(format, args...)})
+	}
+	if m == nil {
+		add("", "prometheus provider configuration is missing")
+		return nil, nil, errs
+	}
+
+	s := &source{p: p, query: m.Query}
+
+	// address
+	ds, urlUser := p.datasourceFor(m.Address, add)
+	s.ds = ds
+
+	if strings.TrimSpace(m.Query) == "" {
+		add(".query", "query is required")
+	}
+
+	// timeout
+	s.timeout = DefaultTimeout
+	if m.Timeout != nil {
+		switch t := *m.Timeout; {
+		case t < 0:
+			add(".timeout", "prometheus timeout should not be negative")
+		case t > int64(math.MaxInt64/time.Second):
+			s.timeout = time.Duration(math.MaxInt64)
+		default:
+			s.timeout = time.Duration(t) * time.Second
+		}
+	}
+	if p.maxTimeout > 0 && s.timeout > p.maxTimeout {
+		s.timeout = p.maxTimeout
+	}
+
+	// rangeQuery
+	if rq := m.RangeQuery; rq != nil {
+		s.rng = p.rangeQuery(rq, add)
+	}
+
+	// authentication
+	auth := m.Authentication
+	if !auth.Sigv4.IsZero() {
+		add(".authentication.sigv4", "sigv4 authentication is not supported yet")
+	}
+	ba := auth.BasicAuth
+	if ba.Username != "" || ba.Password != "" {
+		if ba.Username == "" {
+			add(".authentication.basicAuth.username", "missing mandatory parameter in metric for basic auth setup: username")
+		} else if ba.Password == "" {
+			add(".authentication.basicAuth.password", "missing mandatory parameter in metric for basic auth setup: password")
+		}
+	} else if urlUser != nil {
+		// Go's HTTP client sends an address' userinfo as basic auth; Argo
+		// users rely on it. The datasource URL itself never carries it.
+		password, _ := urlUser.Password()
+		ba = spec.BasicAuthConfig{Username: urlUser.Username(), Password: password}
+	}
+	o := auth.OAuth2
+	oauthSet := o.TokenURL != "" || o.ClientID != "" || o.ClientSecret != "" || len(o.Scopes) > 0
+	if oauthSet {
+		p.checkOAuth2(o, add)
+	}
+	for i, h := range m.Headers {
+		if !validHeaderName(h.Key) {
+			add(fmt.Sprintf(".headers[%d].key", i), "invalid HTTP header name %q", h.Key)
+		}
+		if !validHeaderValue(h.Value) {
+			// The value is not echoed: it may well be a credential.
+			add(fmt.Sprintf(".headers[%d].value", i), "invalid HTTP header value: it must not contain control characters such as line breaks")
+		}
+	}
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+
+	// The chain a query passes, outermost first: oauth2 → basic auth →
+	// metric headers → datasource headers and credentials → recording of
+	// the credentials sent (for scrubbing) → size limit → the datasource's
+	// shared transport. A metric's Authorization header
+	// therefore beats its oauth2, which beats its basicAuth, as in Argo.
+	insecure := 0
+	if m.Insecure {
+		insecure = 1
+	}
+	rt := ds.transports[insecure]
+	if len(m.Headers) > 0 {
+		rt = &metricHeaders{headers: append([]spec.Header(nil), m.Headers...), next: rt}
+	}
+	if ba.Username != "" {
+		rt = &metricBasicAuth{username: ba.Username, password: ba.Password, next: rt}
+		s.secrets = append(s.secrets, ba.Password)
+	}
+	if oauthSet {
+		tokenTransport := http.RoundTripper(p.tokenTransports[insecure])
+		rt = &metricOAuth2{
+			config: clientcredentials.Config{
+				ClientID:     o.ClientID,
+				ClientSecret: o.ClientSecret,
+				TokenURL:     o.TokenURL,
+				Scopes:       o.Scopes,
+			},
+			client: &http.Client{Transport: &limitResponse{max: 1 << 20, next: tokenTransport}, CheckRedirect: noRedirects},
+			next:   rt,
+		}
+		s.secrets = append(s.secrets, o.ClientSecret)
+	}
+	for _, h := range m.Headers {
+		if sensitiveHeader(h.Key) {
+			s.secrets = append(s.secrets, h.Value)
+		}
+	}
+	client, err := promapi.NewClient(promapi.Config{
+		Address: ds.url.String(),
+		Client:  &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(ds.origin)},
+	})
+	if err != nil {
+		// Cannot happen: the URL was parsed when the datasource was made.
+		add(".address", "building the Prometheus client: %v", err)
+		return nil, nil, errs
+	}
+	s.api = v1.NewAPI(client)
+	return s, map[string]string{ResolvedPrometheusQuery: m.Query}, nil
+}
+
+// datasourceFor finds the datasource a metric's address names; the
+// default when it names none. The address' userinfo is returned apart.
+func (p *Provider) datasourceFor(address string, add func(field, format string, args ...any)) (*datasource, *url.Userinfo) {
+	if strings.TrimSpace(address) == "" {
+		return p.datasources[0], nil
+	}
+	u, err := parseAddress(address)
+	if err != nil {
+		add(".address", "%v", err)
+		return p.datasources[0], nil
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		add(".address", "prometheus address must not have a query string or fragment")
+		return p.datasources[0], nil
+	}
+	key := addressKey(u)
+	for _, ds := range p.datasources {
+		if ds.key == key {
+			return ds, u.User
+		}
+	}
+	allowed := make([]string, len(p.datasources))
+	for i, ds := range p.datasources {
+		allowed[i] = fmt.Sprintf("%q", ds.key)
+	}
+	allowed[0] += " (the default)"
+	add(".address", "prometheus address %q is not an allowed Prometheus (allowed: %s); to allow it, start canaryd with --prometheus-url %s (repeatable) or add it to the Prometheus datasources of its configuration file",
+		redacted(u), strings.Join(allowed, ", "), redacted(u))
+	return p.datasources[0], nil
+}
+
+func (p *Provider) rangeQuery(rq *spec.PrometheusRangeQueryArgs, add func(field, format string, args ...any)) *rangeQuery {
+	r := &rangeQuery{}
+	now := time.Now()
+	var start, end time.Time
+	compile := func(field, expression string) (*condition.TimeExpr, time.Time) {
+		te, err := condition.CompileTime(expression)
+		if err != nil {
+			add(".rangeQuery."+field, "failed to parse rangeQuery.%s as time: %v", field, err)
+			return nil, time.Time{}
+		}
+		// A trial run now: an expression that fails now (duration("??"))
+		// fails at every measurement, and is better refused before it runs.
+		at, err := te.Eval(now)
+		if err != nil {
+			add(".rangeQuery."+field, "failed to parse rangeQuery.%s as time: %v", field, err)
+			return nil, time.Time{}
+		}
+		return te, at
+	}
+	r.start, start = compile("start", rq.Start)
+	r.end, end = compile("end", rq.End)
+	if r.start != nil && r.end != nil && end.Before(start) {
+		add(".rangeQuery.end", "rangeQuery.end is before rangeQuery.start")
+	}
+	step, err := time.ParseDuration(rq.Step)
+	switch {
+	case err != nil:
+		add(".rangeQuery.step", "failed to parse rangeQuery.step as duration: %v", err)
+	case step <= 0:
+		add(".rangeQuery.step", "rangeQuery.step must be a positive duration, got %q", rq.Step)
+	}
+	r.step = step
+	return r
+}
+
+func (p *Provider) checkOAuth2(o spec.OAuth2Config, add func(field, format string, args ...any)) {
+	const f = ".authentication.oauth2"
+	if o.TokenURL == "" {
+		add(f+".tokenUrl", "missing mandatory parameter in metric for OAuth2 setup: tokenUrl")
+	}
+	if o.ClientID == "" {
+		add(f+".clientId", "missing mandatory parameter in metric for OAuth2 setup")
+	}
+	if o.ClientSecret == "" {
+		add(f+".clientSecret", "missing mandatory parameter in metric for OAuth2 setup")
+	}
+	if o.TokenURL == "" {
+		return
+	}
+	u, err := parseAddress(o.TokenURL)
+	if err != nil || u.User != nil || u.Fragment != "" {
+		add(f+".tokenUrl", "oauth2 tokenUrl must be an http or https URL without userinfo")
+		return
+	}
+	key := addressKey(u)
+	if u.RawQuery == "" {
+		for _, allowed := range p.tokenURLs {
+			if key == allowed || (strings.HasSuffix(allowed, "/") && strings.HasPrefix(key, allowed)) {
+				return
+			}
+		}
+	}
+	add(f+".tokenUrl", "oauth2 tokenUrl %q is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url %s (repeatable) or add it to the OAuth2 token URLs of its configuration file",
+		redacted(u), redacted(u))
+}
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110 §5.6.2).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether s can be sent as a header value: no
+// control characters other than tab.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// sensitiveHeader reports whether a header's value is likely a credential,
+// to be scrubbed from error texts.
+func sensitiveHeader(key string) bool {
+	k := strings.ToLower(key)
+	for _, w := range []string{"auth", "token", "key", "secret", "password", "cookie", "session"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,401 @@
+package prometheus
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// maxResponseBytes bounds what one query may return. client_golang reads a
+// whole response into memory; a careless range query over many series must
+// become an Error measurement, not an out-of-memory service.
+const maxResponseBytes = 64 << 20
+
+// maxRedirects is how many redirects (within the datasource's origin) a
+// query follows, as net/http's default.
+const maxRedirects = 10
+
+// newTransport is the one place where connections are made. The timeouts
+// are Argo Rollouts' (dial 30 s, keep-alive 30 s, TLS handshake 10 s); the
+// query's own deadline bounds everything else. Proxy is nil on purpose: see
+// the package comment.
+func newTransport(tlsConfig *tls.Config) *http.Transport {
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// build turns the datasource's TLS settings into a tls.Config. The CA file
+// is read once (a new CA needs a restart); the client certificate and key
+// are re-read whenever either file changes, so that short-lived
+// certificates (cert-manager, SPIFFE) rotate without a restart.
+func (c TLSConfig) build() (*tls.Config, error) {
+	cfg := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         c.ServerName,
+		InsecureSkipVerify: c.InsecureSkipVerify,
+	}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("no PEM certificate found in CA file %s", c.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return nil, errors.New("a client certificate needs both a cert file and a key file")
+	}
+	if c.CertFile != "" {
+		kp := &keyPair{certFile: c.CertFile, keyFile: c.KeyFile}
+		if _, err := kp.get(nil); err != nil {
+			return nil, err
+		}
+		cfg.GetClientCertificate = kp.get
+	}
+	return cfg, nil
+}
+
+// keyPair is a client certificate loaded from files and reloaded when they
+// change.
+type keyPair struct {
+	certFile, keyFile string
+
+	mu    sync.Mutex
+	cert  *tls.Certificate
+	stamp string // modification times and sizes of both files when loaded
+}
+
+func fileStamp(paths ...string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			b.WriteString("missing;")
+			continue
+		}
+		fmt.Fprintf(&b, "%d/%d;", fi.ModTime().UnixNano(), fi.Size())
+	}
+	return b.String()
+}
+
+func (k *keyPair) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	stamp := fileStamp(k.certFile, k.keyFile)
+	if k.cert != nil && stamp == k.stamp {
+		return k.cert, nil
+	}
+	cert, err := tls.LoadX509KeyPair(k.certFile, k.keyFile)
+	if err != nil {
+		// A rotation caught half-way (new cert, old key) must not break
+		// queries: keep the last good pair until both files agree.
+		if k.cert != nil {
+			return k.cert, nil
+		}
+		return nil, fmt.Errorf("loading client certificate %s: %w", k.certFile, err)
+	}
+	k.cert, k.stamp = &cert, stamp
+	return k.cert, nil
+}
+
+// readSecretFile reads a credential from a file on every use, so that a
+// rotated token is picked up by the next query. The error names the file,
+// never its content.
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// cloneRequest gives a round tripper a request it may change: RoundTrippers
+// must not modify the request they are given.
+func cloneRequest(r *http.Request) *http.Request {
+	r2 := r.Clone(r.Context())
+	if r2.Header == nil {
+		r2.Header = make(http.Header)
+	}
+	return r2
+}
+
+// fail obeys the RoundTripper contract (the body is closed, even on error).
+func fail(req *http.Request, err error) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return nil, err
+}
+
+// datasourceAuth applies what the configuration says about a datasource:
+// its headers (which a metric cannot override: a tenant header such as
+// X-Scope-OrgID is the operator's decision) and its credentials (which a
+// metric's own authentication replaces: the Authorization header is only
+// set when the request has none).
+type datasourceAuth struct {
+	name       string
+	headers    map[string]string
+	bearerFile string
+	basic      *BasicAuth
+	next       http.RoundTripper
+}
+
+func (rt *datasourceAuth) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = cloneRequest(req)
+	for k, v := range rt.headers {
+		req.Header.Set(k, v)
+	}
+	if req.Header.Get("Authorization") == "" {
+		switch {
+		case rt.bearerFile != "":
+			token, err := readSecretFile(rt.bearerFile)
+			if err != nil {
+				return fail(req, fmt.Errorf("datasource %q: reading bearer token file: %w", rt.name, err))
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+		case rt.basic != nil:
+			password := rt.basic.Password
+			if rt.basic.PasswordFile != "" {
+				p, err := readSecretFile(rt.basic.PasswordFile)
+				if err != nil {
+					return fail(req, fmt.Errorf("datasource %q: reading basic auth password file: %w", rt.name, err))
+				}
+				password = p
+			}
+			req.SetBasicAuth(rt.basic.Username, password)
+		}
+	}
+	return rt.next.RoundTrip(req)
+}
+
+// sentCredentials collects the credentials a measurement's requests carried
+// (whatever set them: the datasource's token file, the metric's basic auth,
+// an OAuth2 access token, a header), so that they can be scrubbed from the
+// measurement's error even if a server echoes them back.
+type sentCredentials struct {
+	mu     sync.Mutex
+	values []string
+}
+
+type sentCredentialsKey struct{}
+
+func (c *sentCredentials) add(values ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.values = append(c.values, values...)
+}
+
+func (c *sentCredentials) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.values...)
+}
+
+// recordCredentials is the last round tripper before the wire: it sees
+// every header as sent.
+type recordCredentials struct {
+	next http.RoundTripper
+}
+
+func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c, ok := req.Context().Value(sentCredentialsKey{}).(*sentCredentials); ok {
+		for k, vs := range req.Header {
+			if !sensitiveHeader(k) {
+				continue
+			}
+			for _, v := range vs {
+				c.add(v)
+				scheme, cred, found := strings.Cut(v, " ")
+				if !found {
+					continue
+				}
+				c.add(cred)
+				if strings.EqualFold(scheme, "Basic") {
+					if user, password, ok := req.BasicAuth(); ok {
+						c.add(user+":"+password, password)
+					}
+				}
+			}
+		}
+	}
+	return rt.next.RoundTrip(req)
+}
+
+// limitResponse bounds the size of response bodies.
+type limitResponse struct {
+	max  int64
+	next http.RoundTripper
+}
+
+func (rt *limitResponse) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: rt.max, max: rt.max}
+	return resp, nil
+}
+
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+	max  int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			return 0, fmt.Errorf("prometheus response is larger than %d MiB; narrow the query", b.max>>20)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// metricHeaders sets (overwrites) a metric's headers on every request, as
+// Argo's headers round tripper does.
+type metricHeaders struct {
+	headers []spec.Header
+	next    http.RoundTripper
+}
+
+func (rt *metricHeaders) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = cloneRequest(req)
+	for _, h := range rt.headers {
+		req.Header.Set(h.Key, h.Value)
+	}
+	return rt.next.RoundTrip(req)
+}
+
+// metricBasicAuth is a metric's authentication.basicAuth. Like Prometheus'
+// basic auth round tripper (which Argo uses) it leaves a request that
+// already carries an Authorization header alone.
+type metricBasicAuth struct {
+	username, password string
+	next               http.RoundTripper
+}
+
+func (rt *metricBasicAuth) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Authorization") != "" {
+		return rt.next.RoundTrip(req)
+	}
+	req = cloneRequest(req)
+	req.SetBasicAuth(rt.username, rt.password)
+	return rt.next.RoundTrip(req)
+}
+
+// metricOAuth2 is a metric's authentication.oauth2: the client-credentials
+// flow. Unlike oauth2.Transport it fetches the token with the query's
+// context, so a stalled token endpoint cannot outlive the measurement's
+// deadline. The token is cached until it expires.
+type metricOAuth2 struct {
+	config clientcredentials.Config
+	// client makes the token requests: its own transport, no datasource
+	// credentials, no redirects.
+	client *http.Client
+	next   http.RoundTripper
+
+	mu    sync.Mutex
+	token *oauth2.Token
+}
+
+func (rt *metricOAuth2) RoundTrip(req *http.Request) (*http.Response, error) {
+	token, err := rt.fetch(req.Context())
+	if err != nil {
+		return fail(req, err)
+	}
+	req = cloneRequest(req)
+	token.SetAuthHeader(req)
+	return rt.next.RoundTrip(req)
+}
+
+func (rt *metricOAuth2) fetch(ctx context.Context) (*oauth2.Token, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.token.Valid() {
+		return rt.token, nil
+	}
+	token, err := rt.config.Token(context.WithValue(ctx, oauth2.HTTPClient, rt.client))
+	if err != nil {
+		return nil, tokenError(err)
+	}
+	rt.token = token
+	return token, nil
+}
+
+// tokenError drops the token endpoint's response body from the error
+// (oauth2 puts it there verbatim): it is whatever the endpoint chose to
+// send, and canaryd's errors are read by the caller of the analysis.
+func tokenError(err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		msg := "oauth2: cannot fetch token"
+		if re.Response != nil {
+			msg += ": " + re.Response.Status
+		}
+		if re.ErrorCode != "" {
+			msg += ": " + re.ErrorCode
+			if re.ErrorDescription != "" {
+				msg += " (" + re.ErrorDescription + ")"
+			}
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("oauth2: cannot fetch token: %w", err)
+}
+
+// noRedirects makes a client return a redirect response as it is.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// sameOriginRedirects follows a redirect only to the datasource's own
+// origin: a redirect elsewhere would take the datasource's credentials (or
+// at least the caller's query) to a server the configuration does not
+// allow.
+func sameOriginRedirects(dsOrigin string) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if o := origin(req.URL); o != dsOrigin {
+			return fmt.Errorf("redirect to %s refused: queries only follow redirects within the datasource's own address %s", o, dsOrigin)
+		}
+		return nil
+	}
+}

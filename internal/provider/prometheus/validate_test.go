@@ -1,0 +1,269 @@
+package prometheus_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+func TestSourceValidation(t *testing.T) {
+	p := newProvider(t, prometheus.Options{
+		Datasources: []prometheus.Datasource{
+			{URL: "http://prometheus:9090"},
+			{Name: "mimir", URL: "https://Mimir.example.com/prometheus/"},
+		},
+		TokenURLs: []string{"https://idp.example.com/token", "https://kc.example.com/realms/"},
+	})
+	const q = "up"
+	oauth := func(o spec.OAuth2Config) spec.Authentication { return spec.Authentication{OAuth2: o} }
+	fe := func(field, msg string) api.FieldError {
+		return api.FieldError{Field: "provider.prometheus." + field, Message: msg}
+	}
+	const disallowed = `prometheus address "http://other:9090" is not an allowed Prometheus (allowed: "http://prometheus:9090" (the default), "https://mimir.example.com/prometheus"); to allow it, start canaryd with --prometheus-url http://other:9090 (repeatable) or add it to the Prometheus datasources of its configuration file`
+
+	tests := []struct {
+		name string
+		m    spec.PrometheusMetric
+		want []api.FieldError
+	}{
+		{name: "default address", m: spec.PrometheusMetric{Query: q}},
+		{name: "exact address", m: spec.PrometheusMetric{Query: q, Address: "http://prometheus:9090"}},
+		{name: "case, default port and trailing slash do not matter", m: spec.PrometheusMetric{Query: q, Address: "HTTPS://MIMIR.example.com:443/prometheus//"}},
+		{name: "userinfo is basic auth, not part of the match", m: spec.PrometheusMetric{Query: q, Address: "http://u:p@prometheus:9090/"}},
+		{
+			name: "other host", m: spec.PrometheusMetric{Query: q, Address: "http://other:9090"},
+			want: []api.FieldError{fe("address", disallowed)},
+		},
+		{
+			name: "credentials in a disallowed address are not echoed",
+			m:    spec.PrometheusMetric{Query: q, Address: "http://admin:s3cr3t@other:9090/?token=abc"},
+			want: []api.FieldError{fe("address", "prometheus address must not have a query string or fragment")},
+		},
+		{
+			name: "userinfo of a disallowed address is not echoed",
+			m:    spec.PrometheusMetric{Query: q, Address: "http://admin:s3cr3t@other:9090"},
+			want: []api.FieldError{fe("address", disallowed)},
+		},
+		{
+			name: "other path on an allowed host", m: spec.PrometheusMetric{Query: q, Address: "https://mimir.example.com/"},
+			want: []api.FieldError{fe("address", strings.NewReplacer("http://other:9090", "https://mimir.example.com").Replace(disallowed))},
+		},
+		{
+			name: "scheme matters", m: spec.PrometheusMetric{Query: q, Address: "https://prometheus:9090"},
+			want: []api.FieldError{fe("address", strings.NewReplacer("http://other:9090", "https://prometheus:9090").Replace(disallowed))},
+		},
+		{
+			name: "not a URL (Argo's text)", m: spec.PrometheusMetric{Query: q, Address: ":invalid::url"},
+			want: []api.FieldError{fe("address", "prometheus address is not is url format")},
+		},
+		{
+			name: "no host (Argo's text)", m: spec.PrometheusMetric{Query: q, Address: "prometheus:9090"},
+			want: []api.FieldError{fe("address", "prometheus address is not is url format")},
+		},
+		{
+			name: "not http", m: spec.PrometheusMetric{Query: q, Address: "file://prometheus/etc/passwd"},
+			want: []api.FieldError{fe("address", "prometheus address must be an http or https URL")},
+		},
+		{
+			name: "no query", m: spec.PrometheusMetric{Query: "  \n"},
+			want: []api.FieldError{fe("query", "query is required")},
+		},
+		{name: "timeout 0 is allowed (Argo: every query fails)", m: spec.PrometheusMetric{Query: q, Timeout: seconds(0)}},
+		{
+			name: "negative timeout (Argo's text)", m: spec.PrometheusMetric{Query: q, Timeout: seconds(-20)},
+			want: []api.FieldError{fe("timeout", "prometheus timeout should not be negative")},
+		},
+		{
+			name: "range query",
+			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("5m")`, End: "now()", Step: "1m"}},
+		},
+		{
+			name: "range query that cannot evaluate (Argo's texts)",
+			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("??")`, End: `now() - duration("??")`, Step: "??"}},
+			want: []api.FieldError{
+				fe("rangeQuery.start", `failed to parse rangeQuery.start as time: time: invalid duration "??"`),
+				fe("rangeQuery.end", `failed to parse rangeQuery.end as time: time: invalid duration "??"`),
+				fe("rangeQuery.step", `failed to parse rangeQuery.step as duration: time: invalid duration "??"`),
+			},
+		},
+		{
+			name: "range query that does not compile",
+			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now( -`, End: `"yesterday"`, Step: ""}},
+			want: []api.FieldError{
+				fe("rangeQuery.start", "failed to parse rangeQuery.start as time: unexpected token EOF"),
+				fe("rangeQuery.end", "failed to parse rangeQuery.end as time: expected time.Time, but got string"),
+				fe("rangeQuery.step", `failed to parse rangeQuery.step as duration: time: invalid duration ""`),
+			},
+		},
+		{
+			name: "range query backwards, step not positive",
+			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now()`, End: `now() - duration("1h")`, Step: "-1m"}},
+			want: []api.FieldError{
+				fe("rangeQuery.end", "rangeQuery.end is before rangeQuery.start"),
+				fe("rangeQuery.step", `rangeQuery.step must be a positive duration, got "-1m"`),
+			},
+		},
+		{
+			name: "sigv4",
+			m:    spec.PrometheusMetric{Query: q, Authentication: spec.Authentication{Sigv4: spec.Sigv4Config{Region: "eu-west-1"}}},
+			want: []api.FieldError{fe("authentication.sigv4", "sigv4 authentication is not supported yet")},
+		},
+		{
+			name: "basic auth without password (Argo master's text)",
+			m:    spec.PrometheusMetric{Query: q, Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Username: "u"}}},
+			want: []api.FieldError{fe("authentication.basicAuth.password", "missing mandatory parameter in metric for basic auth setup: password")},
+		},
+		{
+			name: "basic auth without username (Argo master's text)",
+			m:    spec.PrometheusMetric{Query: q, Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Password: "p"}}},
+			want: []api.FieldError{fe("authentication.basicAuth.username", "missing mandatory parameter in metric for basic auth setup: username")},
+		},
+		{
+			name: "oauth2",
+			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://idp.example.com/token", ClientID: "id", ClientSecret: "secret"})},
+		},
+		{
+			name: "oauth2 under an allowed prefix, without scopes",
+			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://KC.example.com/realms/prod/protocol/openid-connect/token", ClientID: "id", ClientSecret: "secret"})},
+		},
+		{
+			name: "oauth2 without client id or secret (Argo's text)",
+			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://idp.example.com/token", Scopes: []string{"read"}})},
+			want: []api.FieldError{
+				fe("authentication.oauth2.clientId", "missing mandatory parameter in metric for OAuth2 setup"),
+				fe("authentication.oauth2.clientSecret", "missing mandatory parameter in metric for OAuth2 setup"),
+			},
+		},
+		{
+			name: "oauth2 without token URL",
+			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{ClientID: "id", ClientSecret: "secret"})},
+			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", "missing mandatory parameter in metric for OAuth2 setup: tokenUrl")},
+		},
+		{
+			name: "oauth2 token URL not allowed (SSRF)",
+			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "http://169.254.169.254/latest/meta-data", ClientID: "id", ClientSecret: "secret"})},
+			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", `oauth2 tokenUrl "http://169.254.169.254/latest/meta-data" is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url http://169.254.169.254/latest/meta-data (repeatable) or add it to the OAuth2 token URLs of its configuration file`)},
+		},
+		{
+			name: "oauth2 token URL on the datasource is not allowed either",
+			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "http://prometheus:9090/api/v1/admin/tsdb/delete_series", ClientID: "id", ClientSecret: "secret"})},
+			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", `oauth2 tokenUrl "http://prometheus:9090/api/v1/admin/tsdb/delete_series" is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url http://prometheus:9090/api/v1/admin/tsdb/delete_series (repeatable) or add it to the OAuth2 token URLs of its configuration file`)},
+		},
+		{
+			name: "oauth2 token URL that only shares a prefix with an allowed one",
+			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://idp.example.com/token-evil", ClientID: "id", ClientSecret: "secret"})},
+			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", `oauth2 tokenUrl "https://idp.example.com/token-evil" is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url https://idp.example.com/token-evil (repeatable) or add it to the OAuth2 token URLs of its configuration file`)},
+		},
+		{
+			name: "bad headers; the value is not echoed",
+			m:    spec.PrometheusMetric{Query: q, Headers: []spec.Header{{Key: "X-Ok", Value: "fine"}, {Key: "Bad Name", Value: "v"}, {Key: "Authorization", Value: "Bearer abc\r\nX-Injected: 1"}}},
+			want: []api.FieldError{
+				fe("headers[1].key", `invalid HTTP header name "Bad Name"`),
+				fe("headers[2].value", "invalid HTTP header value: it must not contain control characters such as line breaks"),
+			},
+		},
+	}
+	for _, tc := range tests {
+		src, md, got := p.Source(&tc.m)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: errors\n got %#v\nwant %#v", tc.name, got, tc.want)
+			continue
+		}
+		if tc.want == nil {
+			if src == nil || md[prometheus.ResolvedPrometheusQuery] != q {
+				t.Errorf("%s: source %v, metadata %v; want a source and ResolvedPrometheusQuery=%q", tc.name, src, md, q)
+			}
+		} else if src != nil || md != nil {
+			t.Errorf("%s: got a source or metadata with errors", tc.name)
+		}
+		for _, e := range got {
+			if strings.Contains(e.Message, "s3cr3t") || strings.Contains(e.Message, "admin:") || strings.Contains(e.Message, "token=abc") {
+				t.Errorf("%s: message echoes credentials: %q", tc.name, e.Message)
+			}
+		}
+	}
+	if _, _, errs := p.Source(nil); len(errs) != 1 {
+		t.Errorf("Source(nil): errors %v, want one", errs)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ds := func(d prometheus.Datasource) prometheus.Options {
+		return prometheus.Options{Datasources: []prometheus.Datasource{d}}
+	}
+	tests := []struct {
+		name string
+		opts prometheus.Options
+		want string
+	}{
+		{"no datasource", prometheus.Options{}, "no Prometheus datasource configured"},
+		{"not a URL", urls("prometheus:9090"), "prometheus datasources[0]: url: prometheus address is not is url format"},
+		{"query string", urls("http://p:9090/?x=1"), "prometheus datasources[0]: url must not have a query string or fragment"},
+		{"duplicate URL", urls("http://p:9090", "HTTP://P:9090/"), `prometheus datasources: "http://p:9090" and "http://p:9090" have the same URL http://p:9090`},
+		{
+			"duplicate name",
+			prometheus.Options{Datasources: []prometheus.Datasource{{Name: "a", URL: "http://p:1"}, {Name: "a", URL: "http://p:2"}}},
+			`prometheus datasources: duplicate name "a"`,
+		},
+		{
+			"userinfo and basic auth",
+			ds(prometheus.Datasource{Name: "x", URL: "http://u:pw0rd@p:9090", BasicAuth: &prometheus.BasicAuth{Username: "u", Password: "p"}}),
+			`prometheus datasources[0] ("x"): url has userinfo and basic auth or a bearer token file is configured too; give the credentials once`,
+		},
+		{
+			"basic auth and bearer token",
+			ds(prometheus.Datasource{URL: "http://p:9090", BearerTokenFile: "/t", BasicAuth: &prometheus.BasicAuth{Username: "u", Password: "p"}}),
+			"prometheus datasources[0]: basic auth and a bearer token file cannot both be configured",
+		},
+		{
+			"password twice",
+			ds(prometheus.Datasource{URL: "http://p:9090", BasicAuth: &prometheus.BasicAuth{Username: "u", Password: "p", PasswordFile: "/p"}}),
+			"prometheus datasources[0]: basic auth takes a password or a password file, not both",
+		},
+		{
+			"bad header",
+			ds(prometheus.Datasource{URL: "http://p:9090", Headers: map[string]string{"X-Scope-OrgID": "a\nb"}}),
+			`prometheus datasources[0]: header "X-Scope-OrgID": invalid HTTP header value`,
+		},
+		{
+			"CA file without certificates",
+			ds(prometheus.Datasource{URL: "https://p:9090", TLS: prometheus.TLSConfig{CAFile: notPEM}}),
+			"prometheus datasources[0]: tls: no PEM certificate found in CA file " + notPEM,
+		},
+		{
+			"cert without key",
+			ds(prometheus.Datasource{URL: "https://p:9090", TLS: prometheus.TLSConfig{CertFile: notPEM}}),
+			"prometheus datasources[0]: tls: a client certificate needs both a cert file and a key file",
+		},
+		{
+			"token URL with a query",
+			prometheus.Options{Datasources: []prometheus.Datasource{{URL: "http://p:9090"}}, TokenURLs: []string{"https://idp/token?x=1"}},
+			"prometheus OAuth2 token URLs[0]: must be an http or https URL without userinfo, query or fragment",
+		},
+		{
+			"negative max timeout",
+			prometheus.Options{Datasources: []prometheus.Datasource{{URL: "http://p:9090"}}, MaxTimeout: -1},
+			"prometheus max timeout must not be negative",
+		},
+	}
+	for _, tc := range tests {
+		_, err := prometheus.New(tc.opts)
+		if got := errText(err); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+		if strings.Contains(errText(err), "pw0rd") {
+			t.Errorf("%s: error echoes a password", tc.name)
+		}
+	}
+}
