@@ -1,0 +1,67 @@
+# canaryd's tasks. `make demo` and `make test` are the README's two commands;
+# both install what they need on a Debian machine (as root) and say what to
+# install otherwise.
+
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+FUZZTIME    ?= 10s
+
+export CGO_ENABLED ?= 0
+
+.PHONY: all build test unit lint fuzz demo bench prometheus clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/canaryd ./cmd/canaryd
+
+# prometheus makes sure Debian's prometheus and promtool are on PATH: the
+# integration tests, the end-to-end tests and the demo run a real one.
+prometheus:
+	@if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's prometheus package (prometheus and promtool)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; \
+	else \
+		echo "prometheus and promtool are needed: run 'sudo apt-get install -y prometheus'" >&2; exit 1; \
+	fi
+
+# test runs everything: lint, every test with the race detector (real
+# Prometheus included, nothing skipped), a short run of each fuzz target.
+test: prometheus lint
+	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	cd deploy && $(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory fuzz
+
+unit:
+	$(GO) test -count=1 ./...
+
+lint:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	@$(GO) mod tidy -diff >/dev/null 2>&1 || { echo "go.mod is not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; }
+	cd deploy && $(GO) vet ./... && $(GO) mod tidy -diff
+
+# fuzz runs each fuzz target briefly; FUZZTIME=10m make fuzz for a long run.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null; \
+		done; \
+	done
+
+demo: prometheus build
+	./deploy/demo/demo.sh
+
+bench: prometheus
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin .demo
