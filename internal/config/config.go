@@ -1,0 +1,566 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// EnvPrefix starts the environment variable of every flag:
+// --max-analyses is CANARYD_MAX_ANALYSES.
+const EnvPrefix = "CANARYD_"
+
+// Config is the validated configuration of `canaryd serve`.
+type Config struct {
+	// File is the configuration file read, "" when none.
+	File string
+	// Listen is the address to listen on, host:port (":0" for any free
+	// port).
+	Listen string
+	// LogLevel is the least severe level logged: debug, info, warn or error.
+	LogLevel zapcore.Level
+	// Datasources are the Prometheus servers metrics may query; the first
+	// is the default for metrics that name no address.
+	Datasources []Datasource
+	// PrometheusOAuth2TokenURLs are the OAuth2 token endpoints a metric's
+	// authentication.oauth2.tokenUrl may name (a trailing "/" allows every
+	// URL under it). None means OAuth2 is refused.
+	PrometheusOAuth2TokenURLs []string
+	// Templates is the directory of named templates; "" for none.
+	Templates string
+	// WebhookAllow are the URL prefixes webhooks may be sent to; none
+	// means webhooks are refused.
+	WebhookAllow []string
+	// WebhookSecretFile holds the HMAC key that signs webhooks, and
+	// WebhookSecret is its content.
+	WebhookSecretFile string
+	WebhookSecret     Secret
+	// AuthTokenFile holds the bearer tokens that /v1 calls need, one a
+	// line, and AuthTokens are those tokens. None means the API is open.
+	AuthTokenFile string
+	AuthTokens    []Secret
+	// MaxAnalyses is how many analyses may run at once.
+	MaxAnalyses int
+	// MaxFinished is how many finished analyses are kept readable; the
+	// oldest are dropped first.
+	MaxFinished int
+	// Retention is how long a finished analysis stays readable.
+	Retention time.Duration
+	// ShutdownGrace is how long running analyses get to finish on SIGTERM.
+	ShutdownGrace time.Duration
+	// ErrorRetry is the wait after an Error measurement.
+	ErrorRetry time.Duration
+	// MaxAnalysisDuration bounds every analysis; 0 means no bound.
+	MaxAnalysisDuration time.Duration
+}
+
+// Datasource is one Prometheus-compatible server (Prometheus, Thanos,
+// Mimir, Cortex) and how to reach it.
+type Datasource struct {
+	// Name labels the datasource in metrics and messages; default its URL.
+	Name string `yaml:"name"`
+	// URL is the base URL a metric's address names
+	// (http://mimir-query-frontend:8080/prometheus).
+	URL string `yaml:"url"`
+	// Headers are sent with every query; a metric cannot override them
+	// (X-Scope-OrgID for Mimir and Cortex).
+	Headers map[string]string `yaml:"headers"`
+	// BearerTokenFile is read on every query, so rotation needs no restart.
+	BearerTokenFile string     `yaml:"bearerTokenFile"`
+	BasicAuth       *BasicAuth `yaml:"basicAuth"`
+	TLS             TLS        `yaml:"tls"`
+}
+
+// BasicAuth is HTTP basic authentication towards a datasource.
+type BasicAuth struct {
+	Username string `yaml:"username"`
+	// Password or PasswordFile (re-read on every query); not both.
+	Password     Secret `yaml:"password"`
+	PasswordFile string `yaml:"passwordFile"`
+}
+
+// TLS configures https towards a datasource.
+type TLS struct {
+	CAFile             string `yaml:"caFile"`
+	CertFile           string `yaml:"certFile"`
+	KeyFile            string `yaml:"keyFile"`
+	InsecureSkipVerify bool   `yaml:"insecureSkipVerify"`
+	ServerName         string `yaml:"serverName"`
+}
+
+// Secret is a credential read from a file. It prints as [redacted] in
+// every format (fmt, JSON, zap), so a configuration can be logged whole
+// without leaking it; Reveal returns the value.
+type Secret string
+
+// String hides the value.
+func (Secret) String() string { return "[redacted]" }
+
+// GoString hides the value from %#v.
+func (Secret) GoString() string { return `"[redacted]"` }
+
+// MarshalJSON hides the value.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// Reveal returns the secret's value, for the code that uses it.
+func (s Secret) Reveal() string { return string(s) }
+
+// Defaults of the settings that have one.
+const (
+	DefaultListen              = ":8080"
+	DefaultPrometheusURL       = "http://localhost:9090"
+	DefaultMaxAnalyses         = 100
+	DefaultMaxFinished         = 1000
+	DefaultRetention           = time.Hour
+	DefaultShutdownGrace       = 30 * time.Second
+	DefaultErrorRetry          = 10 * time.Second
+	DefaultMaxAnalysisDuration = 24 * time.Hour
+)
+
+// Default returns the configuration used when nothing is set.
+func Default() *Config {
+	return &Config{
+		Listen:              DefaultListen,
+		LogLevel:            zapcore.InfoLevel,
+		Datasources:         []Datasource{{URL: DefaultPrometheusURL}},
+		MaxAnalyses:         DefaultMaxAnalyses,
+		MaxFinished:         DefaultMaxFinished,
+		Retention:           DefaultRetention,
+		ShutdownGrace:       DefaultShutdownGrace,
+		ErrorRetry:          DefaultErrorRetry,
+		MaxAnalysisDuration: DefaultMaxAnalysisDuration,
+	}
+}
+
+// Error lists every problem found in a configuration.
+type Error struct {
+	Problems []string
+}
+
+func (e *Error) Error() string {
+	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// setting is one flag, with its environment variable.
+type setting struct {
+	name  string
+	usage string
+	// list settings are repeatable flags and comma-separated variables;
+	// a source that gives any value replaces the lower sources' values.
+	list bool
+	// set applies one value (one element, for a list).
+	set func(c *Config, v string) error
+	// reset empties a list before a source replaces it.
+	reset func(c *Config)
+}
+
+// EnvName returns the environment variable of a flag.
+func EnvName(flagName string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func durationSetting(name, usage string, field func(*Config) *time.Duration) setting {
+	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 1h)", v)
+		}
+		*field(c) = d
+		return nil
+	}}
+}
+
+func intSetting(name, usage string, field func(*Config) *int) setting {
+	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("invalid integer %q", v)
+		}
+		*field(c) = n
+		return nil
+	}}
+}
+
+func stringSetting(name, usage string, field func(*Config) *string) setting {
+	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
+		*field(c) = v
+		return nil
+	}}
+}
+
+func listSetting(name, usage string, field func(*Config) *[]string) setting {
+	return setting{name: name, usage: usage, list: true,
+		set:   func(c *Config, v string) error { *field(c) = append(*field(c), v); return nil },
+		reset: func(c *Config) { *field(c) = nil },
+	}
+}
+
+// settings are the flags of `canaryd serve`, in the order -h lists them.
+func settings() []setting {
+	return []setting{
+		stringSetting("config", "YAML configuration file, for what flags express badly (several Prometheus datasources with headers, credentials, TLS); flags and environment variables override it",
+			func(c *Config) *string { return &c.File }),
+		stringSetting("listen", "address to listen on (default "+DefaultListen+")", func(c *Config) *string { return &c.Listen }),
+		{name: "log-level", usage: "least severe level logged: debug, info, warn or error (default info)",
+			set: func(c *Config, v string) error {
+				l, err := zapcore.ParseLevel(v)
+				if err != nil || l > zapcore.ErrorLevel {
+					return fmt.Errorf("invalid log level %q (want debug, info, warn or error)", v)
+				}
+				c.LogLevel = l
+				return nil
+			}},
+		{name: "prometheus-url", list: true,
+			usage: "a Prometheus that metrics may query (repeatable); the first is the default for metrics without an address (default " + DefaultPrometheusURL + ")",
+			set: func(c *Config, v string) error {
+				c.Datasources = append(c.Datasources, Datasource{URL: v})
+				return nil
+			},
+			reset: func(c *Config) { c.Datasources = nil }},
+		listSetting("prometheus-oauth2-token-url", "an OAuth2 token endpoint that a metric's authentication.oauth2.tokenUrl may name (repeatable; a trailing / allows every URL under it); none refuses OAuth2",
+			func(c *Config) *[]string { return &c.PrometheusOAuth2TokenURLs }),
+		stringSetting("templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
+			func(c *Config) *string { return &c.Templates }),
+		listSetting("webhook-allow", "URL prefix a webhook may be sent to (repeatable); none means webhooks are refused",
+			func(c *Config) *[]string { return &c.WebhookAllow }),
+		stringSetting("webhook-secret-file", "file holding the HMAC key that signs webhooks (default: unsigned)",
+			func(c *Config) *string { return &c.WebhookSecretFile }),
+		stringSetting("auth-token-file", "file of bearer tokens, one a line; when set, every /v1 call needs Authorization: Bearer <token>",
+			func(c *Config) *string { return &c.AuthTokenFile }),
+		intSetting("max-analyses", fmt.Sprintf("analyses running at once before new ones get 429 (default %d)", DefaultMaxAnalyses),
+			func(c *Config) *int { return &c.MaxAnalyses }),
+		intSetting("max-finished", fmt.Sprintf("finished analyses kept readable; the oldest are dropped first (default %d)", DefaultMaxFinished),
+			func(c *Config) *int { return &c.MaxFinished }),
+		durationSetting("retention", "how long a finished analysis stays readable (default 1h)",
+			func(c *Config) *time.Duration { return &c.Retention }),
+		durationSetting("shutdown-grace", "on SIGTERM, how long running analyses get to finish before they end with phase Error (default 30s)",
+			func(c *Config) *time.Duration { return &c.ShutdownGrace }),
+		durationSetting("error-retry", "wait after an Error measurement before measuring again (default 10s, as Argo Rollouts)",
+			func(c *Config) *time.Duration { return &c.ErrorRetry }),
+		durationSetting("max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound (default 24h)",
+			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }),
+	}
+}
+
+// rawValues records a flag's values as given, so that precedence can be
+// applied after every source has been read.
+type rawValues struct {
+	list   bool
+	values []string
+}
+
+func (r *rawValues) String() string { return strings.Join(r.values, ",") }
+
+func (r *rawValues) Set(v string) error {
+	if !r.list {
+		r.values = r.values[:0]
+	}
+	r.values = append(r.values, v)
+	return nil
+}
+
+// Load reads the configuration of `canaryd serve` from its arguments (flags
+// only), the environment (getenv) and the file that --config or
+// CANARYD_CONFIG names. A flag wins over its environment variable, which
+// wins over the file, which wins over the default. Every problem found is
+// returned in one *Error. Help (-h) returns flag.ErrHelp after printing the
+// flags to output.
+func Load(args []string, getenv func(string) string, output io.Writer) (*Config, error) {
+	all := settings()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(output)
+	raw := make(map[string]*rawValues, len(all))
+	for _, s := range all {
+		raw[s.name] = &rawValues{list: s.list}
+		fs.Var(raw[s.name], s.name, s.usage+"; env "+EnvName(s.name))
+	}
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(output, "Usage: canaryd serve [flags]\n\nEvery flag can also be set with its environment variable, and in the --config file\nunder its name in camelCase; a flag wins over its variable, which wins over the file.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &Error{Problems: []string{err.Error()}}
+	}
+	if fs.NArg() > 0 {
+		return nil, &Error{Problems: []string{fmt.Sprintf("unexpected arguments %q: serve takes flags only", fs.Args())}}
+	}
+
+	c := Default()
+	var problems []string
+	file := ""
+	if v := raw["config"].values; len(v) > 0 {
+		file = v[0]
+	} else {
+		file = strings.TrimSpace(getenv(EnvName("config")))
+	}
+	if file != "" {
+		problems = append(problems, loadFile(c, file)...)
+	}
+
+	for _, s := range all {
+		source, values := "--"+s.name, raw[s.name].values
+		if len(values) == 0 {
+			env := getenv(EnvName(s.name))
+			if strings.TrimSpace(env) == "" {
+				continue
+			}
+			source, values = EnvName(s.name), splitEnv(env, s.list)
+		}
+		if s.list {
+			s.reset(c)
+		}
+		for _, v := range values {
+			if err := s.set(c, strings.TrimSpace(v)); err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", source, err))
+			}
+		}
+	}
+	c.File = file
+
+	problems = append(problems, c.validate()...)
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
+	}
+	return c, nil
+}
+
+// splitEnv splits a list variable at commas; a single value is kept whole.
+func splitEnv(v string, list bool) []string {
+	if !list {
+		return []string{v}
+	}
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// validate checks the merged configuration, reads the secrets it names and
+// returns every problem.
+func (c *Config) validate() []string {
+	var problems []string
+	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+		add("--listen: %q is not host:port (e.g. :8080, 127.0.0.1:0)", c.Listen)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		add("--listen: %q: the port must be a number from 0 to 65535", c.Listen)
+	}
+
+	if len(c.Datasources) == 0 {
+		add("--prometheus-url: at least one Prometheus is needed")
+	}
+	names := map[string]bool{}
+	for i, d := range c.Datasources {
+		problems = append(problems, d.validate(fmt.Sprintf("prometheus[%d]", i))...)
+		if d.Name != "" {
+			if names[d.Name] {
+				add("prometheus[%d].name: duplicate name %q", i, d.Name)
+			}
+			names[d.Name] = true
+		}
+	}
+	for i, u := range c.PrometheusOAuth2TokenURLs {
+		if err := checkURL(u); err != nil {
+			add("--prometheus-oauth2-token-url[%d]: %v", i, err)
+		}
+	}
+
+	if c.Templates != "" {
+		if info, err := os.Stat(c.Templates); err != nil {
+			add("--templates: %v", pathError(err))
+		} else if !info.IsDir() {
+			add("--templates: %s is not a directory", c.Templates)
+		}
+	}
+	for i, u := range c.WebhookAllow {
+		if err := checkURL(u); err != nil {
+			add("--webhook-allow[%d]: %v", i, err)
+		}
+	}
+	if c.WebhookSecretFile != "" {
+		secret, err := readSecret(c.WebhookSecretFile)
+		switch {
+		case err != nil:
+			add("--webhook-secret-file: %v", err)
+		case secret == "":
+			add("--webhook-secret-file: %s is empty", c.WebhookSecretFile)
+		}
+		c.WebhookSecret = Secret(secret)
+	}
+	c.AuthTokens = nil
+	if c.AuthTokenFile != "" {
+		tokens, err := ReadTokens(c.AuthTokenFile)
+		switch {
+		case err != nil:
+			add("--auth-token-file: %v", err)
+		case len(tokens) == 0:
+			add("--auth-token-file: %s holds no token (one a line; blank lines and lines starting with # are skipped)", c.AuthTokenFile)
+		}
+		c.AuthTokens = tokens
+	}
+
+	if c.MaxAnalyses < 1 {
+		add("--max-analyses: must be at least 1, got %d", c.MaxAnalyses)
+	}
+	if c.MaxFinished < 1 {
+		add("--max-finished: must be at least 1, got %d (a finished analysis must stay readable by its id)", c.MaxFinished)
+	}
+	positive := func(flag string, d time.Duration) {
+		if d <= 0 {
+			add("--%s: must be positive, got %s", flag, d)
+		}
+	}
+	positive("retention", c.Retention)
+	positive("error-retry", c.ErrorRetry)
+	if c.ShutdownGrace < 0 {
+		add("--shutdown-grace: must not be negative, got %s", c.ShutdownGrace)
+	}
+	if c.MaxAnalysisDuration < 0 {
+		add("--max-analysis-duration: must not be negative (0 means no bound), got %s", c.MaxAnalysisDuration)
+	}
+	return problems
+}
+
+func (d Datasource) validate(path string) []string {
+	var problems []string
+	add := func(format string, a ...any) { problems = append(problems, path+fmt.Sprintf(format, a...)) }
+	if err := checkURL(d.URL); err != nil {
+		add(".url: %v", err)
+	} else if u, _ := url.Parse(d.URL); u.RawQuery != "" || u.Fragment != "" {
+		add(".url: must not have a query string or fragment")
+	}
+	for k, v := range d.Headers {
+		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+			add(".headers: %q is not a valid header name", k)
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			add(".headers[%s]: the value must not contain line breaks", k)
+		}
+	}
+	if d.BearerTokenFile != "" {
+		if err := readable(d.BearerTokenFile); err != nil {
+			add(".bearerTokenFile: %v", err)
+		}
+	}
+	if b := d.BasicAuth; b != nil {
+		if b.Username == "" {
+			add(".basicAuth.username: required")
+		}
+		if b.Password != "" && b.PasswordFile != "" {
+			add(".basicAuth: give password or passwordFile, not both")
+		}
+		if b.PasswordFile != "" {
+			if err := readable(b.PasswordFile); err != nil {
+				add(".basicAuth.passwordFile: %v", err)
+			}
+		}
+		if d.BearerTokenFile != "" {
+			add(": give basicAuth or bearerTokenFile, not both")
+		}
+	}
+	for field, file := range map[string]string{"caFile": d.TLS.CAFile, "certFile": d.TLS.CertFile, "keyFile": d.TLS.KeyFile} {
+		if file != "" {
+			if err := readable(file); err != nil {
+				add(".tls.%s: %v", field, err)
+			}
+		}
+	}
+	if (d.TLS.CertFile == "") != (d.TLS.KeyFile == "") {
+		add(".tls: certFile and keyFile go together")
+	}
+	slices.Sort(problems) // map order must not decide the message order
+	return problems
+}
+
+// checkURL accepts an absolute http or https URL without credentials.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Errorf("%q is not an http or https URL", raw)
+	}
+	return nil
+}
+
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return pathError(err)
+	}
+	return f.Close()
+}
+
+// pathError drops the operation from an *fs.PathError ("open x: no such
+// file" reads better as "x: no such file").
+func pathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+	}
+	return err
+}
+
+// maxSecretFile bounds what is read from a token or key file: a mistaken
+// path to a large file must not be read into memory.
+const maxSecretFile = 1 << 20
+
+func readSecret(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", pathError(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	if err != nil {
+		return "", pathError(err)
+	}
+	if len(data) > maxSecretFile {
+		return "", fmt.Errorf("%s: larger than %d bytes", path, maxSecretFile)
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+// ReadTokens reads a bearer token file: one token a line, surrounding
+// white space trimmed, blank lines and lines starting with # skipped.
+func ReadTokens(path string) ([]Secret, error) {
+	text, err := readSecret(path)
+	if err != nil {
+		return nil, err
+	}
+	var tokens []Secret
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		tokens = append(tokens, Secret(line))
+	}
+	return tokens, nil
+}
+
+// relativeTo resolves a path from the configuration file against the
+// file's directory, as Prometheus does, so a configuration and its secrets
+// can move together.
+func relativeTo(dir, path string) string {
+	if path == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}

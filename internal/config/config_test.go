@@ -1,0 +1,262 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// env returns a getenv over a fixed set of variables.
+func env(vars ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(vars); i += 2 {
+		m[vars[i]] = vars[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+// writeFile writes a file into dir and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDefaults(t *testing.T) {
+	got, err := Load(nil, env(), io.Discard)
+	if err != nil {
+		t.Fatalf("Load with nothing set: %v", err)
+	}
+	want := Default()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Load with nothing set:\n got %+v\nwant %+v", got, want)
+	}
+	if got.Listen != ":8080" || got.Datasources[0].URL != "http://localhost:9090" || got.Retention != time.Hour || got.ShutdownGrace != 30*time.Second {
+		t.Errorf("defaults differ from api.md: %+v", got)
+	}
+}
+
+// TestPrecedence checks flag over environment over file over default, for
+// a scalar and a list.
+func TestPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "c.yaml", "retention: 3h\nwebhookAllow: [https://file.example/]\n")
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		env       []string
+		retention time.Duration
+		allow     []string
+	}{
+		{"default", nil, nil, time.Hour, nil},
+		{"file", []string{"--config", file}, nil, 3 * time.Hour, []string{"https://file.example/"}},
+		{"config file from the environment", nil, []string{"CANARYD_CONFIG", file}, 3 * time.Hour, []string{"https://file.example/"}},
+		{"environment over file", []string{"--config", file},
+			[]string{"CANARYD_RETENTION", "2h", "CANARYD_WEBHOOK_ALLOW", "https://a.example/, https://b.example/"},
+			2 * time.Hour, []string{"https://a.example/", "https://b.example/"}},
+		{"flag over environment", []string{"--config", file, "--retention", "90m", "--webhook-allow", "https://flag.example/", "--webhook-allow=https://flag2.example/"},
+			[]string{"CANARYD_RETENTION", "2h", "CANARYD_WEBHOOK_ALLOW", "https://a.example/"},
+			90 * time.Minute, []string{"https://flag.example/", "https://flag2.example/"}},
+		{"an empty variable is unset", []string{"--config", file}, []string{"CANARYD_RETENTION", " "}, 3 * time.Hour, []string{"https://file.example/"}},
+	} {
+		c, err := Load(tc.args, env(tc.env...), io.Discard)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.Retention != tc.retention || !reflect.DeepEqual(c.WebhookAllow, tc.allow) {
+			t.Errorf("%s: retention %s, webhook-allow %v; want %s, %v", tc.name, c.Retention, c.WebhookAllow, tc.retention, tc.allow)
+		}
+	}
+}
+
+func TestPrometheusSources(t *testing.T) {
+	dir := t.TempDir()
+	token := writeFile(t, dir, "token", "s3cret\n")
+	file := writeFile(t, dir, "c.yaml", `
+prometheus:
+  - name: mimir
+    url: http://mimir/prometheus
+    headers: {X-Scope-OrgID: team-a}
+    bearerTokenFile: token
+  - url: http://prometheus:9090
+`)
+	c, err := Load([]string{"--config", file}, env(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Datasource{
+		{Name: "mimir", URL: "http://mimir/prometheus", Headers: map[string]string{"X-Scope-OrgID": "team-a"}, BearerTokenFile: token},
+		{URL: "http://prometheus:9090"},
+	}
+	if !reflect.DeepEqual(c.Datasources, want) {
+		t.Errorf("datasources from the file (paths relative to it):\n got %+v\nwant %+v", c.Datasources, want)
+	}
+
+	c, err = Load([]string{"--config", file, "--prometheus-url", "http://a:9090", "--prometheus-url", "http://b:9090"}, env(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{c.Datasources[0].URL, c.Datasources[1].URL}; len(c.Datasources) != 2 || got[0] != "http://a:9090" || got[1] != "http://b:9090" {
+		t.Errorf("--prometheus-url did not replace the file's datasources: %+v", c.Datasources)
+	}
+}
+
+// TestExamples loads every example configuration under testdata/config.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../../testdata/config/*.yaml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("example configurations: %v %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := Load([]string{"--config", f}, env(), io.Discard); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestInvalid checks that every problem of a configuration is reported at
+// once, each naming where it is.
+func TestInvalid(t *testing.T) {
+	dir := t.TempDir()
+	empty := writeFile(t, dir, "empty-tokens", "# no tokens\n\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		file string
+		want []string
+	}{
+		{name: "bad values from every source",
+			args: []string{"--listen", "nowhere", "--max-analyses", "0", "--retention", "forever"},
+			env:  []string{"CANARYD_SHUTDOWN_GRACE", "-1s", "CANARYD_MAX_FINISHED", "many", "CANARYD_LOG_LEVEL", "loud"},
+			want: []string{
+				`--listen: "nowhere" is not host:port`,
+				"--max-analyses: must be at least 1, got 0",
+				`--retention: invalid duration "forever"`,
+				"--shutdown-grace: must not be negative, got -1s",
+				`CANARYD_MAX_FINISHED: invalid integer "many"`,
+				`CANARYD_LOG_LEVEL: invalid log level "loud"`,
+			}},
+		{name: "bad URLs",
+			args: []string{"--prometheus-url", "localhost:9090", "--webhook-allow", "hooks", "--prometheus-oauth2-token-url", "ftp://x"},
+			want: []string{
+				`prometheus[0].url: "localhost:9090" is not an http or https URL`,
+				`--webhook-allow[0]: "hooks" is not an http or https URL`,
+				`--prometheus-oauth2-token-url[0]: "ftp://x" is not an http or https URL`,
+			}},
+		{name: "missing files",
+			args: []string{"--auth-token-file", filepath.Join(dir, "nope"), "--webhook-secret-file", filepath.Join(dir, "nope2"), "--templates", filepath.Join(dir, "nope3")},
+			want: []string{"--auth-token-file: " + filepath.Join(dir, "nope") + ": no such file or directory", "--webhook-secret-file:", "--templates:"}},
+		{name: "a token file without tokens",
+			args: []string{"--auth-token-file", empty},
+			want: []string{"--auth-token-file: " + empty + " holds no token"}},
+		{name: "unknown and mistyped keys in the file",
+			file: "listen: :80\nretension: 1h\nprometheus: {url: x}\nmaxAnalyses: [1]\n",
+			want: []string{"line 2: unknown key retension", "line 3: a mapping cannot be a list of datasources", "line 4: a list cannot be a string"}},
+		{name: "datasource problems",
+			file: `prometheus:
+  - {name: a, url: "http://a:9090?x=1", basicAuth: {password: p}}
+  - {name: a, url: "http://b:9090", bearerTokenFile: nope, tls: {certFile: c.pem}}
+`,
+			want: []string{
+				"prometheus[0].url: must not have a query string or fragment",
+				"prometheus[0].basicAuth.username: required",
+				`prometheus[1].name: duplicate name "a"`,
+				"prometheus[1].bearerTokenFile:",
+				"prometheus[1].tls.certFile:",
+				"prometheus[1].tls: certFile and keyFile go together",
+			}},
+		{name: "both forms of datasources",
+			file: "prometheus: [{url: 'http://a:9090'}]\nprometheusUrl: ['http://b:9090']\n",
+			want: []string{"give prometheus (datasources) or prometheusUrl (plain URLs), not both"}},
+		{name: "a missing file", args: []string{"--config", filepath.Join(dir, "missing.yaml")},
+			want: []string{"--config: " + filepath.Join(dir, "missing.yaml") + ": no such file or directory"}},
+		{name: "positional arguments", args: []string{"extra"}, want: []string{`unexpected arguments ["extra"]`}},
+		{name: "an unknown flag", args: []string{"--listne", ":1"}, want: []string{"flag provided but not defined: -listne"}},
+	} {
+		args := tc.args
+		if tc.file != "" {
+			args = append(args, "--config", writeFile(t, dir, "c.yaml", tc.file))
+		}
+		_, err := Load(args, env(tc.env...), io.Discard)
+		var cerr *Error
+		if !errors.As(err, &cerr) {
+			t.Errorf("%s: error %v, want an *Error", tc.name, err)
+			continue
+		}
+		for _, want := range tc.want {
+			found := false
+			for _, p := range cerr.Problems {
+				found = found || strings.Contains(p, want)
+			}
+			if !found {
+				t.Errorf("%s: no problem contains %q; got:\n  %s", tc.name, want, strings.Join(cerr.Problems, "\n  "))
+			}
+		}
+	}
+}
+
+func TestSecretsNeverPrint(t *testing.T) {
+	dir := t.TempDir()
+	tokens := writeFile(t, dir, "tokens", "# comment\ntoken-one\n\n  token-two  \n")
+	secret := writeFile(t, dir, "secret", "hmac-key\n")
+	c, err := Load([]string{"--auth-token-file", tokens, "--webhook-secret-file", secret}, env(), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.AuthTokens) != 2 || c.AuthTokens[0].Reveal() != "token-one" || c.AuthTokens[1].Reveal() != "token-two" || c.WebhookSecret.Reveal() != "hmac-key" {
+		t.Fatalf("secrets read wrongly: %d tokens", len(c.AuthTokens))
+	}
+	js, _ := json.Marshal(c)
+	for _, printed := range []string{fmt.Sprintf("%v", c), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c), string(js)} {
+		for _, s := range []string{"token-one", "token-two", "hmac-key"} {
+			if strings.Contains(printed, s) {
+				t.Errorf("the configuration prints the secret %q: %s", s, printed)
+			}
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out strings.Builder
+	_, err := Load([]string{"-h"}, env(), &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v, want flag.ErrHelp", err)
+	}
+	for _, want := range []string{"-prometheus-url", "CANARYD_PROMETHEUS_URL", "-shutdown-grace", "-max-finished", "camelCase"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+func TestLogLevel(t *testing.T) {
+	c, err := Load([]string{"--log-level", "debug"}, env(), io.Discard)
+	if err != nil || c.LogLevel != zapcore.DebugLevel {
+		t.Errorf("--log-level debug: %v, %v", c, err)
+	}
+}
+
+func TestCamelCase(t *testing.T) {
+	for flagName, want := range map[string]string{
+		"listen": "listen", "max-analyses": "maxAnalyses", "prometheus-oauth2-token-url": "prometheusOauth2TokenUrl",
+	} {
+		if got := camelCase(flagName); got != want {
+			t.Errorf("camelCase(%q) = %q, want %q", flagName, got, want)
+		}
+	}
+}

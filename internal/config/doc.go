@@ -1,0 +1,14 @@
+// Package config reads the configuration of `canaryd serve`: command-line
+// flags, their CANARYD_* environment variables and an optional YAML file
+// (--config), in that order of precedence, and validates the result as a
+// whole so that an operator sees every problem at once.
+//
+// The file exists for what flags express badly: several Prometheus
+// datasources, each with its own headers (Mimir's and Cortex's
+// X-Scope-OrgID), bearer token file, basic auth and TLS. Every flag also has a
+// file key, its name in camelCase.
+//
+// The package only reads and checks. It must not start anything, open
+// network connections or log: the command wires what it returns. Secrets
+// (the contents of token files) are held in Secret values, which never print.
+package config

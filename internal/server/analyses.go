@@ -1,0 +1,318 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/clock"
+)
+
+// ShutdownMessage is the message of an analysis that was still running when
+// the service stopped and its grace period ran out. Its phase is Error: the
+// service, not the canary, failed to reach a verdict.
+const ShutdownMessage = "canaryd stopped before the analysis completed"
+
+// Errors of Analyses.Start and Analyses.Evaluate.
+var (
+	// ErrDraining: the service is shutting down and takes no new analyses.
+	ErrDraining = errors.New("canaryd is shutting down and starts no new analyses")
+	// ErrTooMany: --max-analyses analyses are already running.
+	ErrTooMany = errors.New("too many analyses running")
+)
+
+// AnalysesOptions configure the analyses of one service.
+type AnalysesOptions struct {
+	// Logger receives a line when an analysis starts and finishes, and one
+	// per measurement at debug level, each with the analysis id. Nop when
+	// nil.
+	Logger *zap.Logger
+	// Registerer receives the analysis metrics. None are kept when nil.
+	Registerer prometheus.Registerer
+	// Clock tells the time to the engine and to retention; the wall clock
+	// when nil.
+	Clock clock.Clock
+	// MaxRunning is how many analyses may run at once; more get ErrTooMany.
+	MaxRunning int
+	// MaxFinished is how many finished analyses are kept; the oldest go
+	// first.
+	MaxFinished int
+	// Retention is how long a finished analysis is kept.
+	Retention time.Duration
+	// ErrorRetryInterval and MaxDuration are passed to every run.
+	ErrorRetryInterval time.Duration
+	MaxDuration        time.Duration
+}
+
+// Analyses holds the analyses of one service in memory: the running ones,
+// and the finished ones for their retention. It is safe for concurrent use.
+//
+// Finished analyses are pruned when Analyses is read or written, not by a
+// timer: nothing is left running between requests, and what is kept is
+// bounded by MaxFinished regardless.
+type Analyses struct {
+	opts    AnalysesOptions
+	log     *zap.Logger
+	clock   clock.Clock
+	metrics *analysisMetrics
+
+	mu       sync.Mutex
+	running  map[string]*analysis.Run
+	finished []finishedRun            // oldest completion first
+	byID     map[string]*analysis.Run // running and finished
+	draining bool
+}
+
+type finishedRun struct {
+	run *analysis.Run
+	at  time.Time
+}
+
+// NewAnalyses returns an empty set of analyses. It fails only if the metrics
+// cannot be registered.
+func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.MaxRunning <= 0 {
+		return nil, errors.New("server: AnalysesOptions.MaxRunning must be positive")
+	}
+	if opts.MaxFinished <= 0 || opts.Retention <= 0 {
+		return nil, errors.New("server: AnalysesOptions.MaxFinished and Retention must be positive")
+	}
+	m, err := newAnalysisMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Analyses{
+		opts:    opts,
+		log:     opts.Logger,
+		clock:   opts.Clock,
+		metrics: m,
+		running: map[string]*analysis.Run{},
+		byID:    map[string]*analysis.Run{},
+	}, nil
+}
+
+// StartOptions describe an analysis for its resource and logs.
+type StartOptions struct {
+	Template string
+	Args     map[string]string
+	// Observer, when set, also receives every event of the run, in order,
+	// on the run's goroutine; it must not block. It is the seam for webhook
+	// delivery (a webhook stream's Send).
+	Observer func(api.Event)
+}
+
+// Start begins an analysis of plan. It fails with ErrDraining while the
+// service shuts down and with ErrTooMany at the limit of running analyses.
+//
+// The run is not tied to any request: it ends when its metrics complete, on
+// Terminate, at its maximum duration, or when Drain aborts it.
+func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*analysis.Run, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pruneLocked()
+	if a.draining {
+		return nil, ErrDraining
+	}
+	if len(a.running) >= a.opts.MaxRunning {
+		return nil, ErrTooMany
+	}
+	id := newID()
+	log := a.log.With(zap.String("analysis_id", id))
+	// The observer runs on the run's goroutine. Holding a.mu across Start
+	// means a run that completes at once still finds itself registered.
+	run := analysis.Start(context.Background(), plan, analysis.Options{
+		ID:                 id,
+		Clock:              a.clock,
+		ErrorRetryInterval: a.opts.ErrorRetryInterval,
+		MaxDuration:        a.opts.MaxDuration,
+		Template:           so.Template,
+		Args:               so.Args,
+		Observer: func(ev api.Event) {
+			a.observe(log, ev)
+			if so.Observer != nil {
+				so.Observer(ev)
+			}
+		},
+	})
+	a.running[id] = run
+	a.byID[id] = run
+	a.metrics.started.Inc()
+	a.metrics.running.Set(float64(len(a.running)))
+	log.Info("analysis started", zap.Strings("metrics", metricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args))
+	return run, nil
+}
+
+// observe counts and logs an event of a run; on the completed event it
+// moves the run to the finished analyses. It must not block: it is called
+// on the run's goroutine.
+func (a *Analyses) observe(log *zap.Logger, ev api.Event) {
+	switch ev.Type {
+	case api.EventMeasurement:
+		a.metrics.measurements.WithLabelValues(string(ev.Measurement.Phase)).Inc()
+		log.Debug("measurement", zap.String("metric", ev.Metric), zap.String("phase", string(ev.Measurement.Phase)),
+			zap.String("value", ev.Measurement.Value), zap.String("message", ev.Measurement.Message),
+			zap.String("metric_phase", string(ev.MetricPhase)))
+	case api.EventCompleted:
+		final := ev.Analysis
+		a.mu.Lock()
+		if run, ok := a.running[ev.AnalysisID]; ok {
+			delete(a.running, ev.AnalysisID)
+			a.finished = append(a.finished, finishedRun{run: run, at: a.clock.Now()})
+		}
+		a.metrics.running.Set(float64(len(a.running)))
+		a.pruneLocked()
+		a.mu.Unlock()
+		a.metrics.finished.WithLabelValues(string(final.Phase)).Inc()
+		fields := []zap.Field{zap.String("phase", string(final.Phase)), zap.String("message", final.Message)}
+		if final.StartedAt != nil && final.CompletedAt != nil {
+			fields = append(fields, zap.Duration("duration", final.CompletedAt.Sub(*final.StartedAt)))
+		}
+		log.Info("analysis finished", fields...)
+	}
+}
+
+// pruneLocked drops finished analyses past their retention, and the oldest
+// beyond MaxFinished.
+func (a *Analyses) pruneLocked() {
+	now := a.clock.Now()
+	drop := 0
+	for drop < len(a.finished) {
+		f := a.finished[drop]
+		if len(a.finished)-drop <= a.opts.MaxFinished && now.Sub(f.at) < a.opts.Retention {
+			break
+		}
+		delete(a.byID, f.run.ID())
+		drop++
+	}
+	if drop > 0 {
+		a.finished = slices.Delete(a.finished, 0, drop)
+	}
+}
+
+// Get returns the analysis with the given id, running or finished within
+// its retention.
+func (a *Analyses) Get(id string) (*analysis.Run, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pruneLocked()
+	run, ok := a.byID[id]
+	return run, ok
+}
+
+// List returns every analysis held, newest first.
+func (a *Analyses) List() []api.Analysis {
+	a.mu.Lock()
+	a.pruneLocked()
+	runs := make([]*analysis.Run, 0, len(a.byID))
+	for _, run := range a.byID {
+		runs = append(runs, run)
+	}
+	a.mu.Unlock()
+	out := make([]api.Analysis, len(runs))
+	for i, run := range runs {
+		out[i] = run.Snapshot()
+	}
+	slices.SortFunc(out, func(x, y api.Analysis) int {
+		if c := y.StartedAt.Compare(*x.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(x.ID, y.ID)
+	})
+	return out
+}
+
+// Evaluate takes one round of plan now (see analysis.Evaluate) and counts
+// its measurements. It fails with ErrDraining while the service shuts down.
+func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOptions) (api.Analysis, error) {
+	if a.Draining() {
+		return api.Analysis{}, ErrDraining
+	}
+	id := newID()
+	result := analysis.Evaluate(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args})
+	for _, m := range result.MetricResults {
+		for _, ms := range m.Measurements {
+			a.metrics.measurements.WithLabelValues(string(ms.Phase)).Inc()
+		}
+	}
+	a.metrics.evaluations.WithLabelValues(string(result.Phase)).Inc()
+	a.log.Info("round evaluated", zap.String("analysis_id", id), zap.String("phase", string(result.Phase)), zap.String("message", result.Message))
+	return result, nil
+}
+
+// Draining reports whether Drain has been called.
+func (a *Analyses) Draining() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.draining
+}
+
+// Drain stops taking new analyses and waits for the running ones to finish
+// until ctx is done; then it aborts those left with phase Error and
+// ShutdownMessage, and returns once every one of them has finished, so that
+// every waiter and stream has its terminal result before the HTTP server
+// shuts down. It returns how many analyses it aborted.
+func (a *Analyses) Drain(ctx context.Context) int {
+	a.mu.Lock()
+	a.draining = true
+	runs := make([]*analysis.Run, 0, len(a.running))
+	for _, run := range a.running {
+		runs = append(runs, run)
+	}
+	a.mu.Unlock()
+
+	aborted := 0
+	for _, run := range runs {
+		select {
+		case <-run.Done():
+			continue
+		case <-ctx.Done():
+		}
+		select {
+		case <-run.Done():
+		default:
+			run.Abort(ShutdownMessage)
+			aborted++
+			a.log.Warn("analysis aborted: the shutdown grace period ran out", zap.String("analysis_id", run.ID()))
+		}
+	}
+	for _, run := range runs {
+		<-run.Done()
+	}
+	return aborted
+}
+
+// idEncoding is base32 in lower case without padding: URL-safe, and
+// unambiguous when read aloud or typed.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newID returns an unguessable id: 128 random bits, 26 characters. Knowing
+// an id is what lets a caller read or terminate an analysis.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return idEncoding.EncodeToString(b[:])
+}
+
+func metricNames(p *analysis.Plan) []string {
+	names := make([]string, len(p.Metrics))
+	for i, m := range p.Metrics {
+		names[i] = m.Name
+	}
+	return names
+}

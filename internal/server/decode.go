@@ -1,0 +1,329 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// Media types of request bodies. JSON is YAML's subset, but a body sent as
+// JSON is held to JSON, so a client's mistake is named as such.
+var (
+	jsonMediaTypes = []string{"application/json"}
+	yamlMediaTypes = []string{"application/yaml", "application/x-yaml", "text/yaml"}
+)
+
+// argPrefix starts the query parameters that override arguments:
+// arg.namespace=echo.
+const argPrefix = "arg."
+
+// inputReader turns a request into a compiled spec: media type, size limit,
+// strict decoding, argument overrides, validation and the metrics' sources,
+// with every problem reported at once.
+type inputReader struct {
+	maxBody  int64
+	sources  spec.PrometheusSources
+	webhooks []*url.URL
+}
+
+// specRequest is a request to run or evaluate a spec, decoded and checked.
+type specRequest struct {
+	compiled *spec.Compiled
+	// template is the document's name when it is a template.
+	template string
+	// wait asks for the finished analysis in the response.
+	wait bool
+	// webhook is where the caller asked the result to be sent; "" for none.
+	webhook string
+}
+
+// queryParams says which query parameters, besides arg.NAME, a route takes.
+type queryParams struct {
+	wait, webhook bool
+}
+
+// read decodes and compiles the spec in r's body. On failure it returns the
+// problem to answer with; nothing has been started.
+func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params queryParams) (*specRequest, *api.Problem) {
+	isJSON, p := bodyMediaType(r)
+	if p != nil {
+		return nil, p
+	}
+	body, p := in.readBody(w, r)
+	if p != nil {
+		return nil, p
+	}
+
+	req := &specRequest{}
+	overrides, errs := req.query(r.URL.RawQuery, params, in.webhooks)
+
+	if isJSON {
+		if err := checkJSON(body); err != nil {
+			errs = append(errs, api.FieldError{Field: "body", Message: err.Error()})
+			return nil, ptr(invalidInput(errs))
+		}
+	}
+	doc, problems := spec.Parse(body)
+	if len(problems) > 0 {
+		return nil, ptr(invalidInput(append(errs, problems...)))
+	}
+	compiled, problems := spec.Compile(doc, overrides, in.sources)
+	errs = append(errs, problems...)
+	if len(errs) > 0 {
+		return nil, ptr(invalidInput(errs))
+	}
+	req.compiled = compiled
+	if doc.Kind == spec.KindAnalysisTemplate || doc.Kind == spec.KindClusterAnalysisTemplate {
+		req.template = doc.Metadata.Name
+	}
+	return req, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// bodyMediaType checks the request's Content-Type and reports whether it
+// is JSON.
+func bodyMediaType(r *http.Request) (isJSON bool, p *api.Problem) {
+	accepted := strings.Join(append(slices.Clone(jsonMediaTypes), yamlMediaTypes...), ", ")
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return false, ptr(problem(http.StatusUnsupportedMediaType, ProblemUnsupportedMedia,
+			"the request has no Content-Type; send the document as one of "+accepted))
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err != nil:
+	case slices.Contains(jsonMediaTypes, mt):
+		return true, nil
+	case slices.Contains(yamlMediaTypes, mt):
+		return false, nil
+	}
+	return false, ptr(problem(http.StatusUnsupportedMediaType, ProblemUnsupportedMedia,
+		fmt.Sprintf("Content-Type %q is not accepted; send the document as one of %s", ct, accepted)))
+}
+
+// readBody reads the whole body within the size limit and a deadline of
+// its own.
+func (in *inputReader) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *api.Problem) {
+	tooLarge := ptr(problem(http.StatusRequestEntityTooLarge, ProblemTooLarge,
+		fmt.Sprintf("the request body is larger than the limit of %d bytes", in.maxBody)))
+	if r.ContentLength > in.maxBody {
+		return nil, tooLarge
+	}
+	// A slow body must not hold a connection for ever; the deadline is
+	// lifted afterwards, since waits and streams read nothing for as long
+	// as their analysis lasts. Not every ResponseWriter supports it
+	// (httptest's recorder does not); then the server's limits apply.
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(bodyReadTimeout)) == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, in.maxBody+1))
+	if err != nil {
+		return nil, ptr(invalid("the request body could not be read: "+err.Error(), nil))
+	}
+	if int64(len(body)) > in.maxBody {
+		return nil, tooLarge
+	}
+	return body, nil
+}
+
+// checkJSON reports the first syntax error of a JSON body with its line
+// and column.
+func checkJSON(body []byte) error {
+	if json.Valid(body) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(body, &v)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		line, col := position(body, syntax.Offset)
+		return fmt.Errorf("invalid JSON: line %d, column %d: %v", line, col, syntax)
+	}
+	if err == nil {
+		err = errors.New("not a JSON value")
+	}
+	return fmt.Errorf("invalid JSON: %v", err)
+}
+
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
+	return line, max(col, 1)
+}
+
+// query reads the query parameters: arg.NAME overrides, and wait and
+// webhook where the route takes them. Unknown parameters are errors, as
+// unknown fields are: a misspelt one must not be silently ignored.
+func (req *specRequest) query(raw string, params queryParams, webhooks []*url.URL) (map[string]string, []api.FieldError) {
+	var errs []api.FieldError
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, []api.FieldError{{Field: "query", Message: "malformed query string: " + err.Error()}}
+	}
+	overrides := map[string]string{}
+	for _, key := range sortedKeys(values) {
+		vs := values[key]
+		one := func() (string, bool) {
+			if len(vs) > 1 && slices.ContainsFunc(vs[1:], func(v string) bool { return v != vs[0] }) {
+				errs = append(errs, api.FieldError{Field: key, Message: fmt.Sprintf("given %d times with different values", len(vs))})
+				return "", false
+			}
+			return vs[0], true
+		}
+		switch name, isArg := strings.CutPrefix(key, argPrefix); {
+		case isArg:
+			if name == "" {
+				errs = append(errs, api.FieldError{Field: key, Message: "an argument override is arg.NAME=VALUE; the name is missing"})
+				continue
+			}
+			if v, ok := one(); ok {
+				overrides[name] = v
+			}
+		case key == "wait" && params.wait:
+			v, ok := one()
+			if !ok {
+				continue
+			}
+			if v == "" {
+				req.wait = true // ?wait alone reads as a yes
+				continue
+			}
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, api.FieldError{Field: key, Message: fmt.Sprintf("must be true or false, got %q", v)})
+				continue
+			}
+			req.wait = b
+		case key == "webhook" && params.webhook:
+			v, ok := one()
+			if !ok {
+				continue
+			}
+			if msg := checkWebhook(v, webhooks); msg != "" {
+				errs = append(errs, api.FieldError{Field: key, Message: msg})
+				continue
+			}
+			req.webhook = v
+		default:
+			errs = append(errs, api.FieldError{Field: key, Message: "unknown query parameter; this endpoint takes " + knownParams(params)})
+		}
+	}
+	return overrides, errs
+}
+
+func knownParams(p queryParams) string {
+	known := []string{"arg.NAME=VALUE"}
+	if p.wait {
+		known = append(known, "wait=true")
+	}
+	if p.webhook {
+		known = append(known, "webhook=URL")
+	}
+	return strings.Join(known, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// parseWebhookAllow parses the --webhook-allow prefixes.
+func parseWebhookAllow(prefixes []string) ([]*url.URL, error) {
+	out := make([]*url.URL, 0, len(prefixes))
+	for _, p := range prefixes {
+		u, err := url.Parse(p)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("server: webhook allow prefix %q is not an http or https URL", p)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// checkWebhook returns why raw may not receive webhooks, "" when it may. A
+// prefix allows a URL with the same scheme and host whose path is the
+// prefix's path or lies under it: a plain string prefix would let
+// https://hooks.example.com allow https://hooks.example.com.evil.test.
+func checkWebhook(raw string, allowed []*url.URL) string {
+	if len(allowed) == 0 {
+		return "webhooks are refused: this canaryd was started without --webhook-allow"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "must be an absolute http or https URL"
+	}
+	if u.User != nil {
+		return "must not carry credentials (user:password@)"
+	}
+	for _, a := range allowed {
+		if !strings.EqualFold(u.Scheme, a.Scheme) || !strings.EqualFold(u.Host, a.Host) {
+			continue
+		}
+		prefix := strings.TrimSuffix(a.EscapedPath(), "/")
+		path := u.EscapedPath()
+		if prefix == "" || path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return ""
+		}
+	}
+	return "this URL is not allowed by --webhook-allow"
+}
+
+// responseMode is how an analysis is returned: one JSON document, or a
+// stream of events.
+type responseMode int
+
+const (
+	modeJSON responseMode = iota
+	modeNDJSON
+	modeSSE
+)
+
+const (
+	ndjsonContentType = "application/x-ndjson"
+	sseContentType    = "text/event-stream"
+)
+
+// negotiate picks the response mode from Accept: the first streaming type
+// listed (with a non-zero q) wins; anything else gets JSON.
+func negotiate(r *http.Request) responseMode {
+	for _, header := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(header, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
+					continue
+				}
+			}
+			switch mt {
+			case ndjsonContentType:
+				return modeNDJSON
+			case sseContentType:
+				return modeSSE
+			}
+		}
+	}
+	return modeJSON
+}

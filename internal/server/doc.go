@@ -1,0 +1,21 @@
+// Package server is canaryd's HTTP API: it turns requests into analyses run
+// by internal/analysis and answers with their state, as JSON, as a live
+// stream (NDJSON or server-sent events), or as one evaluated round.
+//
+// The surface is listed in one place, routes.go, and described for callers
+// by openapi.yaml at the repository root, which the tests hold every
+// response to. Every error is an RFC 9457 problem document
+// (application/problem+json) with the list of field errors for bad input;
+// bad input is always a 4xx and never leaves anything running.
+//
+// Analyses live in memory only (Analyses): running ones until they end,
+// finished ones for a retention period, capped in number. The process'
+// lifecycle (draining on SIGTERM, the grace period, the terminal Error result
+// of analyses that could not finish) is driven by the command through
+// Analyses.Drain; this package never reads the environment, signals or
+// flags, and never logs through a global logger.
+//
+// What it must not do: speak Prometheus (sources come in through
+// spec.PrometheusSources), judge measurements (the engine does), or show an
+// internal error's text to a client (it is logged with the request id).
+package server

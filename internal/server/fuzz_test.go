@@ -1,0 +1,77 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// FuzzCreateAnalysis sends arbitrary bodies, content types, query strings
+// and Accept headers to POST /v1/analyses: the answer must never be a 5xx,
+// every error must be a problem document, and a refused request must leave
+// nothing running.
+func FuzzCreateAnalysis(f *testing.F) {
+	f.Add("application/yaml", "arg.namespace=echo", "", "metrics:\n- name: m\n  provider: {prometheus: {query: up}}\n")
+	f.Add("application/json", "wait=maybe", "application/x-ndjson", `{"metrics": [{"name": "m", "successCondition": "result >", "provider": {"prometheus": {"query": "up"}}}]}`)
+	f.Add("text/yaml", "webhook=http://x", "text/event-stream", "apiVersion: argoproj.io/v1alpha1\nkind: AnalysisRun\nspec: {metrics: []}\n")
+	f.Add("application/x-yaml; charset=utf-8", "arg.=1&arg.a=1&arg.a=2", "", "{metrics: [{name: a, count: '{{args.a}}'}], args: [{name: a}]}")
+	f.Add("application/json", "%zz", "", "[")
+
+	// Measurements fail at once and never touch the network.
+	failing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
+		return analysis.Observation{Err: errors.New("no Prometheus in a fuzz test")}
+	})
+	sources := spec.PrometheusSources(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+		if m.Address != "" {
+			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
+		}
+		return failing, nil, nil
+	})
+
+	f.Fuzz(func(t *testing.T, contentType, query, accept, body string) {
+		analyses, err := NewAnalyses(AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, ErrorRetryInterval: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := New(Options{Analyses: analyses, Sources: sources, MaxBodyBytes: 64 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A wait or a stream lasts until the caller hangs up, which the
+		// deadline stands in for.
+		ctx, hangUp := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer hangUp()
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/analyses", strings.NewReader(body))
+		req.URL.RawQuery = query
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("Accept", accept)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+
+		over, cancel := context.WithCancel(context.Background())
+		cancel()
+		running := analyses.Drain(over)
+
+		if rec.Code >= 500 && rec.Code != http.StatusNotImplemented {
+			t.Fatalf("status %d for input: %s", rec.Code, rec.Body)
+		}
+		if rec.Code >= 400 {
+			var p api.Problem
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.Status != rec.Code || p.Type == "" {
+				t.Fatalf("status %d with a body that is not its problem: %s", rec.Code, rec.Body)
+			}
+			if running != 0 {
+				t.Fatalf("a refused request (%d) left %d analyses running", rec.Code, running)
+			}
+		}
+	})
+}

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"go.uber.org/zap"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+)
+
+// AnalysisList is the body of GET /v1/analyses.
+type AnalysisList struct {
+	Analyses []api.Analysis `json:"analyses"`
+}
+
+// handleCreateAnalysis starts an analysis of the posted document. By
+// default it answers 202 at once; ?wait=true answers with the finished
+// analysis; a streaming Accept type follows it live. A caller that hangs up
+// on a wait or a stream terminates the analysis (unless it asked for a
+// webhook): nobody else knows its id, so it would run unread.
+func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, in *inputReader, heartbeat time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if analyses.Draining() {
+			writeProblem(w, r, shuttingDown())
+			return
+		}
+		mode := negotiate(r)
+		req, p := in.read(w, r, queryParams{wait: true, webhook: true})
+		if p != nil {
+			writeProblem(w, r, *p)
+			return
+		}
+		if req.webhook != "" {
+			// The seam for webhook delivery (internal/webhook, a later
+			// change): the URL is checked against --webhook-allow above;
+			// until delivery exists, refusing is honest where accepting
+			// would silently never notify.
+			writeProblem(w, r, problem(http.StatusNotImplemented, ProblemNotImplemented,
+				"webhook delivery is not implemented in this version of canaryd; poll GET /v1/analyses/{id}, use ?wait=true or a stream"))
+			return
+		}
+		run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
+		switch {
+		case errors.Is(err, ErrDraining):
+			writeProblem(w, r, shuttingDown())
+			return
+		case errors.Is(err, ErrTooMany):
+			writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
+				"the limit of analyses running at once (--max-analyses) is reached; retry later"))
+			return
+		case err != nil:
+			internalError(log, w, r, err)
+			return
+		}
+		setAnalysisID(r, run.ID())
+		w.Header().Set("Location", "/v1/analyses/"+run.ID())
+
+		// Only a webhook would tell anyone else the result (see above).
+		hangUp := func() {
+			if req.webhook != "" {
+				return
+			}
+			run.Terminate()
+			log.Info("client went away; analysis terminated", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()))
+		}
+		switch {
+		case mode != modeJSON:
+			streamRun(w, r, run, mode, heartbeat, hangUp)
+		case req.wait:
+			select {
+			case <-run.Done():
+				writeJSON(w, http.StatusOK, run.Snapshot())
+			case <-r.Context().Done():
+				hangUp()
+			}
+		default:
+			writeJSON(w, http.StatusAccepted, run.Snapshot())
+		}
+	})
+}
+
+// handleListAnalyses lists the analyses held, newest first, optionally
+// only those in the phases given by ?phase=.
+func handleListAnalyses(analyses *Analyses) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var phases []api.Phase
+		var errs []api.FieldError
+		for _, v := range r.URL.Query()["phase"] {
+			p := api.Phase(v)
+			if !p.Completed() && p != api.PhaseRunning {
+				errs = append(errs, api.FieldError{Field: "phase", Message: "must be Running, Successful, Failed, Inconclusive or Error, got " + quote(v)})
+				continue
+			}
+			phases = append(phases, p)
+		}
+		if len(errs) > 0 {
+			writeProblem(w, r, invalidInput(errs))
+			return
+		}
+		list := analyses.List()
+		if len(phases) > 0 {
+			list = slices.DeleteFunc(list, func(a api.Analysis) bool { return !slices.Contains(phases, a.Phase) })
+		}
+		writeJSON(w, http.StatusOK, AnalysisList{Analyses: list})
+	})
+}
+
+// handleGetAnalysis answers with one analysis, or follows it live for a
+// streaming Accept type. Hanging up on such a stream leaves the analysis
+// running: the caller that started it may still be waiting.
+func handleGetAnalysis(analyses *Analyses, heartbeat time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		run, ok := lookup(analyses, w, r)
+		if !ok {
+			return
+		}
+		if mode := negotiate(r); mode != modeJSON {
+			streamRun(w, r, run, mode, heartbeat, func() {})
+			return
+		}
+		writeJSON(w, http.StatusOK, run.Snapshot())
+	})
+}
+
+// handleDeleteAnalysis terminates an analysis with Argo's terminate
+// semantics (no new measurements; metrics whose limits did not trip end
+// Successful) and answers with the final analysis. A finished analysis is
+// returned unchanged.
+func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		run, ok := lookup(analyses, w, r)
+		if !ok {
+			return
+		}
+		select {
+		case <-run.Done():
+		default:
+			run.Terminate()
+			log.Info("analysis terminated by request", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()))
+		}
+		select {
+		case <-run.Done():
+			writeJSON(w, http.StatusOK, run.Snapshot())
+		case <-r.Context().Done():
+		}
+	})
+}
+
+// handleEvaluate takes one round of the posted document now: one
+// measurement of every metric. An Error round is a 503 with the same body,
+// so that Argo's web provider counts an Error measurement rather than read
+// an outage as a verdict.
+func handleEvaluate(analyses *Analyses, in *inputReader) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if analyses.Draining() {
+			writeProblem(w, r, shuttingDown())
+			return
+		}
+		req, p := in.read(w, r, queryParams{})
+		if p != nil {
+			writeProblem(w, r, *p)
+			return
+		}
+		result, err := analyses.Evaluate(r.Context(), req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
+		if err != nil {
+			writeProblem(w, r, shuttingDown())
+			return
+		}
+		setAnalysisID(r, result.ID)
+		status := http.StatusOK
+		if result.Phase == api.PhaseError {
+			status = http.StatusServiceUnavailable
+		}
+		writeJSON(w, status, result)
+	})
+}
+
+func lookup(analyses *Analyses, w http.ResponseWriter, r *http.Request) (*analysis.Run, bool) {
+	id := chi.URLParam(r, "id")
+	run, ok := analyses.Get(id)
+	if !ok {
+		writeProblem(w, r, problem(http.StatusNotFound, ProblemNotFound,
+			"no analysis "+quote(id)+": it never existed here, or it finished longer ago than the retention period, or this is another replica"))
+		return nil, false
+	}
+	setAnalysisID(r, id)
+	return run, true
+}
+
+func shuttingDown() api.Problem {
+	return problem(http.StatusServiceUnavailable, ProblemShuttingDown,
+		"canaryd is shutting down and starts no new analyses; retry against another replica")
+}
+
+// internalError logs err with the request id and answers with a 500 that
+// names only the id.
+func internalError(log *zap.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	id := infoOf(r).id
+	log.Error("internal error", zap.String("request_id", id), zap.Error(err))
+	writeProblem(w, r, internalProblem(id))
+}
+
+func handleNotFound() http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, problem(http.StatusNotFound, ProblemNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+"; see GET /openapi.yaml"))
+	}
+}
+
+// handleMethodNotAllowed answers a known path asked with another method,
+// with the Allow header listing the methods it takes.
+func handleMethodNotAllowed(routes chi.Routes) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if routes.Match(chi.NewRouteContext(), m, r.URL.Path) {
+				allowed = append(allowed, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeProblem(w, r, problem(http.StatusMethodNotAllowed, ProblemMethodNotAllowed,
+			r.Method+" is not allowed on "+r.URL.Path))
+	}
+}
+
+// quote quotes a value from the request for a message, cut short: ids and
+// phases are short, and anything longer is noise.
+func quote(s string) string {
+	const limit = 80
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	return strconv.Quote(s)
+}

@@ -1,0 +1,40 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/canaryd/canaryd"
+)
+
+// Health is the body of /healthz and /readyz when all is well.
+type Health struct {
+	Status string `json:"status"`
+}
+
+// handleHealthz answers while the process can serve at all.
+func handleHealthz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, Health{Status: "ok"})
+	})
+}
+
+// handleReadyz answers 503 from the moment the service starts draining, so
+// that load balancers stop sending it new analyses.
+func handleReadyz(analyses *Analyses) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if analyses.Draining() {
+			writeProblem(w, r, shuttingDown())
+			return
+		}
+		writeJSON(w, http.StatusOK, Health{Status: "ready"})
+	})
+}
+
+// handleOpenAPI serves the OpenAPI document the binary was built with.
+func handleOpenAPI() http.Handler {
+	doc := canaryd.OpenAPI()
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(doc)
+	})
+}

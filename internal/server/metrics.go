@@ -1,0 +1,95 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// analysisMetrics are the metrics of Analyses.
+type analysisMetrics struct {
+	started      prometheus.Counter
+	finished     *prometheus.CounterVec
+	running      prometheus.Gauge
+	measurements *prometheus.CounterVec
+	evaluations  *prometheus.CounterVec
+}
+
+func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
+	m := &analysisMetrics{
+		started: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "canaryd_analyses_started_total",
+			Help: "Analyses started.",
+		}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "canaryd_analyses_finished_total",
+			Help: "Analyses finished, by phase (Successful, Failed, Inconclusive, Error).",
+		}, []string{"phase"}),
+		running: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "canaryd_analyses_running",
+			Help: "Analyses running now.",
+		}),
+		measurements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "canaryd_measurements_total",
+			Help: "Measurements taken by analyses and evaluated rounds, by phase.",
+		}, []string{"phase"}),
+		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "canaryd_evaluations_total",
+			Help: "Rounds evaluated by POST /v1/evaluate, by phase.",
+		}, []string{"phase"}),
+	}
+	if err := register(reg, m.started, m.finished, m.running, m.measurements, m.evaluations); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// httpMetrics are the metrics of the HTTP layer. Routes are chi's patterns
+// (/v1/analyses/{id}), never raw paths, so that ids do not explode the
+// label space; unmatched requests share one label.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "canaryd_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "canaryd_http_request_duration_seconds",
+			Help: "Time from request to the end of the response, by route pattern, method and status code; streams and ?wait=true last as long as their analysis.",
+			// Up to an hour: waits and streams last as long as analyses.
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}, []string{"route", "method", "code"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "canaryd_http_requests_in_flight",
+			Help: "HTTP requests being answered now, streams and waits included.",
+		}),
+	}
+	if err := register(reg, m.requests, m.duration, m.inFlight); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// register registers every collector, or none of them when reg is nil.
+func register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	if reg == nil {
+		return nil
+	}
+	var errs []error
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("server: registering metrics: %w", err)
+	}
+	return nil
+}

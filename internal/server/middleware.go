@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+const (
+	requestIDHeader    = "X-Request-Id"
+	maxRequestIDLength = 128
+)
+
+// requestInfo travels with a request so that the access log line can name
+// what the handler learnt: the analysis id, once there is one.
+type requestInfo struct {
+	id         string
+	analysisID string
+}
+
+type requestInfoKey struct{}
+
+func infoOf(r *http.Request) *requestInfo {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		return info
+	}
+	return &requestInfo{}
+}
+
+// setAnalysisID records the analysis a request concerns, for its log line.
+func setAnalysisID(r *http.Request, id string) { infoOf(r).analysisID = id }
+
+// requestID returns the caller's X-Request-Id when it is a sane token, so a
+// caller can follow its request through our logs, and a fresh one
+// otherwise (a header that could forge log fields is not echoed).
+func requestID(r *http.Request) string {
+	if id := r.Header.Get(requestIDHeader); id != "" && len(id) <= maxRequestIDLength && isToken(id) {
+		return id
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.:/+=", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// recorder notes the status and size of a response. It unwraps, so
+// http.ResponseController reaches the connection to flush streams.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *recorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// quietRoute reports the routes logged at debug level when they succeed:
+// probes and scrapes would drown the log.
+func quietRoute(route string) bool {
+	switch route {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
+
+// observe gives every request its id, recovers a panic into a 500 problem,
+// and logs and counts the request by its route pattern.
+func (s *server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &requestInfo{id: requestID(r)}
+		w.Header().Set(requestIDHeader, info.id)
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+		rec := &recorder{ResponseWriter: w}
+		s.metrics.inFlight.Inc()
+
+		defer func() {
+			v := recover()
+			abort := v == http.ErrAbortHandler //nolint:errorlint // net/http compares it so too
+			if v != nil && !abort {
+				s.log.Error("panic while handling a request", zap.String("request_id", info.id),
+					zap.String("method", r.Method), zap.String("path", r.URL.Path),
+					zap.String("panic", fmt.Sprint(v)), zap.Stack("stack"))
+				if rec.status == 0 {
+					writeProblem(rec, r, internalProblem(info.id))
+				} else {
+					// Too late for a problem document: cut the response
+					// short so the client cannot take it for complete.
+					abort = true
+				}
+			}
+			s.metrics.inFlight.Dec()
+			s.logRequest(r, rec, info, start)
+			if abort {
+				panic(http.ErrAbortHandler)
+			}
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, start time.Time) {
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http sends 200
+	}
+	route := "unmatched"
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePattern() != "" {
+		route = rctx.RoutePattern()
+	}
+	elapsed := time.Since(start)
+	code := strconv.Itoa(status)
+	s.metrics.requests.WithLabelValues(route, r.Method, code).Inc()
+	s.metrics.duration.WithLabelValues(route, r.Method, code).Observe(elapsed.Seconds())
+
+	level := zapcore.InfoLevel
+	switch {
+	case status >= 500:
+		level = zapcore.ErrorLevel
+	case quietRoute(route) && status < 400:
+		level = zapcore.DebugLevel
+	}
+	ce := s.log.Check(level, "request")
+	if ce == nil {
+		return
+	}
+	fields := []zap.Field{
+		zap.String("request_id", info.id),
+		zap.String("method", r.Method),
+		zap.String("path", r.URL.Path),
+		zap.String("route", route),
+		zap.Int("status", status),
+		zap.Int64("bytes", rec.bytes),
+		zap.Duration("duration", elapsed),
+		zap.String("remote", r.RemoteAddr),
+	}
+	if info.analysisID != "" {
+		fields = append(fields, zap.String("analysis_id", info.analysisID))
+	}
+	ce.Write(fields...)
+}
+
+func internalProblem(requestID string) api.Problem {
+	return problem(http.StatusInternalServerError, ProblemInternal,
+		"an internal error occurred; it has been logged with request id "+requestID)
+}
+
+// requireToken lets a request through only with one of the tokens as its
+// bearer token. No tokens: everything passes. Tokens are compared as
+// SHA-256 digests in constant time, every one of them, so that neither the
+// time taken nor an early exit says how much of a guess was right.
+func requireToken(tokens [][sha256.Size]byte) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if len(tokens) == 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+				writeProblem(w, r, problem(http.StatusUnauthorized, ProblemUnauthorized,
+					"this canaryd requires a bearer token: send Authorization: Bearer <token>"))
+				return
+			}
+			sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+			match := 0
+			for i := range tokens {
+				match |= subtle.ConstantTimeCompare(sum[:], tokens[i][:])
+			}
+			if match != 1 {
+				writeProblem(w, r, problem(http.StatusUnauthorized, ProblemUnauthorized, "the bearer token is not valid"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBodyBytes bounds a request body: an AnalysisTemplate is a
+	// few kilobytes, kubectl's managedFields included.
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultHeartbeatInterval is how often an idle stream gets a
+	// heartbeat, well inside the 60 s idle timeout of common proxies, so
+	// that a quiet stream is not cut (which would terminate its analysis).
+	DefaultHeartbeatInterval = 15 * time.Second
+	// bodyReadTimeout bounds the reading of a request body. It is set per
+	// request because a server-wide ReadTimeout would also cut waits and
+	// streams, which read nothing for as long as an analysis lasts.
+	bodyReadTimeout = 30 * time.Second
+)
+
+// Options configure the HTTP API.
+type Options struct {
+	// Logger receives the access log and internal errors. Nop when nil.
+	Logger *zap.Logger
+	// Registerer receives the HTTP metrics; none are kept when nil.
+	Registerer prometheus.Registerer
+	// Gatherer is served at /metrics; /metrics is not served when nil.
+	Gatherer prometheus.Gatherer
+	// Analyses runs and holds the analyses. Required.
+	Analyses *Analyses
+	// Sources builds each metric's Prometheus source; it decides which
+	// addresses a spec may query. Required.
+	Sources spec.PrometheusSources
+	// AuthTokens, when any, are the bearer tokens every /v1 call needs.
+	AuthTokens []string
+	// WebhookAllow are the URL prefixes a webhook may be sent to.
+	WebhookAllow []string
+	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
+	MaxBodyBytes int64
+	// HeartbeatInterval is how often idle streams get a heartbeat;
+	// DefaultHeartbeatInterval when 0.
+	HeartbeatInterval time.Duration
+}
+
+// server is what the handlers share.
+type server struct {
+	log       *zap.Logger
+	analyses  *Analyses
+	in        *inputReader
+	tokens    [][sha256.Size]byte
+	metrics   *httpMetrics
+	gatherer  prometheus.Gatherer
+	heartbeat time.Duration
+}
+
+// New returns the HTTP API. The handler does not own the analyses: the
+// caller drains them (Analyses.Drain) before shutting the HTTP server down,
+// so that waiters and streams receive their final result.
+func New(opts Options) (http.Handler, error) {
+	if opts.Analyses == nil || opts.Sources == nil {
+		return nil, errors.New("server: Options.Analyses and Options.Sources are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.HeartbeatInterval <= 0 {
+		opts.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	webhooks, err := parseWebhookAllow(opts.WebhookAllow)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := newHTTPMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{
+		log:      opts.Logger,
+		analyses: opts.Analyses,
+		in: &inputReader{
+			maxBody:  opts.MaxBodyBytes,
+			sources:  opts.Sources,
+			webhooks: webhooks,
+		},
+		metrics:   metrics,
+		gatherer:  opts.Gatherer,
+		heartbeat: opts.HeartbeatInterval,
+	}
+	for _, t := range opts.AuthTokens {
+		if t == "" {
+			return nil, errors.New("server: an empty auth token would let every request in")
+		}
+		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+	}
+	r := chi.NewRouter()
+	s.routes(r)
+	return r, nil
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+)
+
+// eventHeartbeat is the type of the NDJSON line sent on an idle stream, so
+// that proxies do not cut it. Readers skip types they do not know. (Server-
+// sent events use a comment line instead, which EventSource ignores.)
+const eventHeartbeat api.EventType = "heartbeat"
+
+// streamRun follows run live in mode (NDJSON or server-sent events): first
+// the measurements it already has, then each new one, and last the
+// completed event with the finished analysis. hangUp is called when the
+// client goes away before the end.
+func streamRun(w http.ResponseWriter, r *http.Request, run *analysis.Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
+	snapshot, events, cancel := run.Watch()
+	defer cancel()
+
+	h := w.Header()
+	if mode == modeSSE {
+		h.Set("Content-Type", sseContentType)
+	} else {
+		h.Set("Content-Type", ndjsonContentType)
+	}
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
+	w.WriteHeader(http.StatusOK)
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE}
+	if out.flush() != nil {
+		hangUp()
+		return
+	}
+
+	for _, ev := range replay(snapshot) {
+		if out.write(ev) != nil {
+			hangUp()
+			return
+		}
+	}
+
+	ticker := time.NewTicker(heartbeat)
+	defer ticker.Stop()
+	var done <-chan struct{}
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				// Cut off for falling behind: what was missed is in the
+				// final analysis; wait for it.
+				events, done = nil, run.Done()
+				continue
+			}
+			if out.write(ev) != nil {
+				hangUp()
+				return
+			}
+			if ev.Type == api.EventCompleted {
+				return
+			}
+		case <-done:
+			final := run.Snapshot()
+			_ = out.write(api.Event{Type: api.EventCompleted, AnalysisID: final.ID, Analysis: &final})
+			return
+		case <-ticker.C:
+			if out.heartbeat(run.ID()) != nil {
+				hangUp()
+				return
+			}
+		case <-r.Context().Done():
+			hangUp()
+			return
+		}
+	}
+}
+
+// replay turns the measurements an analysis already has into events, oldest
+// first, so that a stream that starts late (or a run that measured before
+// its stream subscribed) still shows every retained measurement. The
+// completed event is not among them: Watch delivers it. Only the
+// last event of each metric carries the metric's phase: that is the only
+// one whose phase after the measurement is known.
+func replay(a api.Analysis) []api.Event {
+	var events []api.Event
+	for _, res := range a.MetricResults {
+		for i := range res.Measurements {
+			ms := res.Measurements[i]
+			ev := api.Event{Type: api.EventMeasurement, AnalysisID: a.ID, Metric: res.Name, Measurement: &ms}
+			if i == len(res.Measurements)-1 {
+				ev.MetricPhase = res.Phase
+			}
+			events = append(events, ev)
+		}
+	}
+	slices.SortStableFunc(events, func(x, y api.Event) int {
+		return timeOf(x.Measurement).Compare(timeOf(y.Measurement))
+	})
+	return events
+}
+
+func timeOf(m *api.Measurement) time.Time {
+	if m.FinishedAt != nil {
+		return *m.FinishedAt
+	}
+	return time.Time{}
+}
+
+// eventWriter writes events in one of the two stream formats and flushes
+// each at once.
+type eventWriter struct {
+	w   io.Writer
+	rc  *http.ResponseController
+	sse bool
+}
+
+func (e *eventWriter) write(ev api.Event) error {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	if e.sse {
+		_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", ev.Type, data)
+	} else {
+		_, err = fmt.Fprintf(e.w, "%s\n", data)
+	}
+	if err != nil {
+		return err
+	}
+	return e.flush()
+}
+
+func (e *eventWriter) heartbeat(id string) error {
+	var err error
+	if e.sse {
+		_, err = io.WriteString(e.w, ": heartbeat\n\n")
+	} else {
+		err = json.NewEncoder(e.w).Encode(api.Event{Type: eventHeartbeat, AnalysisID: id})
+	}
+	if err != nil {
+		return err
+	}
+	return e.flush()
+}
+
+func (e *eventWriter) flush() error { return e.rc.Flush() }
