@@ -256,7 +256,7 @@ func TestRunSchedules(t *testing.T) {
 			name:       "a success resets consecutive errors",
 			metric:     metric("m", withCount(3), limits(0, 0, 1, 0)),
 			wantPhase:  api.PhaseSuccessful,
-			source:    phases(api.PhaseError, api.PhaseSuccessful, api.PhaseError, api.PhaseSuccessful, api.PhaseSuccessful),
+			source:     phases(api.PhaseError, api.PhaseSuccessful, api.PhaseError, api.PhaseSuccessful, api.PhaseSuccessful),
 			wantAt:     []time.Duration{0, 10 * time.Second, 70 * time.Second, 80 * time.Second, 140 * time.Second},
 			wantCounts: [5]int32{3, 3, 0, 0, 2},
 		},
