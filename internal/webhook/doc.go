@@ -1,0 +1,28 @@
+// Package webhook delivers an analysis' events to the webhook URL its caller
+// gave: the completed event (the finished analysis) always, and, when the
+// subscriber asked for them, one event after each measurement.
+//
+// Deliveries follow the Standard Webhooks conventions (standardwebhooks.com):
+// every POST carries webhook-id (the same across retries of one event),
+// webhook-timestamp (unix seconds of that attempt) and, when a secret is
+// configured, webhook-signature "v1,<base64(HMAC-SHA256(key,
+// id.timestamp.body))>". The retry policy is alertmanager's notify/: an
+// attempt reports whether its failure is retryable; 2xx is done, 408, 429,
+// 5xx and network errors are retried with exponential backoff and jitter
+// (honouring Retry-After) until a per-delivery budget runs out, and any
+// other status is final.
+//
+// A Sender holds the configuration shared by every analysis (allowed
+// destinations, key, HTTP client, metrics); a Stream carries one analysis'
+// events to one URL, in order, on one goroutine of its own.
+//
+// What the package must not do:
+//   - send anything to a URL that Check refuses, and that includes following
+//     a redirect to one;
+//   - put a URL's userinfo or query, or the signing key, in an error, a log
+//     line or a Status (query strings often hold tokens);
+//   - block the analysis that produces the events: Send only queues, and a
+//     slow receiver loses measurement events, never the completed one;
+//   - know about HTTP serving or the analysis engine: the server wires a
+//     Stream to a run's events, and nothing here imports either.
+package webhook

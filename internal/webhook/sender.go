@@ -1,0 +1,239 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+)
+
+// The defaults of Options.
+const (
+	DefaultMaxElapsed     = 2 * time.Minute
+	DefaultInitialBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultAttemptTimeout = 10 * time.Second
+	DefaultQueueSize      = 64
+)
+
+// maxRedirects bounds the redirects one attempt follows; each is checked
+// against the allow list as well.
+const maxRedirects = 5
+
+// userAgent is sent with every delivery.
+const userAgent = "canaryd-webhook/1"
+
+// Options configure a Sender. Zero values take the defaults named.
+type Options struct {
+	// Allow are the URL prefixes a destination must start with
+	// (--webhook-allow). They are compared on parsed, normalised URLs:
+	// scheme and host case-insensitively and with default ports made
+	// explicit, the path segment by segment, so that
+	// "https://hooks.example.com/ci" allows "https://hooks.example.com/ci"
+	// and ".../ci/deploys" but neither "https://hooks.example.com.evil.com"
+	// nor "https://hooks.example.com/cievil". A prefix may not have a
+	// query, fragment or userinfo. Empty refuses every webhook.
+	Allow []string
+	// Secret is the HMAC-SHA256 key that signs deliveries (see ParseSecret);
+	// nil sends them unsigned, without a webhook-signature header.
+	Secret []byte
+	// Client makes the requests. Nil means a client of its own with
+	// http.DefaultTransport's timeouts and AttemptTimeout as its overall
+	// timeout. Either way the Sender uses a copy whose redirect policy
+	// (checked before the client's own CheckRedirect) follows only 307 and
+	// 308, which repeat the POST, at most five times, and only to targets
+	// that Allow allows; any other redirect fails the delivery for good.
+	Client *http.Client
+	// MaxElapsed is the retry budget of one delivery, from its first
+	// attempt; DefaultMaxElapsed when zero. When the next wait (backoff or
+	// Retry-After) would end past it, the delivery is given up at once; an
+	// attempt already started still gets its AttemptTimeout, so a delivery
+	// lasts at most MaxElapsed + AttemptTimeout.
+	MaxElapsed time.Duration
+	// InitialBackoff and MaxBackoff bound the exponential backoff between
+	// attempts: the n-th wait is drawn from [b/2, b] with
+	// b = min(MaxBackoff, InitialBackoff·2ⁿ) (equal jitter).
+	// DefaultInitialBackoff and DefaultMaxBackoff when zero.
+	InitialBackoff, MaxBackoff time.Duration
+	// AttemptTimeout bounds one attempt, redirects included;
+	// DefaultAttemptTimeout when zero.
+	AttemptTimeout time.Duration
+	// QueueSize is how many measurement events a Stream holds while its
+	// receiver is slow; DefaultQueueSize when zero. See Stream.Send.
+	QueueSize int
+	// Logger receives a line per failed attempt (debug), per delivery given
+	// up or refused (warn), and per delivery (debug). Nil logs nothing.
+	Logger *zap.Logger
+	// Registerer, when set, receives the metrics:
+	//   canaryd_webhook_deliveries_total{outcome="delivered|failed|refused|dropped"}
+	//   canaryd_webhook_attempts_total{code="200|…|error"}
+	//   canaryd_webhook_delivery_duration_seconds
+	Registerer prometheus.Registerer
+}
+
+// Sender delivers webhooks. It holds what every analysis shares: the allow
+// list, the key, the HTTP client and the metrics. It is safe for concurrent
+// use, and has no goroutines of its own: each Stream has one.
+type Sender struct {
+	allow          []destination
+	secret         []byte
+	client         *http.Client
+	maxElapsed     time.Duration
+	initialBackoff time.Duration
+	maxBackoff     time.Duration
+	attemptTimeout time.Duration
+	queueSize      int
+	log            *zap.Logger
+	metrics        *metrics
+}
+
+// New returns a Sender configured by o. It fails when a prefix of o.Allow is
+// not an http or https URL, or when the metrics cannot be registered.
+func New(o Options) (*Sender, error) {
+	s := &Sender{
+		secret:         slices.Clone(o.Secret),
+		maxElapsed:     orDefault(o.MaxElapsed, DefaultMaxElapsed),
+		initialBackoff: orDefault(o.InitialBackoff, DefaultInitialBackoff),
+		maxBackoff:     orDefault(o.MaxBackoff, DefaultMaxBackoff),
+		attemptTimeout: orDefault(o.AttemptTimeout, DefaultAttemptTimeout),
+		queueSize:      orDefault(o.QueueSize, DefaultQueueSize),
+		log:            o.Logger,
+	}
+	if o.MaxElapsed < 0 || o.InitialBackoff < 0 || o.MaxBackoff < 0 || o.AttemptTimeout < 0 || o.QueueSize < 0 {
+		return nil, errors.New("webhook: durations and the queue size must not be negative")
+	}
+	if s.maxBackoff < s.initialBackoff {
+		return nil, fmt.Errorf("webhook: MaxBackoff (%s) is less than InitialBackoff (%s)", s.maxBackoff, s.initialBackoff)
+	}
+	if s.log == nil {
+		s.log = zap.NewNop()
+	}
+	var errs []error
+	for _, raw := range o.Allow {
+		p, err := parsePrefix(raw)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.allow = append(s.allow, p)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	s.client = s.wrapClient(o.Client)
+	return s, nil
+}
+
+func orDefault[T time.Duration | int](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// Check reports whether rawURL may receive webhooks: nil when it may, else an
+// error wrapping ErrRefused that says why (not an absolute http(s) URL,
+// credentials in it, dot segments in its path, not under any allowed
+// prefix). The error never quotes the URL, so it is safe to show to the
+// caller and to log. The server calls Check while validating a request, so
+// that a refused webhook is a 400 before anything runs.
+func (s *Sender) Check(rawURL string) error {
+	_, err := s.check(rawURL)
+	return err
+}
+
+// errRedirectRefused is returned by the redirect policy; the attempt fails
+// without retry, since the receiver will send the same redirect again.
+type errRedirectRefused struct{ reason string }
+
+func (e *errRedirectRefused) Error() string { return "redirect not followed: " + e.reason }
+
+// wrapClient returns a copy of c (or of a default client) whose redirect
+// policy checks every target against the allow list.
+func (s *Sender) wrapClient(c *http.Client) *http.Client {
+	var out http.Client
+	if c != nil {
+		out = *c
+	} else {
+		out = http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: s.attemptTimeout}
+	}
+	next := out.CheckRedirect
+	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > maxRedirects {
+			return &errRedirectRefused{fmt.Sprintf("more than %d redirects", maxRedirects)}
+		}
+		if err := s.checkURL(req.URL); err != nil {
+			var r *refusal
+			errors.As(err, &r)
+			return &errRedirectRefused{"its target is refused: " + r.reason}
+		}
+		if req.Method != http.MethodPost {
+			// After a 301, 302 or 303 the client would send a GET without
+			// the event, and a 2xx to that is no delivery.
+			return &errRedirectRefused{"a 301, 302 or 303 redirect would turn the POST into a GET without the event; give the final URL, or redirect with 307 or 308"}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+	return &out
+}
+
+// metrics are the Sender's metrics.
+type metrics struct {
+	deliveries *prometheus.CounterVec
+	attempts   *prometheus.CounterVec
+	duration   prometheus.Histogram
+}
+
+// The outcomes of a delivery, the values of the outcome label.
+const (
+	outcomeDelivered = "delivered"
+	outcomeFailed    = "failed"
+	outcomeRefused   = "refused"
+	outcomeDropped   = "dropped"
+)
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "canaryd_webhook_deliveries_total",
+			Help: "Webhook events by outcome: delivered; failed (a final status, or retries given up or abandoned at shutdown); refused (the URL is not allowed); dropped (a measurement event the queue had no room for).",
+		}, []string{"outcome"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "canaryd_webhook_attempts_total",
+			Help: "Webhook POST attempts by HTTP status code, or \"error\" when no response came (network error, timeout, refused redirect).",
+		}, []string{"code"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "canaryd_webhook_delivery_duration_seconds",
+			Help:    "Time from an event's first attempt to its delivery or its giving up, retries included.",
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}),
+	}
+	for _, o := range []string{outcomeDelivered, outcomeFailed, outcomeRefused, outcomeDropped} {
+		m.deliveries.WithLabelValues(o)
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var errs []error
+	for _, c := range []prometheus.Collector{m.deliveries, m.attempts, m.duration} {
+		if err := reg.Register(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("webhook: registering metrics: %w", err)
+	}
+	return m, nil
+}
