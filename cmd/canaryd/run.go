@@ -70,13 +70,9 @@ func (e *environment) compile(f *specFlags, sources spec.PrometheusSources) *spe
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return nil
 	}
-	doc, problems := spec.Parse(data)
+	_, compiled, problems := spec.ParseAndCompile(data, f.args, sources)
 	if len(problems) == 0 {
-		var compiled *spec.Compiled
-		compiled, problems = spec.Compile(doc, f.args, sources)
-		if len(problems) == 0 {
-			return compiled
-		}
+		return compiled
 	}
 	e.printf(e.stderr, "%s: %d problem(s):\n", displayName(f.file), len(problems))
 	for _, p := range problems {

@@ -34,16 +34,17 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	if len(problems) > 0 {
 		return nil, problems
 	}
-	if problems := resolved.Validate(); len(problems) > 0 {
-		return nil, problems
-	}
+	// Validation and compilation both run, so that every problem is
+	// reported at once; a provider is only built when validation found
+	// nothing wrong with it, so that one mistake gives one message.
+	problems = resolved.Validate()
 	dryRun := resolved.DryRunMetrics()
 	retention := resolved.RetentionLimits()
 	plan := &analysis.Plan{Metrics: make([]analysis.Metric, 0, len(resolved.Metrics))}
 	for i := range resolved.Metrics {
 		m := &resolved.Metrics[i]
 		path := fmt.Sprintf("metrics[%d].", i)
-		am, errs := compileMetric(m, prometheus)
+		am, errs := compileMetric(m, prometheus, !hasProblemUnder(problems, path+"provider"))
 		for _, e := range errs {
 			problems = append(problems, api.FieldError{Field: path + e.Field, Message: e.Message})
 		}
@@ -59,8 +60,17 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	return &Compiled{Plan: plan, Spec: resolved, Args: argValues(resolved, overrides)}, nil
 }
 
+func hasProblemUnder(problems []api.FieldError, path string) bool {
+	for _, p := range problems {
+		if p.Field == path || strings.HasPrefix(p.Field, path+".") {
+			return true
+		}
+	}
+	return false
+}
+
 // compileMetric turns one validated metric into the engine's form.
-func compileMetric(m *Metric, prometheus PrometheusSources) (analysis.Metric, []api.FieldError) {
+func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool) (analysis.Metric, []api.FieldError) {
 	// Validate has already rejected durations and limits that do not
 	// parse, so the errors below cannot happen.
 	interval, _ := m.IntervalDuration()
@@ -80,7 +90,7 @@ func compileMetric(m *Metric, prometheus PrometheusSources) (analysis.Metric, []
 	}
 	conditions, problems := condition.Compile(m.SuccessCondition, m.FailureCondition)
 	am.Judge = conditions
-	if m.Provider.Prometheus != nil {
+	if withProvider && m.Provider.Prometheus != nil {
 		source, metadata, errs := prometheus(m.Provider.Prometheus)
 		problems = append(problems, errs...)
 		am.Source, am.Metadata = source, metadata

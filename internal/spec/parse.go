@@ -62,12 +62,16 @@ func Parse(data []byte) (*Document, []api.FieldError) {
 	} else {
 		c.spec("", obj, "")
 	}
-	if len(c.errs) > 0 {
-		return nil, c.errs
+	for _, e := range c.errs {
+		if e.Message != unknownField {
+			return nil, c.errs
+		}
 	}
 
 	// The input has been checked against the types, so this cannot fail
-	// but for a bug; encoding/json now only has to fill in the values.
+	// but for a bug; encoding/json now only has to fill in the values. With
+	// unknown fields alone the document is still returned (encoding/json
+	// skips them), so that callers can report the other problems too.
 	var doc Document
 	target := any(&doc)
 	if !document {
@@ -76,7 +80,26 @@ func Parse(data []byte) (*Document, []api.FieldError) {
 	if err := json.Unmarshal(text, target); err != nil {
 		return nil, []api.FieldError{{Field: bodyField, Message: err.Error()}}
 	}
-	return &doc, nil
+	return &doc, c.errs
+}
+
+// unknownField is the message of a field that no type has.
+const unknownField = "unknown field"
+
+// ParseAndCompile parses data and compiles it, returning every problem of
+// both steps: a document whose only problems are unknown fields is still
+// compiled, so that a typo and a bad condition are reported together.
+func ParseAndCompile(data []byte, overrides map[string]string, prometheus PrometheusSources) (*Document, *Compiled, []api.FieldError) {
+	doc, problems := Parse(data)
+	if doc == nil {
+		return nil, nil, problems
+	}
+	compiled, more := Compile(doc, overrides, prometheus)
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		return doc, nil, problems
+	}
+	return doc, compiled, nil
 }
 
 // isDocument tells an Argo document from a bare spec: a spec has none of a
@@ -314,10 +337,10 @@ func (c *checker) document(obj map[string]any) bool {
 			c.spec("", specObj, kind)
 		case "status":
 			if kind != KindAnalysisRun {
-				c.add(key, "unknown field")
+				c.add(key, unknownField)
 			}
 		default:
-			c.add(key, "unknown field")
+			c.add(key, unknownField)
 		}
 	}
 	if _, ok := obj["spec"]; !ok {
@@ -364,7 +387,7 @@ func (c *checker) spec(path string, obj map[string]any, kind string) {
 		case kind == KindAnalysisRun && (key == "terminate" || key == "ttlStrategy"):
 			// Run-only fields that mean nothing to a run canaryd starts.
 		default:
-			c.add(p, "unknown field")
+			c.add(p, unknownField)
 		}
 	}
 }
@@ -410,7 +433,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 		for _, key := range sortedKeys(obj) {
 			f, ok := fields[key]
 			if !ok {
-				c.add(joinPath(path, key), "unknown field")
+				c.add(joinPath(path, key), unknownField)
 				continue
 			}
 			c.value(joinPath(path, key), obj[key], f.Type)

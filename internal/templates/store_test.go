@@ -160,7 +160,7 @@ func TestLoad(t *testing.T) {
       prometheus:
         query: up
 `)},
-			want:       []row{{"t", "t.yaml:1", "error", "metrics[0].failureLimit,metrics[0].interval"}},
+			want:       []row{{"t", "t.yaml:1", "error", "metrics[0].failureLimit,metrics[0].interval,metrics[0].successCondition"}},
 			wantBroken: 1,
 		},
 		{
