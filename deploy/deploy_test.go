@@ -30,26 +30,10 @@ import (
 // repoRoot is the main module, whose Dockerfile and .dockerignore are checked.
 const repoRoot = ".."
 
-// seedTemplate is the success-rate AnalysisTemplate that the base's
-// templates ConfigMap must carry unchanged.
-const seedTemplate = `apiVersion: argoproj.io/v1alpha1
-kind: AnalysisTemplate
-metadata: { name: success-rate, namespace: echo }
-spec:
-  metrics:
-    - name: non-5xx-rate
-      interval: 30s
-      count: 3
-      successCondition: result[0] >= 0.99
-      failureLimit: 1
-      provider:
-        prometheus:
-          address: http://kube-prometheus-stack-prometheus.observability.svc.cluster.local:9090
-          query: |
-            sum(rate(istio_requests_total{reporter="destination", destination_workload_namespace="echo", response_code!~"5.."}[1m]))
-            /
-            sum(rate(istio_requests_total{reporter="destination", destination_workload_namespace="echo"}[1m]))
-`
+// seedTemplate is the repository's success-rate template (the seed's, its
+// namespace an argument), which the base's templates ConfigMap must carry
+// unchanged.
+const seedTemplate = repoRoot + "/testdata/templates/success-rate.yaml"
 
 // TestKustomize renders the base and the example overlay with the Kustomize
 // API (what `kubectl kustomize` runs) and checks that the objects fit
@@ -391,8 +375,12 @@ func checkTemplates(t *testing.T, c serveConfig, dep deployment, cm configMap, p
 	if !ok || v.ConfigMap == nil || v.ConfigMap.Name != cm.Metadata.Name {
 		t.Errorf("volume %q at %s is %+v, want the ConfigMap %q", m.Name, m.MountPath, v, cm.Metadata.Name)
 	}
-	if got := cm.Data["success-rate.yaml"]; got != seedTemplate {
-		t.Errorf("templates ConfigMap's success-rate.yaml is not the seed template, unchanged:\n%s", got)
+	seed, err := os.ReadFile(seedTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Data["success-rate.yaml"]; got != string(seed) {
+		t.Errorf("templates ConfigMap's success-rate.yaml is not %s, unchanged:\n%s", seedTemplate, got)
 	}
 	names := map[string]string{}
 	var withArgs bool
