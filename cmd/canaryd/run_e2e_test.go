@@ -152,6 +152,21 @@ func TestRunEndToEnd(t *testing.T) {
 			wantValues:  []string{"[]", "[]"},
 		},
 		{
+			name: "no data with a noData policy: the vacuous all() does not pass",
+			spec: writeSpec(t, "nodata.yaml", `metrics:
+- name: no-data
+  successCondition: 'all(result, # >= 0.99)'
+  noData: Inconclusive
+  provider:
+    prometheus:
+      query: sum(rate(istio_requests_total{destination_workload_namespace="nowhere"}[1m]))
+`),
+			wantCode:    2,
+			wantPhase:   api.PhaseInconclusive,
+			wantMessage: `Metric "no-data" assessed Inconclusive due to inconclusive (1) > inconclusiveLimit (0): "Error Message: no data: the query returned an empty result (noData: Inconclusive)"`,
+			wantValues:  []string{"[]"},
+		},
+		{
 			name: "a PromQL syntax error carries Prometheus' message",
 			spec: writeSpec(t, "syntax.yaml", `metrics:
 - name: broken

@@ -77,6 +77,9 @@ type Metric struct {
 	// Metadata is stored on the metric result (for example the resolved
 	// query).
 	Metadata map[string]string
+	// NoData is the phase of a measurement that returns no data; empty
+	// leaves it to the conditions, as Argo does. See IsNoData.
+	NoData api.Phase
 
 	Source Source
 	Judge  Judge

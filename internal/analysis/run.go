@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -352,6 +354,11 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 		ms.Message = obs.Err.Error()
 		return ms
 	}
+	if m.NoData != "" && IsNoData(obs.Value) {
+		ms.Phase = m.NoData
+		ms.Message = fmt.Sprintf("no data: the query returned %s (noData: %s)", describeNoData(obs.Value), m.NoData)
+		return ms
+	}
 	phase, err := m.Judge.Judge(obs.Value)
 	ms.Phase = phase
 	if err != nil {
@@ -473,4 +480,38 @@ func (r *Run) publishLocked(ev api.Event) {
 			delete(r.subs, id)
 		}
 	}
+}
+
+// IsNoData reports whether a measured value holds no data: nil, an empty
+// list, or nothing but NaN (what a ratio of two zero rates gives). Argo
+// hands such a value to the conditions, where `result[0]` is an Error and
+// `all(result, …)` is vacuously true; a metric's noData policy decides it
+// instead.
+func IsNoData(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case float64:
+		return math.IsNaN(x)
+	case []float64:
+		for _, f := range x {
+			if !math.IsNaN(f) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func describeNoData(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return "NaN"
+	case []float64:
+		if len(x) > 0 {
+			return "only NaN"
+		}
+	}
+	return "an empty result"
 }

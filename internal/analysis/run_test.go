@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -505,3 +506,63 @@ func TestRunJudgeErrorKeepsValue(t *testing.T) {
 		t.Errorf("measurement %+v", ms)
 	}
 }
+
+func TestIsNoData(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		value any
+		want  bool
+	}{
+		{nil, true},
+		{[]float64{}, true},
+		{[]float64{nan, nan}, true},
+		{nan, true},
+		{[]float64{nan, 0.5}, false},
+		{0.0, false},
+		{[]float64{0}, false},
+		{map[string]any{}, false},
+	}
+	for _, tt := range tests {
+		if got := IsNoData(tt.value); got != tt.want {
+			t.Errorf("IsNoData(%#v) = %v, want %v", tt.value, got, tt.want)
+		}
+	}
+}
+
+// TestRunNoDataPolicy: with a noData policy an empty result decides the
+// measurement without the conditions, which would have passed it
+// vacuously (all(result, …)) or errored (result[0]).
+func TestRunNoDataPolicy(t *testing.T) {
+	empty := SourceFunc(func(context.Context, time.Time) Observation {
+		return Observation{Value: []float64{}, Display: "[]"}
+	})
+	tests := []struct {
+		policy      api.Phase
+		wantPhase   api.Phase
+		wantMessage string
+	}{
+		{"", api.PhaseSuccessful, ""}, // Argo: the judge decides
+		{api.PhaseInconclusive, api.PhaseInconclusive, "no data: the query returned an empty result (noData: Inconclusive)"},
+		{api.PhaseFailed, api.PhaseFailed, "no data: the query returned an empty result (noData: Failed)"},
+		{api.PhaseError, api.PhaseError, "no data: the query returned an empty result (noData: Error)"},
+	}
+	for _, tt := range tests {
+		m := metric("m", func(m *Metric) { m.ConsecutiveErrorLimit = 0 })
+		m.NoData = tt.policy
+		m.Source = empty
+		// A judge that passes everything, like all(result, # < 0.1) on [].
+		m.Judge = judgeFunc(func(any) (api.Phase, error) { return api.PhaseSuccessful, nil })
+		got := start(t, &Plan{Metrics: []Metric{m}}).finish()
+		ms := got.MetricResults[0].Measurements[0]
+		if ms.Phase != tt.wantPhase || ms.Message != tt.wantMessage || ms.Value != "[]" {
+			t.Errorf("policy %q: measurement (%s, %q, %q), want (%s, %q, [])", tt.policy, ms.Phase, ms.Message, ms.Value, tt.wantPhase, tt.wantMessage)
+		}
+		if got.Phase != tt.wantPhase {
+			t.Errorf("policy %q: analysis %s, want %s", tt.policy, got.Phase, tt.wantPhase)
+		}
+	}
+}
+
+type judgeFunc func(any) (api.Phase, error)
+
+func (f judgeFunc) Judge(v any) (api.Phase, error) { return f(v) }

@@ -87,6 +87,7 @@ func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool) (
 		Retention:               analysis.DefaultMeasurementRetention,
 		SuccessCondition:        m.SuccessCondition,
 		FailureCondition:        m.FailureCondition,
+		NoData:                  api.Phase(m.NoData),
 	}
 	conditions, problems := condition.Compile(m.SuccessCondition, m.FailureCondition)
 	am.Judge = conditions

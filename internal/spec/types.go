@@ -94,6 +94,12 @@ type Metric struct {
 	ConsecutiveErrorLimit   *IntOrString   `json:"consecutiveErrorLimit,omitempty"`
 	ConsecutiveSuccessLimit *IntOrString   `json:"consecutiveSuccessLimit,omitempty"`
 	Provider                MetricProvider `json:"provider"`
+
+	// NoData is canaryd's no-data policy, an extension Argo does not have:
+	// what a measurement that returns no data (an empty result, or only
+	// NaN) is. Empty keeps Argo's behaviour: the conditions see the empty
+	// result. Inconclusive, Failed or Error decide without them.
+	NoData string `json:"noData,omitempty" validate:"omitempty,oneof=Inconclusive Failed Error"`
 }
 
 // MetricProvider holds exactly one provider. canaryd runs Prometheus; the

@@ -306,6 +306,8 @@ func shapeMessage(fe validator.FieldError) string {
 			msg += " (0 keeps the default of 10 measurements)"
 		}
 		return msg
+	case "oneof":
+		return fmt.Sprintf("%s must be one of %s, got %q", fe.Field(), strings.Join(strings.Fields(fe.Param()), ", "), fe.Value())
 	}
 	return fmt.Sprintf("%s fails the %q rule", fe.Field(), fe.Tag())
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
@@ -277,5 +278,26 @@ func TestValidateFixtures(t *testing.T) {
 			continue
 		}
 		checkErrors(t, file, resolved.Validate(), nil)
+	}
+}
+
+func TestValidateNoData(t *testing.T) {
+	tests := []struct {
+		value string
+		want  []api.FieldError
+	}{
+		{"", nil},
+		{"Inconclusive", nil},
+		{"Failed", nil},
+		{"Error", nil},
+		{"Successful", []api.FieldError{{Field: "metrics[0].noData", Message: `noData must be one of Inconclusive, Failed, Error, got "Successful"`}}},
+		{"failed", []api.FieldError{{Field: "metrics[0].noData", Message: `noData must be one of Inconclusive, Failed, Error, got "failed"`}}},
+	}
+	for _, tt := range tests {
+		s := &Spec{Metrics: []Metric{{Name: "m", NoData: tt.value, Provider: MetricProvider{Prometheus: &PrometheusMetric{Query: "up"}}}}}
+		got := s.Validate()
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("noData %q: got %v, want %v", tt.value, got, tt.want)
+		}
 	}
 }
