@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return env.runCommand(args[1:])
 	case "validate":
 		return env.validateCommand(args[1:])
+	case "backtest":
+		return env.backtestCommand(args[1:])
 	case "version", "--version", "-version":
 		return env.versionCommand()
 	case "help", "-h", "-help", "--help":
@@ -75,6 +77,8 @@ Usage:
   canaryd run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL]
                                                           run one analysis here and now
   canaryd validate -f FILE [--arg NAME=VALUE]...          check a template without running it
+  canaryd backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL]
+                                                          run a template against history, at once
   canaryd version                                         print the version
 
 FILE is YAML or JSON, or - for standard input.

@@ -359,3 +359,8 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+func readAll(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}

@@ -30,8 +30,9 @@ type Options struct {
 	Template string
 	Args     map[string]string
 
-	// onIdle is a test hook: called when the loop is about to wait with no
-	// measurement in flight, so a fake clock can be advanced deterministically.
+	// onIdle is called when the loop is about to wait with no measurement
+	// in flight, so that a fake clock can be moved on deterministically:
+	// backtests run in virtual time with it, and so do the engine's tests.
 	onIdle func()
 }
 

@@ -94,6 +94,23 @@ func (f *Fake) AdvanceToNext() bool {
 	return true
 }
 
+// Next returns when the earliest pending timer fires, and false when no
+// timer is pending.
+func (f *Fake) Next() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.timers) == 0 {
+		return time.Time{}, false
+	}
+	next := f.timers[0].at
+	for _, t := range f.timers[1:] {
+		if t.at.Before(next) {
+			next = t.at
+		}
+	}
+	return next, true
+}
+
 // Pending returns the number of timers waiting to fire.
 func (f *Fake) Pending() int {
 	f.mu.Lock()

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/promtest"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// BenchmarkBacktestDay backtests the seed's query over a day of a real
+// Prometheus at one-minute steps: 1,440 measurements, each an instant query
+// at its own past time. Target: at most 2 s an operation.
+func BenchmarkBacktestDay(b *testing.B) {
+	prom := promtest.StartConfig(b, promtest.Config{Fixtures: []string{incidentFixture()}})
+	doc, problems := spec.Parse([]byte(`metrics:
+- name: non-5xx-rate
+  interval: 1m
+  successCondition: result[0] >= 0.9
+  provider:
+    prometheus:
+      query: ` + oneLine(promtest.SeedQuery("shop")) + `
+`))
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	p, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "bench", URL: prom.URL}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	compiled, problems := spec.Compile(doc, nil, p.Source)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	for b.Loop() {
+		got := analysis.Backtest(context.Background(), compiled.Plan, dayStart, dayStart.Add(24*time.Hour-time.Second), analysis.Options{})
+		if n := got.MetricResults[0].Count; n != 1440 {
+			b.Fatalf("%d measurements, want 1440 (%s: %s)", n, got.Phase, got.Message)
+		}
+	}
+}
