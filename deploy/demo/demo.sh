@@ -111,13 +111,20 @@ echo "echo-good: $good"
 echo "echo-bad:  $bad  ($(message_of "$work/echo-bad.json"))"
 echo "(full results: .demo/echo-good.ndjson and .demo/echo-bad.json)"
 
+say "Backtest: would the template have caught the incident in echo-incident, 90 to 60 minutes ago?"
+echo "canaryd backtest -f success-rate.yaml --arg namespace=echo-incident --start -2h --end -30m --every 10m"
+"$canaryd" backtest -f "$template" --arg namespace=echo-incident --prometheus-url "$prom" \
+	--start -2h --end -30m --every 10m >"$work/backtest.json" 2>"$work/backtest.txt" || true
+cat "$work/backtest.txt"
+caught="$(grep -c ' Failed ' "$work/backtest.txt" || true)"
+
 if [ "${DEMO_KEEP:-}" = 1 ]; then
 	say "Still running: Prometheus $prom, canaryd $api. Ctrl-C stops both."
 	wait
 fi
 
-if [ "$good" != Successful ] || [ "$bad" != Failed ]; then
-	echo "demo: expected echo-good Successful and echo-bad Failed" >&2
+if [ "$good" != Successful ] || [ "$bad" != Failed ] || [ "$caught" -lt 1 ]; then
+	echo "demo: expected echo-good Successful, echo-bad Failed and the incident caught by the backtest" >&2
 	exit 1
 fi
 say "Demo passed"

@@ -20,6 +20,16 @@ const DefaultStep = 15 * time.Second
 // moment of creation.
 const DefaultSpan = 2 * time.Hour
 
+// IncidentNamespace is the generated namespace whose 5xx share rises from
+// 0.5% to 5% for IncidentLength, IncidentOffset after the data starts.
+const IncidentNamespace = "echo-incident"
+
+// The incident's place in the generated data.
+const (
+	IncidentOffset = 30 * time.Minute
+	IncidentLength = 30 * time.Minute
+)
+
 // Namespace is one namespace of the generated fixture and what the seed
 // queries give for it.
 type Namespace struct {
@@ -123,6 +133,28 @@ func WriteFixture(w io.Writer, start, end time.Time, step time.Duration) error {
 			for _, c := range ns.codes {
 				series("istio_requests_total", common(reporter, ns.Name)+`,response_code="`+c.code+`"`, float64(c.count))
 			}
+		}
+	}
+	// echo-incident: 0.5% 5xx, but 5% for the half hour that starts 30
+	// minutes into the data (with the default span: from 90 to 60 minutes
+	// before now), for backtests to find.
+	incidentFrom, incidentTo := start.Add(IncidentOffset), start.Add(IncidentOffset+IncidentLength)
+	for _, code := range []string{"200", "500"} {
+		total := 0.0
+		for i, ts := range times {
+			at := start.Add(time.Duration(i) * step)
+			fives := 1.0
+			if !at.Before(incidentFrom) && at.Before(incidentTo) {
+				fives = 10
+			}
+			if i > 0 {
+				if code == "200" {
+					total += 200 - fives
+				} else {
+					total += fives
+				}
+			}
+			fmt.Fprintf(bw, "istio_requests_total{%s,response_code=%q} %s %s\n", common("destination", IncidentNamespace), code, num(total), ts)
 		}
 	}
 	fmt.Fprintln(bw, "# TYPE istio_request_duration_milliseconds histogram")
