@@ -42,8 +42,8 @@ func newTransport(tlsConfig *tls.Config) *http.Transport {
 		}).DialContext,
 		TLSClientConfig:       tlsConfig,
 		TLSHandshakeTimeout:   10 * time.Second,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   16,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}

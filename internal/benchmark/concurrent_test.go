@@ -1,0 +1,210 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// stubAddrEnv, when set, makes the test binary a stub Prometheus listening
+// there instead of running tests: the benchmarks start it as a separate
+// process so that its memory and CPU are not counted as canaryd's.
+const stubAddrEnv = "CANARYD_BENCH_STUB_ADDR"
+
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(stubAddrEnv); addr != "" {
+		serveStub(addr)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveStub answers every instant query at once with one sample, until the
+// process is killed.
+func serveStub(addr string) {
+	body := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%d,"0.995"]}]}}`, time.Now().Unix())
+	}
+	if err := http.ListenAndServe(addr, http.HandlerFunc(body)); err != nil {
+		fmt.Fprintln(os.Stderr, "stub prometheus:", err)
+		os.Exit(1)
+	}
+}
+
+// stubPrometheus starts the stub in a child process and returns its URL.
+func stubPrometheus(tb testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), stubAddrEnv+"="+addr)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url := "http://" + addr
+	for i := 0; ; i++ {
+		resp, err := http.Get(url + "/api/v1/query")
+		if err == nil {
+			resp.Body.Close()
+			return url
+		}
+		if i > 200 {
+			tb.Fatalf("stub prometheus did not start: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const concurrentSpec = `metrics:
+- name: non-5xx-rate
+  interval: 1s
+  count: 10
+  successCondition: result[0] >= 0.99
+  provider:
+    prometheus:
+      query: sum(rate(istio_requests_total{response_code!~"5.."}[1m])) / sum(rate(istio_requests_total[1m]))
+`
+
+// BenchmarkConcurrentAnalyses starts CANARYD_BENCH_ANALYSES (10,000)
+// analyses, each measuring every second ten times against a stub
+// Prometheus, their starts spread over one second, and reports how late
+// measurements were against their schedule (p50, p99), the memory each
+// running analysis holds, and the CPU used. Run it with -benchtime 1x.
+func BenchmarkConcurrentAnalyses(b *testing.B) {
+	n := 10000
+	if s := os.Getenv("CANARYD_BENCH_ANALYSES"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	stub := stubPrometheus(b)
+	provider, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "stub", URL: stub}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, problems := spec.Parse([]byte(concurrentSpec))
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	for b.Loop() {
+		plans := make([]*analysis.Plan, n)
+		for i := range plans {
+			compiled, problems := spec.Compile(doc, nil, provider.Source)
+			if len(problems) > 0 {
+				b.Fatal(problems)
+			}
+			plans[i] = compiled.Plan
+		}
+		runtime.GC()
+		before := memory()
+		cpuBefore := cpuTime()
+		wallStart := time.Now()
+
+		runs := make([]*analysis.Run, n)
+		spread := time.Second / time.Duration(n)
+		for i := range runs {
+			runs[i] = analysis.Start(context.Background(), plans[i], analysis.Options{ID: strconv.Itoa(i)})
+			time.Sleep(spread)
+		}
+		// Mid-run, every analysis is alive: measure what they hold.
+		time.Sleep(4 * time.Second)
+		runtime.GC()
+		during := memory()
+		var wg sync.WaitGroup
+		for _, r := range runs {
+			wg.Add(1)
+			go func(r *analysis.Run) { defer wg.Done(); <-r.Done() }(r)
+		}
+		wg.Wait()
+		wall := time.Since(wallStart)
+		cpu := cpuTime() - cpuBefore
+
+		var lateness []time.Duration
+		failed := 0
+		errorsSeen := map[string]int{}
+		for _, r := range runs {
+			a := r.Snapshot()
+			for _, m := range a.MetricResults[0].Measurements {
+				if m.Phase == api.PhaseError {
+					errorsSeen[m.Message]++
+				}
+			}
+			if a.Phase != api.PhaseSuccessful {
+				failed++
+			}
+			ms := a.MetricResults[0].Measurements
+			for k := 1; k < len(ms); k++ {
+				due := ms[k-1].FinishedAt.Add(time.Second)
+				lateness = append(lateness, ms[k].StartedAt.Sub(due))
+			}
+		}
+		for msg, count := range errorsSeen {
+			b.Logf("%d Error measurements: %s", count, msg)
+		}
+		if failed > 0 {
+			b.Fatalf("%d of %d analyses did not succeed", failed, n)
+		}
+		sort.Slice(lateness, func(i, j int) bool { return lateness[i] < lateness[j] })
+		b.ReportMetric(float64(percentile(lateness, 0.50))/1e6, "lateness-p50-ms")
+		b.ReportMetric(float64(percentile(lateness, 0.99))/1e6, "lateness-p99-ms")
+		b.ReportMetric(float64(during.heap-before.heap)/float64(n)/1024, "heap-KiB/analysis")
+		b.ReportMetric(float64(during.rss-before.rss)/float64(n)/1024, "rss-KiB/analysis")
+		b.ReportMetric(cpu.Seconds()/wall.Seconds()*100, "cpu-%")
+		b.ReportMetric(float64(n), "analyses")
+	}
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(float64(len(sorted)-1)*p)]
+}
+
+type mem struct{ heap, rss uint64 }
+
+// memory returns the Go heap and stacks in use and the process' resident
+// set size.
+func memory() mem {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := mem{heap: ms.HeapInuse + ms.StackInuse}
+	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseUint(f[1], 10, 64)
+				m.rss = kb * 1024
+			}
+		}
+	}
+	return m
+}
+
+// cpuTime is the process' user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
