@@ -9,6 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 	"time"
 
 	promclient "github.com/prometheus/client_golang/prometheus"
@@ -16,9 +20,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
+	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/templates"
 )
 
 // exitServeFailed is serve's exit code when it cannot run: the port is
@@ -116,18 +123,31 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	// Goroutines started below end when serve returns.
+	ctx, cancel := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	defer background.Wait()
+	defer cancel()
+
+	store, err := loadTemplates(ctx, cfg, log, reg, provider, &background)
+	if err != nil {
+		return err
+	}
+
 	tokens := make([]string, len(cfg.AuthTokens))
 	for i, t := range cfg.AuthTokens {
 		tokens[i] = t.Reveal()
 	}
 	handler, err := server.New(server.Options{
-		Logger:       log,
-		Registerer:   reg,
-		Gatherer:     reg,
-		Analyses:     analyses,
-		Sources:      provider.Source,
-		AuthTokens:   tokens,
-		WebhookAllow: cfg.WebhookAllow,
+		Logger:          log,
+		Registerer:      reg,
+		Gatherer:        reg,
+		Analyses:        analyses,
+		Sources:         provider.Source,
+		AuthTokens:      tokens,
+		WebhookAllow:    cfg.WebhookAllow,
+		Templates:       store,
+		EvaluateTimeout: cfg.EvaluateTimeout,
 	})
 	if err != nil {
 		return &configError{err}
@@ -181,6 +201,69 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	return nil
 }
 
+// loadTemplates loads --templates and keeps it current: polled every
+// --templates-poll-interval (unless 0) and reloaded at once on SIGHUP,
+// until ctx ends. Without --templates it returns nil, and SIGHUP is only
+// logged: its default action would kill the process, a surprise for an
+// operator who sends it to "reload". Templates that do not load are not an
+// error (they are logged, counted and listed); a directory that cannot be
+// read is.
+func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer, provider *prometheus.Provider, background *sync.WaitGroup) (server.TemplateStore, error) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	var store *templates.Store
+	if cfg.Templates != "" {
+		var err error
+		store, err = templates.Load(templates.Options{
+			Dir: cfg.Templates,
+			// The server's own check, so that a template naming a
+			// Prometheus outside --prometheus-url is flagged at load.
+			Check: func(doc *spec.Document) []api.FieldError {
+				_, errs := spec.Compile(doc, nil, provider.Source)
+				return errs
+			},
+			Logger:       log,
+			Registerer:   reg,
+			PollInterval: cfg.TemplatesPollInterval,
+		})
+		if err != nil {
+			signal.Stop(hup)
+			return nil, &configError{fmt.Errorf("--templates: %w", err)}
+		}
+		if cfg.TemplatesPollInterval > 0 {
+			background.Add(1)
+			// Ends when ctx does: on shutdown, or when serve fails.
+			go func() {
+				defer background.Done()
+				store.Run(ctx)
+			}()
+		}
+	}
+	background.Add(1)
+	// Ends when ctx does: on shutdown, or when serve fails.
+	go func() {
+		defer background.Done()
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if store == nil {
+					log.Info("SIGHUP received; there is nothing to reload without --templates")
+					continue
+				}
+				log.Info("SIGHUP received; reloading the templates", zap.String("dir", cfg.Templates))
+				_ = store.Reload() // Reload logs its own failures
+			}
+		}
+	}()
+	if store == nil {
+		return nil, nil
+	}
+	return store, nil
+}
+
 func datasources(in []config.Datasource) []prometheus.Datasource {
 	out := make([]prometheus.Datasource, len(in))
 	for i, d := range in {
@@ -228,6 +311,9 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		zap.Duration("max_analysis_duration", cfg.MaxAnalysisDuration),
 		zap.Bool("auth", len(cfg.AuthTokens) > 0),
 		zap.Strings("webhook_allow", cfg.WebhookAllow),
+		zap.String("templates", cfg.Templates),
+		zap.Duration("templates_poll_interval", cfg.TemplatesPollInterval),
+		zap.Duration("evaluate_timeout", cfg.EvaluateTimeout),
 	)
 }
 

@@ -66,6 +66,16 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("echo-good: %d %s (%s), want 200 Successful", status, a.Phase, a.Message)
 	}
 
+	// SIGHUP without --templates: nothing to reload, and not the default
+	// action of the signal, which would end the process.
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, logs, `"msg":"SIGHUP received; there is nothing to reload without --templates"`)
+	if status := getStatus(t, base+"/healthz"); status != http.StatusOK {
+		t.Fatalf("/healthz after SIGHUP: %d, want 200", status)
+	}
+
 	// An analysis that would run for ever, with a caller waiting on it.
 	type answer struct {
 		status int

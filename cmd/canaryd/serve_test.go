@@ -117,6 +117,22 @@ func tryPostAnalysis(base, query, body string) (int, api.Analysis, error) {
 	return resp.StatusCode, a, nil
 }
 
+// postTemplateGate posts body to the gate of a named template.
+func postTemplateGate(t *testing.T, base, name, body string) (int, api.Analysis) {
+	t.Helper()
+	resp, err := http.Post(base+"/v1/gates/"+name+"?timeout=500ms", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a api.Analysis
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &a); err != nil {
+		t.Fatalf("POST /v1/gates/%s: %d %s", name, resp.StatusCode, data)
+	}
+	return resp.StatusCode, a
+}
+
 func getStatus(t *testing.T, url string) int {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -145,6 +161,7 @@ func TestServeInProcess(t *testing.T) {
 			"CANARYD_LISTEN":         "127.0.0.1:0",
 			"CANARYD_PROMETHEUS_URL": prom.URL,
 			"CANARYD_SHUTDOWN_GRACE": "200ms",
+			"CANARYD_TEMPLATES":      "../../testdata/templates",
 		}[k]
 	}
 	exited := make(chan int, 1)
@@ -159,8 +176,20 @@ func TestServeInProcess(t *testing.T) {
 	if status != http.StatusOK || a.Phase != api.PhaseFailed {
 		t.Errorf("echo-bad: %d %s, want 200 Failed", status, a.Phase)
 	}
-	if got := getStatus(t, base+"/metrics"); got != http.StatusOK {
-		t.Errorf("/metrics: %d", got)
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// The templates' metrics are on the service's registry.
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(metrics), "canaryd_templates_loaded 2") {
+		t.Errorf("/metrics: %d, want 200 with canaryd_templates_loaded 2", resp.StatusCode)
+	}
+	// latency-p99 measures once a minute: its gate times out.
+	if status, a := postTemplateGate(t, base, "latency-p99", `{"args": {"service": "none"}}`); status != http.StatusServiceUnavailable ||
+		a.Phase != api.PhaseError || !strings.HasPrefix(a.Message, "gate timed out") || a.Template != "latency-p99" {
+		t.Errorf("gate latency-p99 with ?timeout=500ms: %d %s %q, want 503 Error, gate timed out", status, a.Phase, a.Message)
 	}
 
 	cancel()

@@ -39,6 +39,12 @@ type Config struct {
 	PrometheusOAuth2TokenURLs []string
 	// Templates is the directory of named templates; "" for none.
 	Templates string
+	// TemplatesPollInterval is how often the templates directory is
+	// checked for changes; 0 checks only on SIGHUP.
+	TemplatesPollInterval time.Duration
+	// EvaluateTimeout bounds a round of the evaluate endpoints when the
+	// caller sets no deadline of its own.
+	EvaluateTimeout time.Duration
 	// WebhookAllow are the URL prefixes webhooks may be sent to; none
 	// means webhooks are refused.
 	WebhookAllow []string
@@ -126,6 +132,12 @@ const (
 	DefaultShutdownGrace       = 30 * time.Second
 	DefaultErrorRetry          = 10 * time.Second
 	DefaultMaxAnalysisDuration = 24 * time.Hour
+	// DefaultTemplatesPollInterval: a mounted ConfigMap takes the kubelet
+	// a minute or so to update, so a few seconds more do not matter.
+	DefaultTemplatesPollInterval = 5 * time.Second
+	// DefaultEvaluateTimeout is below the 10 s after which Argo Rollouts'
+	// web provider gives up, so that Argo reads canaryd's answer.
+	DefaultEvaluateTimeout = 8 * time.Second
 )
 
 // Default returns the configuration used when nothing is set.
@@ -140,6 +152,9 @@ func Default() *Config {
 		ShutdownGrace:       DefaultShutdownGrace,
 		ErrorRetry:          DefaultErrorRetry,
 		MaxAnalysisDuration: DefaultMaxAnalysisDuration,
+
+		TemplatesPollInterval: DefaultTemplatesPollInterval,
+		EvaluateTimeout:       DefaultEvaluateTimeout,
 	}
 }
 
@@ -232,6 +247,10 @@ func settings() []setting {
 			func(c *Config) *[]string { return &c.PrometheusOAuth2TokenURLs }),
 		stringSetting("templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
 			func(c *Config) *string { return &c.Templates }),
+		durationSetting("templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP (default 5s)",
+			func(c *Config) *time.Duration { return &c.TemplatesPollInterval }),
+		durationSetting("evaluate-timeout", "how long a round of /v1/evaluate or /v1/templates/{name}/evaluate may take when the caller sets no ?timeout= or Request-Timeout; keep it below the caller's own timeout (Argo's web provider: 10s) (default 8s)",
+			func(c *Config) *time.Duration { return &c.EvaluateTimeout }),
 		listSetting("webhook-allow", "URL prefix a webhook may be sent to (repeatable); none means webhooks are refused",
 			func(c *Config) *[]string { return &c.WebhookAllow }),
 		stringSetting("webhook-secret-file", "file holding the HMAC key that signs webhooks (default: unsigned)",
@@ -433,6 +452,10 @@ func (c *Config) validate() []string {
 	if c.ShutdownGrace < 0 {
 		add("--shutdown-grace: must not be negative, got %s", c.ShutdownGrace)
 	}
+	if c.TemplatesPollInterval < 0 {
+		add("--templates-poll-interval: must not be negative (0 checks only on SIGHUP), got %s", c.TemplatesPollInterval)
+	}
+	positive("evaluate-timeout", c.EvaluateTimeout)
 	if c.MaxAnalysisDuration < 0 {
 		add("--max-analysis-duration: must not be negative (0 means no bound), got %s", c.MaxAnalysisDuration)
 	}

@@ -161,6 +161,12 @@ func TestInvalid(t *testing.T) {
 		{name: "missing files",
 			args: []string{"--auth-token-file", filepath.Join(dir, "nope"), "--webhook-secret-file", filepath.Join(dir, "nope2"), "--templates", filepath.Join(dir, "nope3")},
 			want: []string{"--auth-token-file: " + filepath.Join(dir, "nope") + ": no such file or directory", "--webhook-secret-file:", "--templates:"}},
+		{name: "timeouts",
+			args: []string{"--templates-poll-interval", "-1s", "--evaluate-timeout", "0s"},
+			want: []string{
+				"--templates-poll-interval: must not be negative (0 checks only on SIGHUP), got -1s",
+				"--evaluate-timeout: must be positive, got 0s",
+			}},
 		{name: "a token file without tokens",
 			args: []string{"--auth-token-file", empty},
 			want: []string{"--auth-token-file: " + empty + " holds no token"}},

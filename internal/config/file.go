@@ -20,6 +20,8 @@ type fileConfig struct {
 	PrometheusURL            []string     `yaml:"prometheusUrl"`
 	PrometheusOAuth2TokenURL []string     `yaml:"prometheusOauth2TokenUrl"`
 	Templates                *string      `yaml:"templates"`
+	TemplatesPollInterval    *string      `yaml:"templatesPollInterval"`
+	EvaluateTimeout          *string      `yaml:"evaluateTimeout"`
 	WebhookAllow             []string     `yaml:"webhookAllow"`
 	WebhookSecretFile        *string      `yaml:"webhookSecretFile"`
 	AuthTokenFile            *string      `yaml:"authTokenFile"`
@@ -60,17 +62,19 @@ func loadFile(c *Config, path string) []string {
 		return &r
 	}
 	scalars := map[string]*string{
-		"listen":                f.Listen,
-		"log-level":             f.LogLevel,
-		"templates":             relative(f.Templates),
-		"webhook-secret-file":   relative(f.WebhookSecretFile),
-		"auth-token-file":       relative(f.AuthTokenFile),
-		"max-analyses":          f.MaxAnalyses,
-		"max-finished":          f.MaxFinished,
-		"retention":             f.Retention,
-		"shutdown-grace":        f.ShutdownGrace,
-		"error-retry":           f.ErrorRetry,
-		"max-analysis-duration": f.MaxAnalysisDuration,
+		"listen":                  f.Listen,
+		"log-level":               f.LogLevel,
+		"templates":               relative(f.Templates),
+		"templates-poll-interval": f.TemplatesPollInterval,
+		"evaluate-timeout":        f.EvaluateTimeout,
+		"webhook-secret-file":     relative(f.WebhookSecretFile),
+		"auth-token-file":         relative(f.AuthTokenFile),
+		"max-analyses":            f.MaxAnalyses,
+		"max-finished":            f.MaxFinished,
+		"retention":               f.Retention,
+		"shutdown-grace":          f.ShutdownGrace,
+		"error-retry":             f.ErrorRetry,
+		"max-analysis-duration":   f.MaxAnalysisDuration,
 	}
 	lists := map[string][]string{
 		"prometheus-url":              f.PrometheusURL,

@@ -33,7 +33,7 @@ func TestAPI(t *testing.T) {
 			t.Fatalf("status %d, want 202: %s", resp.status, resp.body)
 		}
 		a := resp.analysis(t)
-		if got, want := resp.header.Get("Location"), "/v1/analyses/"+a.ID; got != want {
+		if got, want := resp.header.Get("Location"), s.url+"/v1/analyses/"+a.ID; got != want {
 			t.Errorf("Location = %q, want %q", got, want)
 		}
 		if !regexp.MustCompile(`^[a-z2-7]{26}$`).MatchString(a.ID) {
@@ -72,7 +72,7 @@ func TestAPI(t *testing.T) {
 			if a.Phase != tc.want || a.Message != tc.message {
 				t.Errorf("%s: phase %s, message %q; want %s, %q", tc.namespace, a.Phase, a.Message, tc.want, tc.message)
 			}
-			if resp.header.Get("Location") != "/v1/analyses/"+a.ID {
+			if resp.header.Get("Location") != s.url+"/v1/analyses/"+a.ID {
 				t.Errorf("%s: Location = %q", tc.namespace, resp.header.Get("Location"))
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -47,11 +49,32 @@ type specRequest struct {
 	wait bool
 	// webhook is where the caller asked the result to be sent; "" for none.
 	webhook string
+	// webhookEvents are the events the caller asked the webhook to get
+	// (the body's webhook.events); nil for the default.
+	webhookEvents []string
+	// timeout is the caller's deadline (?timeout=, Request-Timeout); 0
+	// when it set none.
+	timeout time.Duration
+	// caller describes the caller for the log, when it said who it is (a
+	// Flagger webhook payload); nil otherwise.
+	caller []zap.Field
 }
 
 // queryParams says which query parameters, besides arg.NAME, a route takes.
 type queryParams struct {
-	wait, webhook bool
+	wait, webhook, timeout bool
+}
+
+// requestReader turns a request into a specRequest, or into the problem to
+// answer with, having started nothing. Each route that runs a spec has one:
+// read for a posted document, readTemplate for a named template.
+type requestReader func(w http.ResponseWriter, r *http.Request) (*specRequest, *api.Problem)
+
+// document returns the reader of routes whose body is the document to run.
+func (in *inputReader) document(params queryParams) requestReader {
+	return func(w http.ResponseWriter, r *http.Request) (*specRequest, *api.Problem) {
+		return in.read(w, r, params)
+	}
 }
 
 // read decodes and compiles the spec in r's body. On failure it returns the
@@ -68,6 +91,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 
 	req := &specRequest{}
 	overrides, errs := req.query(r.URL.RawQuery, params, in.webhooks)
+	errs = append(errs, req.timeoutHeader(r, params)...)
 
 	if isJSON {
 		if err := checkJSON(body); err != nil {
@@ -210,6 +234,17 @@ func (req *specRequest) query(raw string, params queryParams, webhooks []*url.UR
 				continue
 			}
 			req.wait = b
+		case key == "timeout" && params.timeout:
+			v, ok := one()
+			if !ok {
+				continue
+			}
+			d, msg := parseTimeout(v)
+			if msg != "" {
+				errs = append(errs, api.FieldError{Field: key, Message: msg})
+				continue
+			}
+			req.timeout = shorter(req.timeout, d)
 		case key == "webhook" && params.webhook:
 			v, ok := one()
 			if !ok {
@@ -234,6 +269,9 @@ func knownParams(p queryParams) string {
 	}
 	if p.webhook {
 		known = append(known, "webhook=URL")
+	}
+	if p.timeout {
+		known = append(known, "timeout=DURATION")
 	}
 	return strings.Join(known, ", ")
 }

@@ -8,6 +8,14 @@
 // (application/problem+json) with the list of field errors for bad input;
 // bad input is always a 4xx and never leaves anything running.
 //
+// Named templates (TemplateStore, a *templates.Store) are run the same way:
+// the template endpoints differ from the document endpoints only in where
+// the spec comes from and how the arguments arrive (readTemplate). Gates
+// run an analysis to its end and answer with the verdict as the status
+// (gateStatus). The evaluate and gate endpoints answer within the caller's
+// deadline (?timeout=, Request-Timeout), so that a caller with a timeout of
+// its own reads canaryd's answer instead of timing out.
+//
 // Analyses live in memory only (Analyses): running ones until they end,
 // finished ones for a retention period, capped in number. The process'
 // lifecycle (draining on SIGTERM, the grace period, the terminal Error result

@@ -75,3 +75,24 @@ func FuzzCreateAnalysis(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTemplateBody decodes arbitrary bodies of the template and gate
+// endpoints: never a panic, and every problem names its field.
+func FuzzTemplateBody(f *testing.F) {
+	f.Add(true, false, `{"args": {"namespace": "echo", "n": 1, "b": true}}`)
+	f.Add(true, true, `{"name": "podinfo", "namespace": "test", "phase": "Progressing", "checksum": "85d557f47b", "metadata": {"threshold": "0.99"}}`)
+	f.Add(false, true, "args: {namespace: [x]}\nmetadata: 7\nwebhook: {url: 1, events: [a]}\n")
+	f.Add(false, false, "- a\n- b\n")
+	f.Add(true, false, `{"args": null, "webhook": null}`)
+	f.Fuzz(func(t *testing.T, isJSON, flagger bool, body string) {
+		got, errs := decodeTemplateBody([]byte(body), isJSON, flagger)
+		for _, e := range errs {
+			if e.Field == "" || e.Message == "" {
+				t.Fatalf("a problem without its field or message: %+v", e)
+			}
+		}
+		if got.flagger != nil && !flagger {
+			t.Fatal("Flagger's payload was read on an endpoint that does not take it")
+		}
+	})
+}

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,19 +23,20 @@ type AnalysisList struct {
 	Analyses []api.Analysis `json:"analyses"`
 }
 
-// handleCreateAnalysis starts an analysis of the posted document. By
-// default it answers 202 at once; ?wait=true answers with the finished
-// analysis; a streaming Accept type follows it live. A caller that hangs up
-// on a wait or a stream terminates the analysis (unless it asked for a
-// webhook): nobody else knows its id, so it would run unread.
-func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, in *inputReader, heartbeat time.Duration) http.Handler {
+// handleCreateAnalysis starts an analysis of what read makes of the
+// request: the posted document, or a named template with the posted
+// arguments. By default it answers 202 at once; ?wait=true answers with the
+// finished analysis; a streaming Accept type follows it live. A caller that
+// hangs up on a wait or a stream terminates the analysis (unless it asked
+// for a webhook): nobody else knows its id, so it would run unread.
+func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReader, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if analyses.Draining() {
 			writeProblem(w, r, shuttingDown())
 			return
 		}
 		mode := negotiate(r)
-		req, p := in.read(w, r, queryParams{wait: true, webhook: true})
+		req, p := read(w, r)
 		if p != nil {
 			writeProblem(w, r, *p)
 			return
@@ -46,21 +50,10 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, in *inputReader, 
 				"webhook delivery is not implemented in this version of canaryd; poll GET /v1/analyses/{id}, use ?wait=true or a stream"))
 			return
 		}
-		run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
-		switch {
-		case errors.Is(err, ErrDraining):
-			writeProblem(w, r, shuttingDown())
-			return
-		case errors.Is(err, ErrTooMany):
-			writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
-				"the limit of analyses running at once (--max-analyses) is reached; retry later"))
-			return
-		case err != nil:
-			internalError(log, w, r, err)
+		run, ok := start(log, analyses, req, w, r)
+		if !ok {
 			return
 		}
-		setAnalysisID(r, run.ID())
-		w.Header().Set("Location", "/v1/analyses/"+run.ID())
 
 		// Only a webhook would tell anyone else the result (see above).
 		hangUp := func() {
@@ -84,6 +77,51 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, in *inputReader, 
 			writeJSON(w, http.StatusAccepted, run.Snapshot())
 		}
 	})
+}
+
+// start starts the analysis of req and sets the Location of the response;
+// when it cannot, it answers with the problem and returns false.
+func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.ResponseWriter, r *http.Request) (*analysis.Run, bool) {
+	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
+	switch {
+	case errors.Is(err, ErrDraining):
+		writeProblem(w, r, shuttingDown())
+		return nil, false
+	case errors.Is(err, ErrTooMany):
+		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
+			"the limit of analyses running at once (--max-analyses) is reached; retry later"))
+		return nil, false
+	case err != nil:
+		internalError(log, w, r, err)
+		return nil, false
+	}
+	setAnalysisID(r, run.ID())
+	w.Header().Set("Location", absoluteURL(r, "/v1/analyses/"+run.ID()))
+	if len(req.caller) > 0 {
+		log.Info("analysis requested", append([]zap.Field{zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID())}, req.caller...)...)
+	}
+	return run, true
+}
+
+// absoluteURL returns the URL of path on this service as the caller
+// reached it: the request's Host, and https when the connection is TLS or a
+// proxy in front says so (X-Forwarded-Proto). A Location must be absolute
+// for Spinnaker, whose webhook stage polls the Location as it is and refuses
+// a relative URI; RFC 9110 allows either. Without a Host (HTTP/1.0) it is
+// the path alone.
+func absoluteURL(r *http.Request, path string) string {
+	if r.Host == "" {
+		return path
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	if p := strings.ToLower(strings.TrimSpace(proto)); p == "http" || p == "https" {
+		scheme = p
+	}
+	return (&url.URL{Scheme: scheme, Host: r.Host, Path: path}).String()
 }
 
 // handleListAnalyses lists the analyses held, newest first, optionally
@@ -153,22 +191,31 @@ func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 	})
 }
 
-// handleEvaluate takes one round of the posted document now: one
-// measurement of every metric. An Error round is a 503 with the same body,
-// so that Argo's web provider counts an Error measurement rather than read
-// an outage as a verdict.
-func handleEvaluate(analyses *Analyses, in *inputReader) http.Handler {
+// handleEvaluate takes one round now, of the posted document or of a named
+// template (read decides): one measurement of every metric. An Error round
+// is a 503 with the same body, so that Argo's web provider counts an Error
+// measurement rather than read an outage as a verdict.
+//
+// The round is answered within the caller's deadline (?timeout=,
+// Request-Timeout), or defaultTimeout: a measurement still running then is
+// an Error, "deadline exceeded", so the caller gets canaryd's answer rather
+// than a timeout of its own, and never a hang.
+func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if analyses.Draining() {
 			writeProblem(w, r, shuttingDown())
 			return
 		}
-		req, p := in.read(w, r, queryParams{})
+		req, p := read(w, r)
 		if p != nil {
 			writeProblem(w, r, *p)
 			return
 		}
-		result, err := analyses.Evaluate(r.Context(), req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
+		timeout := cmp.Or(req.timeout, defaultTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		withDeadline(req.compiled.Plan, timeout)
+		result, err := analyses.Evaluate(ctx, req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
 		if err != nil {
 			writeProblem(w, r, shuttingDown())
 			return
@@ -178,7 +225,7 @@ func handleEvaluate(analyses *Analyses, in *inputReader) http.Handler {
 		if result.Phase == api.PhaseError {
 			status = http.StatusServiceUnavailable
 		}
-		writeJSON(w, status, result)
+		writeJSON(w, status, roundOf(result))
 	})
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/templates"
 )
 
 // TestMain checks, after every test, that no analysis goroutine is left:
@@ -112,6 +113,8 @@ type options struct {
 	webhookAllow []string
 	sources      spec.PrometheusSources
 	heartbeat    time.Duration
+	// templates is a directory of named templates to serve; none when "".
+	templates string
 }
 
 // testServer is the API on a real loopback listener (streams and hang-ups
@@ -164,6 +167,22 @@ func start(t *testing.T, o options) *testServer {
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)
 	}
+	var store server.TemplateStore
+	if o.templates != "" {
+		st, err := templates.Load(templates.Options{
+			Dir: o.templates,
+			Check: func(doc *spec.Document) []api.FieldError {
+				_, errs := spec.Compile(doc, nil, sources)
+				return errs
+			},
+			Logger:     log,
+			Registerer: reg,
+		})
+		if err != nil {
+			t.Fatalf("templates.Load: %v", err)
+		}
+		store = st
+	}
 	handler, err := server.New(server.Options{
 		Logger:            log,
 		Registerer:        reg,
@@ -173,6 +192,7 @@ func start(t *testing.T, o options) *testServer {
 		AuthTokens:        o.tokens,
 		WebhookAllow:      o.webhookAllow,
 		HeartbeatInterval: o.heartbeat,
+		Templates:         store,
 	})
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

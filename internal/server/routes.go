@@ -25,17 +25,25 @@ func (s *server) routes(r chi.Router) {
 
 	// The API: behind --auth-token-file when it is set.
 	v1 := r.With(requireToken(s.tokens))
-	v1.Method(http.MethodPost, "/v1/analyses", handleCreateAnalysis(s.log, s.analyses, s.in, s.heartbeat))
+	v1.Method(http.MethodPost, "/v1/analyses", handleCreateAnalysis(s.log, s.analyses, s.in.document(queryParams{wait: true, webhook: true}), s.heartbeat))
 	v1.Method(http.MethodGet, "/v1/analyses", handleListAnalyses(s.analyses))
 	v1.Method(http.MethodGet, "/v1/analyses/{id}", handleGetAnalysis(s.analyses, s.heartbeat))
 	v1.Method(http.MethodDelete, "/v1/analyses/{id}", handleDeleteAnalysis(s.log, s.analyses))
-	v1.Method(http.MethodPost, "/v1/evaluate", handleEvaluate(s.analyses, s.in))
+	v1.Method(http.MethodPost, "/v1/evaluate", handleEvaluate(s.analyses, s.in.document(queryParams{timeout: true}), s.evaluateTimeout))
 
-	// Named templates and gates (a later change) go here, beside the
-	// routes above:
-	//   GET  /v1/templates, /v1/templates/{name}
-	//   POST /v1/templates/{name}/analyses, /v1/templates/{name}/evaluate
-	//   POST /v1/gates, /v1/gates/{name}
-	// Their handlers take the same inputReader and Analyses; only the
-	// source of the spec (a loaded template, a body of args) differs.
+	// Named templates: the same handlers, the spec coming from a loaded
+	// template and the arguments from the body or the query.
+	v1.Method(http.MethodGet, "/v1/templates", handleListTemplates(s.templates))
+	v1.Method(http.MethodGet, "/v1/templates/{name}", handleGetTemplate(s.templates))
+	v1.Method(http.MethodPost, "/v1/templates/{name}/analyses", handleCreateAnalysis(s.log, s.analyses,
+		s.in.readTemplate(s.templates, queryParams{wait: true, webhook: true}, false), s.heartbeat))
+	v1.Method(http.MethodPost, "/v1/templates/{name}/evaluate", handleEvaluate(s.analyses,
+		s.in.readTemplate(s.templates, queryParams{timeout: true}, false), s.evaluateTimeout))
+
+	// Gates: run to the end, the verdict as the status. The named gate
+	// also takes Flagger's webhook payload.
+	v1.Method(http.MethodPost, "/v1/gates", handleGate(s.log, s.analyses,
+		s.in.document(queryParams{timeout: true}), false))
+	v1.Method(http.MethodPost, "/v1/gates/{name}", handleGate(s.log, s.analyses,
+		s.in.readTemplate(s.templates, queryParams{timeout: true}, true), true))
 }

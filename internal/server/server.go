@@ -26,6 +26,11 @@ const (
 	// request because a server-wide ReadTimeout would also cut waits and
 	// streams, which read nothing for as long as an analysis lasts.
 	bodyReadTimeout = 30 * time.Second
+	// DefaultEvaluateTimeout bounds a round of the evaluate endpoints when
+	// the caller sets no deadline: below the 10 s after which Argo
+	// Rollouts' web provider gives up, so that Argo reads canaryd's answer
+	// (an Error round, 503) rather than a timeout of its own.
+	DefaultEvaluateTimeout = 8 * time.Second
 )
 
 // Options configure the HTTP API.
@@ -50,6 +55,14 @@ type Options struct {
 	// HeartbeatInterval is how often idle streams get a heartbeat;
 	// DefaultHeartbeatInterval when 0.
 	HeartbeatInterval time.Duration
+	// Templates serves the named templates of /v1/templates and
+	// /v1/gates/{name}; nil when canaryd runs without --templates (the list
+	// is then empty and every name is a 404).
+	Templates TemplateStore
+	// EvaluateTimeout is how long a round of the evaluate endpoints may
+	// take when the caller sets no deadline of its own (?timeout=,
+	// Request-Timeout); DefaultEvaluateTimeout when 0.
+	EvaluateTimeout time.Duration
 }
 
 // server is what the handlers share.
@@ -61,6 +74,9 @@ type server struct {
 	metrics   *httpMetrics
 	gatherer  prometheus.Gatherer
 	heartbeat time.Duration
+	templates TemplateStore
+	// evaluateTimeout is the default deadline of a round.
+	evaluateTimeout time.Duration
 }
 
 // New returns the HTTP API. The handler does not own the analyses: the
@@ -79,6 +95,12 @@ func New(opts Options) (http.Handler, error) {
 	if opts.HeartbeatInterval <= 0 {
 		opts.HeartbeatInterval = DefaultHeartbeatInterval
 	}
+	if opts.EvaluateTimeout <= 0 {
+		opts.EvaluateTimeout = DefaultEvaluateTimeout
+	}
+	if opts.Templates == nil {
+		opts.Templates = noTemplates{}
+	}
 	webhooks, err := parseWebhookAllow(opts.WebhookAllow)
 	if err != nil {
 		return nil, err
@@ -95,9 +117,11 @@ func New(opts Options) (http.Handler, error) {
 			sources:  opts.Sources,
 			webhooks: webhooks,
 		},
-		metrics:   metrics,
-		gatherer:  opts.Gatherer,
-		heartbeat: opts.HeartbeatInterval,
+		metrics:         metrics,
+		gatherer:        opts.Gatherer,
+		heartbeat:       opts.HeartbeatInterval,
+		templates:       opts.Templates,
+		evaluateTimeout: opts.EvaluateTimeout,
 	}
 	for _, t := range opts.AuthTokens {
 		if t == "" {

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+)
+
+// TimeoutHeader is the request header in which a caller may give its
+// deadline, in seconds ("8", "7.5") or as a Go duration ("8s"), as it may
+// with the query parameter ?timeout=. It is read by the evaluate and gate
+// endpoints. Unprefixed, as RFC 6648 asks of new headers; Argo Rollouts'
+// web provider and Spinnaker's webhook stage can both send it.
+const TimeoutHeader = "Request-Timeout"
+
+// maxTimeout bounds what a caller may ask for: a day is longer than any
+// sensible gate, and a bound keeps the arithmetic of seconds in range.
+const maxTimeout = 24 * time.Hour
+
+// parseTimeout reads a caller's timeout: a number of seconds or a Go
+// duration, positive and at most maxTimeout. The message is "" when it is
+// valid.
+func parseTimeout(v string) (time.Duration, string) {
+	v = strings.TrimSpace(v)
+	const want = "must be a Go duration (8s, 1m30s) or a number of seconds (8, 7.5), above 0 and at most 24h"
+	var d time.Duration
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if math.IsNaN(secs) || secs <= 0 || secs > maxTimeout.Seconds() {
+			return 0, fmt.Sprintf("%s, got %q", want, v)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	} else {
+		var err error
+		d, err = time.ParseDuration(v)
+		if err != nil {
+			return 0, fmt.Sprintf("%s, got %q", want, v)
+		}
+	}
+	if d <= 0 || d > maxTimeout {
+		return 0, fmt.Sprintf("%s, got %q", want, v)
+	}
+	return d, ""
+}
+
+// shorter returns the shorter of two timeouts, 0 standing for none.
+func shorter(a, b time.Duration) time.Duration {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// timeoutHeader reads the Request-Timeout header on routes that take a
+// timeout. When the query gives one too, the shorter applies: both are the
+// caller's bounds. On other routes the header is ignored, as unknown
+// headers are.
+func (req *specRequest) timeoutHeader(r *http.Request, params queryParams) []api.FieldError {
+	if !params.timeout {
+		return nil
+	}
+	values := r.Header.Values(TimeoutHeader)
+	if len(values) == 0 {
+		return nil
+	}
+	if len(values) > 1 {
+		return []api.FieldError{{Field: TimeoutHeader, Message: fmt.Sprintf("given %d times; give it once", len(values))}}
+	}
+	d, msg := parseTimeout(values[0])
+	if msg != "" {
+		return []api.FieldError{{Field: TimeoutHeader, Message: msg}}
+	}
+	req.timeout = shorter(req.timeout, d)
+	return nil
+}
+
+// withDeadline makes every metric of plan answer by the deadline of the
+// context it is measured with: a measurement still running when that
+// deadline passes is an Error "deadline exceeded …" at once, whatever its
+// source does. plan must be the request's own (spec.Compile builds a new
+// one each time).
+func withDeadline(plan *analysis.Plan, timeout time.Duration) {
+	for i := range plan.Metrics {
+		m := &plan.Metrics[i]
+		if m.Source != nil {
+			m.Source = deadlineSource{inner: m.Source, timeout: timeout}
+		}
+	}
+}
+
+// deadlineSource is a Source that returns when its context's deadline
+// passes, even if the source it wraps has not.
+type deadlineSource struct {
+	inner   analysis.Source
+	timeout time.Duration
+}
+
+func (d deadlineSource) Measure(ctx context.Context, at time.Time) analysis.Observation {
+	got := make(chan analysis.Observation, 1)
+	// Ends when the wrapped source returns. Sources honour ctx, so that is
+	// at the latest soon after its deadline; the buffered channel lets it
+	// end even when nobody is left to read it.
+	go func() { got <- d.inner.Measure(ctx, at) }()
+	select {
+	case obs := <-got:
+		// A query that failed because our deadline cut it short says so
+		// in the caller's terms rather than the transport's.
+		if obs.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			obs.Err = d.exceeded()
+		}
+		return obs
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return analysis.Observation{Err: d.exceeded()}
+		}
+		return analysis.Observation{Err: ctx.Err()}
+	}
+}
+
+func (d deadlineSource) exceeded() error {
+	return fmt.Errorf("deadline exceeded: the measurement had not finished when the round's deadline of %s passed "+
+		"(set it with ?timeout= or the %s header, below the caller's own timeout)", d.timeout, TimeoutHeader)
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+func TestParseTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration // 0: refused
+	}{
+		{"8", 8 * time.Second},
+		{"7.5", 7500 * time.Millisecond},
+		{" 10 ", 10 * time.Second},
+		{"8s", 8 * time.Second},
+		{"1m30s", 90 * time.Second},
+		{"250ms", 250 * time.Millisecond},
+		{"24h", 24 * time.Hour},
+		{"0", 0},
+		{"0s", 0},
+		{"-1", 0},
+		{"-1s", 0},
+		{"25h", 0},
+		{"1e300", 0},
+		{"NaN", 0},
+		{"Inf", 0},
+		{"soon", 0},
+		{"", 0},
+		{"8 s", 0},
+	} {
+		got, msg := parseTimeout(tc.in)
+		if got != tc.want || (msg == "") != (tc.want != 0) {
+			t.Errorf("parseTimeout(%q) = %s, %q; want %s", tc.in, got, msg, tc.want)
+		}
+	}
+}
+
+func TestShorter(t *testing.T) {
+	for _, tc := range []struct{ a, b, want time.Duration }{
+		{0, 0, 0},
+		{0, time.Second, time.Second},
+		{time.Second, 0, time.Second},
+		{time.Second, 2 * time.Second, time.Second},
+		{2 * time.Second, time.Second, time.Second},
+	} {
+		if got := shorter(tc.a, tc.b); got != tc.want {
+			t.Errorf("shorter(%s, %s) = %s, want %s", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestAbsoluteURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, host, forwarded string
+		tls                   bool
+		want                  string
+	}{
+		{"plain", "canaryd.canary.svc:8080", "", false, "http://canaryd.canary.svc:8080/v1/analyses/x"},
+		{"TLS", "canaryd.example.com", "", true, "https://canaryd.example.com/v1/analyses/x"},
+		{"behind a TLS proxy", "canaryd.example.com", "https", false, "https://canaryd.example.com/v1/analyses/x"},
+		{"proxies listed", "canaryd.example.com", "HTTPS, http", false, "https://canaryd.example.com/v1/analyses/x"},
+		{"a proto that is no scheme", "canaryd.example.com", "javascript", false, "http://canaryd.example.com/v1/analyses/x"},
+		{"no host", "", "", false, "/v1/analyses/x"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/analyses", nil)
+		r.Host = tc.host
+		if tc.forwarded != "" {
+			r.Header.Set("X-Forwarded-Proto", tc.forwarded)
+		}
+		if !tc.tls {
+			r.TLS = nil
+		} else {
+			r.TLS = &tls.ConnectionState{}
+		}
+		if got := absoluteURL(r, "/v1/analyses/x"); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+// gateStatus is a gate's HTTP status for the analysis' verdict: the status
+// is the answer for callers that read nothing else (Flagger takes any
+// status up to 202 as a pass, Spinnaker and CI jobs the 2xx class).
+func gateStatus(p api.Phase) int {
+	switch p {
+	case api.PhaseSuccessful:
+		return http.StatusOK
+	case api.PhaseFailed, api.PhaseInconclusive:
+		return http.StatusPreconditionFailed
+	default:
+		return http.StatusServiceUnavailable
+	}
+}
+
+// gateTimedOut is the message of a gate's analysis stopped at the caller's
+// deadline.
+func gateTimedOut(timeout time.Duration, async string) string {
+	return fmt.Sprintf("gate timed out: the analysis had not finished when the gate's deadline of %s passed (?timeout= or %s), "+
+		"so it was stopped; for an analysis that lasts longer than its caller can wait, start it with %s and poll GET /v1/analyses/{id} until phase is not Running",
+		timeout, TimeoutHeader, async)
+}
+
+// handleGate runs an analysis to its end and answers with the verdict as
+// the status (gateStatus) and the finished analysis as the body. named says
+// whether read serves a named template (POST /v1/gates/{name}), for the
+// advice of a timed-out gate.
+//
+// With a deadline (?timeout=, Request-Timeout) the analysis still running
+// when it passes is stopped with phase Error and a message that says so,
+// and the answer is a 503 that carries it: the caller gets canaryd's answer
+// before its own timeout cuts the connection. A caller that hangs up
+// terminates the analysis, as on ?wait=true.
+func handleGate(log *zap.Logger, analyses *Analyses, read requestReader, named bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if analyses.Draining() {
+			writeProblem(w, r, shuttingDown())
+			return
+		}
+		req, p := read(w, r)
+		if p != nil {
+			writeProblem(w, r, *p)
+			return
+		}
+		run, ok := start(log, analyses, req, w, r)
+		if !ok {
+			return
+		}
+		var deadline <-chan time.Time
+		if req.timeout > 0 {
+			timer := time.NewTimer(req.timeout)
+			defer timer.Stop()
+			deadline = timer.C
+		}
+		select {
+		case <-run.Done():
+		case <-deadline:
+			async := "POST /v1/analyses"
+			if named {
+				async = "POST /v1/templates/" + req.template + "/analyses"
+			}
+			run.Abort(gateTimedOut(req.timeout, async))
+			log.Info("gate timed out; analysis stopped", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()), zap.Duration("timeout", req.timeout))
+			select {
+			case <-run.Done():
+			case <-r.Context().Done():
+				return
+			}
+		case <-r.Context().Done():
+			run.Terminate()
+			log.Info("client went away; analysis terminated", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()))
+			return
+		}
+		final := run.Snapshot()
+		writeJSON(w, gateStatus(final.Phase), final)
+	})
+}

@@ -1,0 +1,528 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"go.uber.org/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/templates"
+)
+
+// TemplateStore is where the named templates come from: a
+// *templates.Store, loaded from --templates and kept current by it.
+type TemplateStore interface {
+	// Get returns the template served under name.
+	Get(name string) (*templates.Template, bool)
+	// List returns every template served and every document that does
+	// not load, sorted by name.
+	List() []templates.Info
+}
+
+// noTemplates is the store of a canaryd started without --templates.
+type noTemplates struct{}
+
+func (noTemplates) Get(string) (*templates.Template, bool) { return nil, false }
+func (noTemplates) List() []templates.Info                 { return []templates.Info{} }
+
+// TemplateList is the body of GET /v1/templates.
+type TemplateList struct {
+	Templates []templates.Info `json:"templates"`
+}
+
+// TemplateDetail is the body of GET /v1/templates/{name}: what the list
+// says of the template, and its spec as loaded, arguments unresolved.
+// Values that may be credentials (secret-looking arguments' defaults,
+// header values such as Authorization, passwords and client secrets) read
+// "*****".
+type TemplateDetail struct {
+	templates.Info
+	Spec map[string]any `json:"spec"`
+}
+
+// masked replaces a value that must not be shown.
+const masked = "*****"
+
+// handleListTemplates lists the templates served and the documents that do
+// not load, with their errors.
+func handleListTemplates(store TemplateStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		list := store.List()
+		if list == nil {
+			list = []templates.Info{}
+		}
+		writeJSON(w, http.StatusOK, TemplateList{Templates: list})
+	})
+}
+
+// handleGetTemplate answers with one served template.
+func handleGetTemplate(store TemplateStore) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t, p := findTemplate(store, chi.URLParam(r, "name"))
+		if p != nil {
+			writeProblem(w, r, *p)
+			return
+		}
+		writeJSON(w, http.StatusOK, TemplateDetail{Info: infoOfTemplate(store, t), Spec: specView(&t.Document.Spec)})
+	})
+}
+
+// findTemplate returns the template served under name, or the 404 to answer
+// with: one that lists the errors of a template that does not load, so the
+// caller learns why rather than only that it is missing.
+func findTemplate(store TemplateStore, name string) (*templates.Template, *api.Problem) {
+	if t, ok := store.Get(name); ok {
+		return t, nil
+	}
+	if _, none := store.(noTemplates); none {
+		return nil, ptr(problem(http.StatusNotFound, ProblemNotFound,
+			"no template "+quote(name)+": this canaryd serves no named templates (it was started without --templates)"))
+	}
+	for _, info := range store.List() {
+		if info.Name == name && info.Status == templates.StatusError {
+			p := problem(http.StatusNotFound, ProblemNotFound, fmt.Sprintf(
+				"template %s in %s (line %d) does not load, so it is not served; errors lists why", quote(name), info.File, info.Line))
+			p.Errors = info.Errors
+			return nil, &p
+		}
+	}
+	return nil, ptr(problem(http.StatusNotFound, ProblemNotFound,
+		"no template "+quote(name)+"; GET /v1/templates lists the templates served"))
+}
+
+// infoOfTemplate returns the list entry of t: its status (ok or stale) and
+// the errors of its file's current content. Should a reload replace t
+// between the two reads, the entry is rebuilt from t itself.
+func infoOfTemplate(store TemplateStore, t *templates.Template) templates.Info {
+	for _, info := range store.List() {
+		if info.Name == t.Name && info.File == t.File && info.Status != templates.StatusError && info.LoadedAt.Equal(t.LoadedAt) {
+			return info
+		}
+	}
+	return templates.Info{Name: t.Name, Kind: t.Kind, File: t.File, Line: t.Line, Status: templates.StatusOK, LoadedAt: t.LoadedAt, Args: t.Args}
+}
+
+// specView renders a spec for reading, credentials masked and empty
+// objects (an unset authentication) left out.
+func specView(s *spec.Spec) map[string]any {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return map[string]any{} // cannot happen: a parsed spec marshals
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree map[string]any
+	if err := dec.Decode(&tree); err != nil {
+		return map[string]any{}
+	}
+	for _, a := range list(tree["args"]) {
+		if arg, ok := a.(map[string]any); ok {
+			if name, _ := arg["name"].(string); spec.IsSecretArg(name) && arg["value"] != nil {
+				arg["value"] = masked
+			}
+		}
+	}
+	for _, m := range list(tree["metrics"]) {
+		metric, _ := m.(map[string]any)
+		provider, _ := metric["provider"].(map[string]any)
+		prom, _ := provider["prometheus"].(map[string]any)
+		if prom == nil {
+			continue
+		}
+		for _, h := range list(prom["headers"]) {
+			if header, ok := h.(map[string]any); ok {
+				if key, _ := header["key"].(string); spec.IsSecretArg(key) && header["value"] != "" {
+					header["value"] = masked
+				}
+			}
+		}
+		auth, _ := prom["authentication"].(map[string]any)
+		for _, path := range [][2]string{{"basicAuth", "password"}, {"oauth2", "clientSecret"}} {
+			if cfg, ok := auth[path[0]].(map[string]any); ok && cfg[path[1]] != nil {
+				cfg[path[1]] = masked
+			}
+		}
+	}
+	prune(tree)
+	return tree
+}
+
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// prune removes the empty objects of a tree, deepest first.
+func prune(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if prune(e) {
+				delete(x, k)
+			}
+		}
+		return len(x) == 0
+	case []any:
+		for _, e := range x {
+			prune(e)
+		}
+	}
+	return false
+}
+
+// Fields of the template endpoints' body.
+const (
+	fieldArgs    = "args"
+	fieldWebhook = "webhook"
+)
+
+// flaggerFields are the fields of Flagger's webhook payload
+// (pkg/controller/webhook.go: name, namespace, phase, checksum, metadata),
+// which POST /v1/gates/{name} takes as it is.
+var flaggerFields = []string{"name", "namespace", "phase", "checksum", "metadata"}
+
+// templateBody is the decoded body of a template endpoint.
+type templateBody struct {
+	args    map[string]string
+	webhook *webhookBody
+	// flagger is set when the body carries any field of Flagger's
+	// payload.
+	flagger *flaggerPayload
+}
+
+// webhookBody is the body's webhook: {"url": …, "events": […]}.
+type webhookBody struct {
+	url    string
+	events []string
+}
+
+// flaggerPayload is what canaryd reads of Flagger's webhook payload.
+type flaggerPayload struct {
+	// name and namespace are the canary's; nil when absent.
+	name, namespace *string
+	phase, checksum string
+	metadata        map[string]string
+}
+
+// readTemplate returns the reader of a template endpoint: the template
+// named in the path, arguments from the body ({"args": {...}}, or on gates
+// Flagger's payload) and the query (arg.NAME=VALUE), checked against the
+// template's declared arguments, then compiled as a posted document is.
+//
+// Arguments are taken lowest first, a later source replacing an earlier
+// one's value: Flagger's name and namespace, Flagger's metadata, the body's
+// args, the query's arg.NAME. The URL is the one place every caller
+// controls (a tool's payload often is not), so it has the last word.
+//
+// An argument the template does not declare is an error wherever the caller
+// wrote it (args, metadata, the query), naming it; Flagger's name,
+// namespace, phase and checksum are sent whatever the template, and are
+// ignored unless it declares them (phase and checksum never become
+// arguments; they go to the log).
+func (in *inputReader) readTemplate(store TemplateStore, params queryParams, flagger bool) requestReader {
+	return func(w http.ResponseWriter, r *http.Request) (*specRequest, *api.Problem) {
+		t, p := findTemplate(store, chi.URLParam(r, "name"))
+		if p != nil {
+			return nil, p
+		}
+		body, p := in.readBody(w, r)
+		if p != nil {
+			return nil, p
+		}
+		req := &specRequest{template: t.Name}
+		overrides, errs := req.query(r.URL.RawQuery, params, in.webhooks)
+		errs = append(errs, req.timeoutHeader(r, params)...)
+
+		var tb templateBody
+		// No body at all is fine: the arguments may all be in the query,
+		// and callers such as curl -X POST send none.
+		if len(bytes.TrimSpace(body)) > 0 {
+			isJSON, p := bodyMediaType(r)
+			if p != nil {
+				return nil, p
+			}
+			var berrs []api.FieldError
+			tb, berrs = decodeTemplateBody(body, isJSON, flagger)
+			errs = append(errs, berrs...)
+		}
+		if tb.webhook != nil {
+			switch {
+			case !params.webhook:
+				errs = append(errs, api.FieldError{Field: fieldWebhook, Message: "this endpoint answers with its result and sends no webhook; " +
+					"ask for one when starting an analysis (POST /v1/templates/{name}/analyses)"})
+			case req.webhook != "":
+				errs = append(errs, api.FieldError{Field: fieldWebhook, Message: "given both as ?webhook= and in the body; give it once"})
+			default:
+				if msg := checkWebhook(tb.webhook.url, in.webhooks); msg != "" {
+					errs = append(errs, api.FieldError{Field: fieldWebhook + ".url", Message: msg})
+				} else {
+					req.webhook, req.webhookEvents = tb.webhook.url, tb.webhook.events
+				}
+			}
+		}
+		args, aerrs := mergeArgs(t, tb, overrides)
+		errs = append(errs, aerrs...)
+		if len(errs) > 0 {
+			return nil, ptr(invalidInput(errs))
+		}
+		compiled, problems := spec.Compile(t.Document, args, in.sources)
+		if len(problems) > 0 {
+			return nil, ptr(invalidInput(problems))
+		}
+		req.compiled = compiled
+		if f := tb.flagger; f != nil {
+			req.caller = []zap.Field{zap.String("template", t.Name), zap.String("flagger_canary", deref(f.namespace)+"/"+deref(f.name)),
+				zap.String("flagger_phase", f.phase), zap.String("flagger_checksum", f.checksum)}
+		}
+		return req, nil
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// mergeArgs gathers the arguments of a request to run t (see readTemplate
+// for the order and the rules) and names every argument that is not
+// declared and every required one that is missing.
+func mergeArgs(t *templates.Template, body templateBody, query map[string]string) (map[string]string, []api.FieldError) {
+	declared := make([]string, 0, len(t.Args))
+	for _, a := range t.Args {
+		declared = append(declared, a.Name)
+	}
+	declaredList := "it declares no arguments"
+	if len(declared) > 0 {
+		declaredList = "declared: " + strings.Join(declared, ", ")
+	}
+	args := map[string]string{}
+	var errs []api.FieldError
+	take := func(field string, values map[string]string) {
+		for _, name := range sortedKeys(values) {
+			if !slices.Contains(declared, name) {
+				errs = append(errs, api.FieldError{Field: field + "." + name, Message: fmt.Sprintf(
+					"argument %q is not declared by template %q (%s)", name, t.Name, declaredList)})
+				continue
+			}
+			args[name] = values[name]
+		}
+	}
+	if f := body.flagger; f != nil {
+		for name, v := range map[string]*string{"name": f.name, "namespace": f.namespace} {
+			if v != nil && slices.Contains(declared, name) {
+				args[name] = *v
+			}
+		}
+		take("metadata", f.metadata)
+	}
+	take(fieldArgs, body.args)
+	take(fieldArgs, query)
+	for _, name := range t.MissingArgs(args) {
+		errs = append(errs, api.FieldError{Field: fieldArgs + "." + name, Message: fmt.Sprintf(
+			"template %q requires argument %q: give it in the body as {\"args\": {%q: \"…\"}} or in the query as arg.%s=…",
+			t.Name, name, name, name)})
+	}
+	return args, errs
+}
+
+// decodeTemplateBody decodes the body of a template endpoint, JSON or
+// YAML: an object of args and webhook, and, when flagger is set, the
+// fields of Flagger's webhook payload. Every unknown field and every value
+// of the wrong type is reported.
+func decodeTemplateBody(body []byte, isJSON bool, flagger bool) (templateBody, []api.FieldError) {
+	var out templateBody
+	obj, e := decodeObject(body, isJSON)
+	if e != nil {
+		return out, []api.FieldError{*e}
+	}
+	known := []string{fieldArgs, fieldWebhook}
+	if flagger {
+		known = append(known, flaggerFields...)
+	}
+	var errs []api.FieldError
+	add := func(field, format string, a ...any) {
+		errs = append(errs, api.FieldError{Field: field, Message: fmt.Sprintf(format, a...)})
+	}
+	for _, key := range sortedKeys(obj) {
+		v := obj[key]
+		switch {
+		case key == "":
+			add("body", "a field with an empty name; this endpoint's body takes %s", strings.Join(known, ", "))
+		case !slices.Contains(known, key):
+			add(key, "unknown field; this endpoint's body takes %s", strings.Join(known, ", "))
+		case key == fieldArgs:
+			out.args = stringMap(fieldArgs, v, add)
+		case key == fieldWebhook:
+			out.webhook = decodeWebhook(v, add)
+		default: // Flagger's
+			if out.flagger == nil {
+				out.flagger = &flaggerPayload{}
+			}
+			f := out.flagger
+			if key == "metadata" {
+				f.metadata = stringMap(key, v, add)
+				continue
+			}
+			s, ok := scalar(v)
+			if !ok {
+				add(key, "must be a string, got %s", kindOf(v))
+				continue
+			}
+			switch key {
+			case "name":
+				f.name = &s
+			case "namespace":
+				f.namespace = &s
+			case "phase":
+				f.phase = s
+			case "checksum":
+				f.checksum = s
+			}
+		}
+	}
+	return out, errs
+}
+
+// decodeObject decodes a JSON or YAML object, numbers kept as written. An
+// empty YAML document or a JSON null is an empty object.
+func decodeObject(body []byte, isJSON bool) (map[string]any, *api.FieldError) {
+	text := body
+	if isJSON {
+		if err := checkJSON(body); err != nil {
+			return nil, &api.FieldError{Field: "body", Message: err.Error()}
+		}
+	} else {
+		var err error
+		text, err = yaml.YAMLToJSONStrict(body)
+		if err != nil {
+			return nil, &api.FieldError{Field: "body", Message: "invalid YAML: " + err.Error()}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, &api.FieldError{Field: "body", Message: "invalid body: " + err.Error()}
+	}
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &api.FieldError{Field: "body", Message: fmt.Sprintf(`expected an object such as {"args": {"namespace": "echo"}}, got %s`, kindOf(v))}
+	}
+	return obj, nil
+}
+
+// stringMap reads an object of scalar values as strings: arguments are
+// strings, and templating tools (Argo's jsonBody, Helm) turn them into
+// numbers and booleans as readily as not.
+func stringMap(field string, v any, add func(field, format string, a ...any)) map[string]string {
+	if v == nil {
+		return nil
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		add(field, `must be an object of NAME: VALUE, such as {"namespace": "echo"}, got %s`, kindOf(v))
+		return nil
+	}
+	out := make(map[string]string, len(obj))
+	for _, k := range sortedKeys(obj) {
+		if k == "" {
+			add(field, "an argument name must not be empty")
+			continue
+		}
+		s, ok := scalar(obj[k])
+		if !ok {
+			add(field+"."+k, "must be a string (or a number or a boolean, read as a string), got %s", kindOf(obj[k]))
+			continue
+		}
+		out[k] = s
+	}
+	return out
+}
+
+func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		add(fieldWebhook, `must be an object such as {"url": "https://hooks.example.com/ci", "events": ["completed"]}, got %s`, kindOf(v))
+		return nil
+	}
+	out := &webhookBody{}
+	for _, k := range sortedKeys(obj) {
+		field := fieldWebhook + "." + k
+		switch k {
+		case "":
+			add(fieldWebhook, "a field with an empty name; webhook takes url, events")
+		case "url":
+			s, ok := obj[k].(string)
+			if !ok {
+				add(field, "must be a string, got %s", kindOf(obj[k]))
+				continue
+			}
+			out.url = s
+		case "events":
+			events, ok := obj[k].([]any)
+			if !ok {
+				add(field, `must be a list of event types ("measurement", "completed"), got %s`, kindOf(obj[k]))
+				continue
+			}
+			for i, e := range events {
+				s, _ := e.(string)
+				if s != string(api.EventMeasurement) && s != string(api.EventCompleted) {
+					add(fmt.Sprintf("%s[%d]", field, i), `must be "measurement" or "completed"`)
+					continue
+				}
+				out.events = append(out.events, s)
+			}
+		default:
+			add(field, "unknown field; webhook takes url, events")
+		}
+	}
+	if _, ok := obj["url"]; !ok {
+		add(fieldWebhook+".url", "is required")
+	}
+	return out
+}
+
+// scalar returns a string, number or boolean as a string.
+func scalar(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
