@@ -35,6 +35,7 @@ prometheus:
 test: prometheus lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
+	cd test && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory demo
 
@@ -48,6 +49,7 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 	@$(GO) mod tidy -diff >/dev/null 2>&1 || { echo "go.mod is not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; }
 	cd deploy && $(GO) vet ./... && $(GO) mod tidy -diff
+	cd test && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 
 # fuzz runs each fuzz target briefly; FUZZTIME=10m make fuzz for a long run.
 fuzz:

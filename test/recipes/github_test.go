@@ -1,0 +1,281 @@
+package recipes
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/canaryd/canaryd/test/internal/harness"
+)
+
+// ghWorkflow is what the tests read of a GitHub Actions workflow, with
+// GitHub's field names; decoding refuses any other field, so a misspelt
+// key fails here rather than being ignored.
+type ghWorkflow struct {
+	Name string `yaml:"name"`
+	On   struct {
+		WorkflowDispatch struct {
+			Inputs map[string]struct {
+				Description string `yaml:"description"`
+				Required    bool   `yaml:"required"`
+				Default     string `yaml:"default"`
+			} `yaml:"inputs"`
+		} `yaml:"workflow_dispatch"`
+	} `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Defaults    struct {
+		Run struct {
+			Shell string `yaml:"shell"`
+		} `yaml:"run"`
+	} `yaml:"defaults"`
+	Env  map[string]string `yaml:"env"`
+	Jobs map[string]ghJob  `yaml:"jobs"`
+}
+
+type ghJob struct {
+	RunsOn         string            `yaml:"runs-on"`
+	TimeoutMinutes int               `yaml:"timeout-minutes"`
+	Env            map[string]string `yaml:"env"`
+	Steps          []ghStep          `yaml:"steps"`
+}
+
+type ghStep struct {
+	Name string            `yaml:"name"`
+	ID   string            `yaml:"id"`
+	If   string            `yaml:"if"`
+	Uses string            `yaml:"uses"`
+	With map[string]string `yaml:"with"`
+	Env  map[string]string `yaml:"env"`
+	Run  string            `yaml:"run"`
+}
+
+// ghActions are the actions the workflow may use; they prepare the job
+// (a checkout, Go) or keep its files, and are not run by the test.
+var ghActions = map[string]bool{
+	"actions/checkout@v4":        true,
+	"actions/setup-go@v5":        true,
+	"actions/upload-artifact@v4": true,
+}
+
+// ghExpression is GitHub's ${{ … }}.
+var ghExpression = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+
+// installCanaryd is the one shell line of the recipes that is not run: it
+// installs canaryd from the module proxy; the tests put the binary they
+// built on PATH instead.
+const installCanaryd = "go install github.com/canaryd/canaryd/cmd/canaryd@latest"
+
+// strictYAML decodes one YAML document into out, refusing unknown fields.
+func strictYAML(t *testing.T, name string, b []byte, out any) {
+	t.Helper()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(out); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// ghRun is the outcome of a job: the exit code of its first failing step
+// (0 when none failed), the step outputs, and the job's workspace.
+type ghRun struct {
+	code      int
+	output    string
+	outputs   map[string]string
+	workspace string
+}
+
+// runGHJob runs a job's steps as a GitHub runner would with `shell: bash`
+// (bash --noprofile --norc -eo pipefail), stopping at the first failure.
+// values are the expressions' values: vars, secrets and inputs.
+func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string) ghRun {
+	t.Helper()
+	job, ok := wf.Jobs[name]
+	if !ok {
+		t.Fatalf("the workflow has no job %q", name)
+	}
+	if wf.Defaults.Run.Shell != "bash" {
+		t.Fatalf("defaults.run.shell = %q: the test runs steps as GitHub runs `shell: bash`", wf.Defaults.Run.Shell)
+	}
+	tmp := t.TempDir()
+	workspace := filepath.Join(tmp, "workspace")
+	home := filepath.Join(tmp, "home")
+	for _, d := range []string{workspace, home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outputs := filepath.Join(tmp, "github_output")
+	env := map[string]string{
+		"PATH":                basePath(harness.CanarydDir(t)),
+		"HOME":                home,
+		"CI":                  "true",
+		"GITHUB_ACTIONS":      "true",
+		"GITHUB_WORKSPACE":    workspace,
+		"GITHUB_OUTPUT":       outputs,
+		"GITHUB_STEP_SUMMARY": filepath.Join(tmp, "step_summary"),
+	}
+	for _, level := range []map[string]string{wf.Env, job.Env} {
+		for k, v := range level {
+			env[k] = substitute(t, ghExpression, v, values)
+		}
+	}
+	run := ghRun{workspace: workspace, outputs: map[string]string{}}
+	for i, step := range job.Steps {
+		switch {
+		case step.Uses != "":
+			if !ghActions[step.Uses] {
+				t.Fatalf("step %d uses %s, which the test does not know", i, step.Uses)
+			}
+			continue
+		case strings.Contains(step.Run, "go install"):
+			if strings.TrimSpace(step.Run) != installCanaryd {
+				t.Fatalf("step %d: want exactly %q, got %q", i, installCanaryd, step.Run)
+			}
+			continue
+		}
+		stepEnv := map[string]string{}
+		for k, v := range env {
+			stepEnv[k] = v
+		}
+		for k, v := range step.Env {
+			stepEnv[k] = substitute(t, ghExpression, v, values)
+		}
+		if ghExpression.MatchString(step.Run) {
+			t.Fatalf("step %q puts an expression in its script; pass it through env", step.Name)
+		}
+		prepareWorkspace(t, step.Run, workspace)
+		res := runShell(t, []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, step.Run, workspace, stepEnv)
+		run.output += res.output
+		if res.code != 0 {
+			run.code = res.code
+			break
+		}
+	}
+	if b, err := os.ReadFile(outputs); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				run.outputs[k] = v
+			}
+		}
+	}
+	return run
+}
+
+// canarydRunFile finds the -f FILE of a `canaryd run` line.
+var canarydRunFile = regexp.MustCompile(`canaryd run -f (\S+)`)
+
+// prepareWorkspace stands in for the checkout of the user's repository: a
+// script that runs `canaryd run -f FILE` finds FILE, the base's
+// success-rate template (shortened like every template the tests
+// serve), in its working directory.
+func prepareWorkspace(t *testing.T, script, workspace string) {
+	t.Helper()
+	m := canarydRunFile.FindStringSubmatch(script)
+	if m == nil {
+		return
+	}
+	if filepath.Base(m[1]) != "success-rate.yaml" {
+		t.Fatalf("canaryd run -f %s: the tests provide success-rate.yaml", m[1])
+	}
+	b, err := os.ReadFile(filepath.Join(harness.Templates(t), "success-rate.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(workspace, m[1])
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// phaseOfFile reads the phase of a JSON analysis file.
+func phaseOfFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading the result: %v", err)
+	}
+	var v struct {
+		Phase string `json:"phase"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s is not a JSON analysis: %v\n%s", path, err, b)
+	}
+	return v.Phase
+}
+
+// TestGitHubActions runs both jobs of the workflow: the gate job's curl
+// step against canaryd serve, the analysis job's `canaryd run` step in the
+// job itself.
+func TestGitHubActions(t *testing.T) {
+	t.Parallel()
+	needTools(t, "bash", "curl", "jq")
+	var wf ghWorkflow
+	strictYAML(t, "github-actions/canary-gate.yml", readExample(t, "github-actions/canary-gate.yml"), &wf)
+	if d := wf.On.WorkflowDispatch.Inputs["namespace"].Default; d != exampleNamespace {
+		t.Errorf("input namespace defaults to %q, want %q", d, exampleNamespace)
+	}
+	w := newWorld(t)
+	values := func(ns, token string) map[string]string {
+		return map[string]string{
+			"vars.CANARYD_URL":      w.authed.URL,
+			"secrets.CANARYD_TOKEN": token,
+			"vars.PROMETHEUS_URL":   w.prom.URL,
+			"inputs.namespace":      ns,
+		}
+	}
+
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		token     string
+		wantCode  int // curl exits 22 on an HTTP status of 400 or more
+		wantPhase string
+	}{
+		{"gate/echo-good", harness.EchoGood.Name, w.authed.Token, 0, "Successful"},
+		{"gate/echo-bad", harness.EchoBad.Name, w.authed.Token, 22, "Failed"},
+		{"gate/wrong token", harness.EchoGood.Name, "not-" + w.authed.Token, 22, "Error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runGHJob(t, wf, "gate", values(tc.namespace, tc.token))
+			if got.code != tc.wantCode || got.outputs["phase"] != tc.wantPhase {
+				t.Errorf("exit %d, phase=%q; want exit %d, phase=%q\noutput:\n%s\n%s",
+					got.code, got.outputs["phase"], tc.wantCode, tc.wantPhase, got.output, w.logs())
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		wantCode  int // canaryd run: 0 Successful, 1 Failed
+		wantPhase string
+	}{
+		{"analysis/echo-good", harness.EchoGood.Name, 0, "Successful"},
+		{"analysis/echo-bad", harness.EchoBad.Name, 1, "Failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runGHJob(t, wf, "analysis", values(tc.namespace, ""))
+			if got.code != tc.wantCode {
+				t.Errorf("exit %d, want %d\noutput:\n%s", got.code, tc.wantCode, got.output)
+			}
+			if phase := phaseOfFile(t, filepath.Join(got.workspace, "result.json")); phase != tc.wantPhase {
+				t.Errorf("result.json phase = %q, want %q", phase, tc.wantPhase)
+			}
+		})
+	}
+	t.Run("gate/prometheus down", func(t *testing.T) {
+		w.prom.Stop()
+		got := runGHJob(t, wf, "gate", values(harness.EchoGood.Name, w.authed.Token))
+		if got.code != 22 || got.outputs["phase"] != "Error" {
+			t.Errorf("exit %d, phase=%q; want exit 22, phase=\"Error\"\noutput:\n%s", got.code, got.outputs["phase"], got.output)
+		}
+	})
+}

@@ -1,0 +1,166 @@
+package recipes
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/canaryd/canaryd/test/internal/harness"
+)
+
+// glJob is what the tests read of a GitLab CI job, with GitLab's names.
+type glJob struct {
+	Stage        string            `yaml:"stage"`
+	Image        string            `yaml:"image"`
+	Timeout      string            `yaml:"timeout"`
+	Variables    map[string]string `yaml:"variables"`
+	BeforeScript []string          `yaml:"before_script"`
+	Script       []string          `yaml:"script"`
+	Artifacts    struct {
+		When  string   `yaml:"when"`
+		Paths []string `yaml:"paths"`
+	} `yaml:"artifacts"`
+}
+
+// glPipeline is a .gitlab-ci.yml: its global keys and its jobs.
+type glPipeline struct {
+	Stages    []string          `yaml:"stages"`
+	Variables map[string]string `yaml:"variables"`
+	Jobs      map[string]glJob  `yaml:",inline"`
+}
+
+// glRun is the outcome of a job: its exit code, its log, its directory.
+type glRun struct {
+	code    int
+	output  string
+	project string
+}
+
+// runGLJob runs a job as a GitLab runner's shell would: before_script then
+// script, one shell, stopping at the first command that fails (sh -e; the
+// images' shells are POSIX, busybox in curlimages/curl). Variables are the
+// pipeline's and the job's, then the project's CI/CD variables (values),
+// which win as they do in GitLab.
+func runGLJob(t *testing.T, p glPipeline, name string, values map[string]string) glRun {
+	t.Helper()
+	job, ok := p.Jobs[name]
+	if !ok {
+		t.Fatalf("the pipeline has no job %q", name)
+	}
+	project := t.TempDir()
+	env := map[string]string{
+		"PATH":            basePath(harness.CanarydDir(t)),
+		"HOME":            t.TempDir(),
+		"CI":              "true",
+		"GITLAB_CI":       "true",
+		"CI_PROJECT_DIR":  project,
+		"CI_JOB_NAME":     name,
+		"CI_PIPELINE_SRC": "web",
+	}
+	for _, level := range []map[string]string{p.Variables, job.Variables, values} {
+		for k, v := range level {
+			env[k] = v
+		}
+	}
+	var lines []string
+	for _, line := range job.BeforeScript {
+		if strings.Contains(line, "go install") {
+			if strings.TrimSpace(line) != installCanaryd {
+				t.Fatalf("before_script: want exactly %q, got %q", installCanaryd, line)
+			}
+			continue
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, job.Script...)
+	script := strings.Join(lines, "\n") + "\n"
+	prepareWorkspace(t, script, project)
+	res := runShell(t, []string{"sh", "-e"}, script, project, env)
+	return glRun{code: res.code, output: res.output, project: project}
+}
+
+// TestGitLabCI runs both jobs of the .gitlab-ci.yml: the curl gate against
+// canaryd serve and `canaryd run` in the job.
+func TestGitLabCI(t *testing.T) {
+	t.Parallel()
+	needTools(t, "sh", "curl")
+	var p glPipeline
+	strictYAML(t, "gitlab-ci/.gitlab-ci.yml", readExample(t, "gitlab-ci/.gitlab-ci.yml"), &p)
+	if p.Variables["NAMESPACE"] != exampleNamespace {
+		t.Errorf("NAMESPACE = %q, want %q", p.Variables["NAMESPACE"], exampleNamespace)
+	}
+	for name, job := range p.Jobs {
+		if job.Stage == "" || !contains(p.Stages, job.Stage) {
+			t.Errorf("job %s: stage %q is not one of the stages %v", name, job.Stage, p.Stages)
+		}
+	}
+	w := newWorld(t)
+	values := func(ns, token string) map[string]string {
+		return map[string]string{
+			"CANARYD_URL":    w.authed.URL,
+			"CANARYD_TOKEN":  token,
+			"PROMETHEUS_URL": w.prom.URL,
+			"NAMESPACE":      ns,
+		}
+	}
+
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		token     string
+		wantCode  int    // curl exits 22 on an HTTP status of 400 or more
+		wantLog   string // what curl --fail-with-body prints of canaryd's answer
+	}{
+		{"gate/echo-good", harness.EchoGood.Name, w.authed.Token, 0, `"phase":"Successful"`},
+		{"gate/echo-bad", harness.EchoBad.Name, w.authed.Token, 22, `"phase":"Failed"`},
+		{"gate/wrong token", harness.EchoGood.Name, "not-" + w.authed.Token, 22, `"status":401`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runGLJob(t, p, "canary-gate", values(tc.namespace, tc.token))
+			if got.code != tc.wantCode || !strings.Contains(got.output, tc.wantLog) {
+				t.Errorf("exit %d, want %d with %s in the log\nlog:\n%s\n%s", got.code, tc.wantCode, tc.wantLog, got.output, w.logs())
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name      string
+		namespace string
+		wantCode  int
+		wantPhase string
+	}{
+		{"analysis/echo-good", harness.EchoGood.Name, 0, "Successful"},
+		{"analysis/echo-bad", harness.EchoBad.Name, 1, "Failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runGLJob(t, p, "canary-analysis", values(tc.namespace, ""))
+			if got.code != tc.wantCode {
+				t.Errorf("exit %d, want %d\nlog:\n%s", got.code, tc.wantCode, got.output)
+			}
+			for _, path := range p.Jobs["canary-analysis"].Artifacts.Paths {
+				if _, err := os.Stat(filepath.Join(got.project, path)); err != nil {
+					t.Errorf("artifact %s: %v", path, err)
+				}
+			}
+			if phase := phaseOfFile(t, filepath.Join(got.project, "result.json")); phase != tc.wantPhase {
+				t.Errorf("result.json phase = %q, want %q", phase, tc.wantPhase)
+			}
+		})
+	}
+	t.Run("gate/prometheus down", func(t *testing.T) {
+		w.prom.Stop()
+		got := runGLJob(t, p, "canary-gate", values(harness.EchoGood.Name, w.authed.Token))
+		if got.code != 22 || !strings.Contains(got.output, `"phase":"Error"`) {
+			t.Errorf("exit %d, want 22 with phase Error in the log\nlog:\n%s", got.code, got.output)
+		}
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
