@@ -48,6 +48,47 @@ type Analysis struct {
 	Args map[string]string `json:"args,omitempty"`
 	// Webhook reports deliveries to the webhook the caller asked for.
 	Webhook *WebhookStatus `json:"webhook,omitempty"`
+	// Score is the canary score of a spec that declares scoring (a canaryd
+	// extension, Kayenta's weighted group score), set when the analysis
+	// completes; the phase then follows Score.Verdict. Absent otherwise.
+	Score *Score `json:"score,omitempty"`
+}
+
+// Score is the verdict of an analysis scored as Kayenta scores a canary:
+// each group of metrics scores the share of its metrics that passed, the
+// groups are weighted into a score from 0 to 100, and the score is
+// classified by the pass and marginal thresholds.
+type Score struct {
+	// Score is from 0 to 100, rounded half up to two decimals.
+	Score float64 `json:"score"`
+	// Verdict is Pass (score >= Pass), Marginal (score >= Marginal) or
+	// Fail. Pass makes the analysis Successful, Marginal Inconclusive,
+	// Fail Failed.
+	Verdict string `json:"verdict"`
+	// Pass and Marginal are the thresholds the score was classified by.
+	Pass     float64 `json:"pass"`
+	Marginal float64 `json:"marginal"`
+	// Groups holds each group's score, 0 to 100.
+	Groups map[string]float64 `json:"groups"`
+	// Reason says in a sentence how the score came about.
+	Reason string `json:"reason"`
+	// Metrics are the outcomes that were scored, in the spec's order.
+	Metrics []ScoredMetric `json:"metrics"`
+}
+
+// ScoredMetric is what scoring made of one metric.
+type ScoredMetric struct {
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	// Classification is a judge metric's last classification (Pass, High,
+	// Low, Nodata, NodataFailMetric, Error), or what a plain metric's phase
+	// counts as: Pass (Successful), Fail (Failed), Nodata (Inconclusive),
+	// Error (Error).
+	Classification string `json:"classification"`
+	// Critical is set when this metric failed the whole canary.
+	Critical bool `json:"critical,omitempty"`
+	// Muted is set for a dry-run metric: reported, not scored.
+	Muted bool `json:"muted,omitempty"`
 }
 
 // MetricResult is the state of one metric of an analysis.

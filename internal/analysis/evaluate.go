@@ -14,6 +14,10 @@ import (
 // the round's non-dry-run measurements (Successful when there are none).
 // It is what a caller that keeps its own schedule wants, Argo Rollouts' web
 // provider above all: each call is one of its measurements.
+//
+// When the plan declares scoring, the round is scored as AssessScored scores
+// a run, each metric counting by its one measurement: the phase follows the
+// score, or is Error if a non-dry-run measurement is.
 func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -72,6 +76,23 @@ func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
 		worst = api.PhaseSuccessful
 	}
 	a.Phase = worst
+	if plan.Scoring != nil {
+		results := make([]*api.MetricResult, len(a.MetricResults))
+		for i := range a.MetricResults {
+			results[i] = &a.MetricResults[i]
+		}
+		a.Score = scoreRun(plan, results)
+		a.Phase = verdictPhase(a.Score.Verdict)
+		a.Message = scoreMessage(a.Score)
+		for i, r := range a.MetricResults {
+			if !r.DryRun && r.Phase == api.PhaseError {
+				a.Phase = api.PhaseError
+				a.Message = fmt.Sprintf("Metric %q assessed Error: %s; the score is not used, since a metric could not be measured",
+					plan.Metrics[i].Name, r.Message)
+				break
+			}
+		}
+	}
 	completed := opts.Clock.Now()
 	a.CompletedAt = &completed
 	return a

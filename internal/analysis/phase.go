@@ -94,6 +94,8 @@ type RunAssessment struct {
 	Message       string
 	RunSummary    api.RunSummary
 	DryRunSummary api.RunSummary
+	// Score is set by AssessScored once the run has completed.
+	Score *api.Score
 }
 
 // AssessRun updates every metric result's phase and message and returns the
@@ -107,7 +109,12 @@ type RunAssessment struct {
 // started (waiting for its initialDelay). terminated says that termination
 // was asked for explicitly, which sets the message "Run Terminated".
 func AssessRun(metrics []Metric, results []*api.MetricResult, terminated bool) RunAssessment {
-	terminating := terminated || selfTerminating(metrics, results)
+	return assessRun(metrics, results, terminated, terminated || selfTerminating(metrics, results))
+}
+
+// assessRun is AssessRun with the decision to stop the run made by the
+// caller: terminating stops every metric that has not completed.
+func assessRun(metrics []Metric, results []*api.MetricResult, terminated, terminating bool) RunAssessment {
 	var out RunAssessment
 	var worst api.Phase
 	if terminated {

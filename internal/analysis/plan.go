@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/judge"
 )
 
 // DefaultErrorRetryInterval is how long the engine waits after an Error
@@ -18,6 +19,17 @@ const DefaultMeasurementRetention = 10
 
 // DefaultConsecutiveErrorLimit is Argo Rollouts' default consecutiveErrorLimit.
 const DefaultConsecutiveErrorLimit = 4
+
+// Measurement metadata through which a judge metric's source tells scoring
+// what the judge made of a measurement (see Plan.Scoring).
+const (
+	// MetadataClassification holds the judge's classification: Pass, High,
+	// Low, Nodata, NodataFailMetric or Error.
+	MetadataClassification = "classification"
+	// MetadataCritical is "true" when the measurement fails the whole
+	// canary (judge.Result.Critical), absent otherwise.
+	MetadataCritical = "critical"
+)
 
 // Observation is what a Source saw when it took one measurement.
 type Observation struct {
@@ -80,6 +92,13 @@ type Metric struct {
 	// NoData is the phase of a measurement that returns no data; empty
 	// leaves it to the conditions, as Argo does. See IsNoData.
 	NoData api.Phase
+	// Group is the metric's group when the plan is scored; "" means
+	// judge.DefaultGroup.
+	Group string
+	// Compared marks a judge metric: when the plan is scored, its outcome
+	// is the classification its last measurement carries
+	// (MetadataClassification), not its phase.
+	Compared bool
 
 	Source Source
 	Judge  Judge
@@ -102,4 +121,8 @@ func EffectiveCount(count int32, interval time.Duration) *int32 {
 // Plan is everything the engine needs to run one analysis.
 type Plan struct {
 	Metrics []Metric
+	// Scoring, when set, scores the analysis as Kayenta scores a canary
+	// and makes its phase follow the score (see AssessScored). Nil keeps
+	// Argo Rollouts' semantics.
+	Scoring *judge.ScoreConfig
 }

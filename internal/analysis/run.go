@@ -405,7 +405,7 @@ func (r *Run) record(o outcome) {
 		res.Measurements = append(res.Measurements[:0:0], res.Measurements[len(res.Measurements)-keep:]...)
 	}
 	// The metric's phase after this measurement, for the event.
-	assessment := AssessRun(r.plan.Metrics, r.results, false)
+	assessment := r.assessPlan(false)
 	r.status.Phase = assessment.Phase
 	r.status.RunSummary = assessment.RunSummary
 	r.status.DryRunSummary = assessment.DryRunSummary
@@ -424,11 +424,20 @@ func (r *Run) record(o outcome) {
 	}
 }
 
+// assessPlan assesses the run by Argo's rules, or by the score when the
+// plan declares scoring. r.mu must be held.
+func (r *Run) assessPlan(terminated bool) RunAssessment {
+	if r.plan.Scoring != nil {
+		return AssessScored(r.plan, r.results, terminated)
+	}
+	return AssessRun(r.plan.Metrics, r.results, terminated)
+}
+
 // assess re-evaluates every metric and the run.
 func (r *Run) assess(terminated bool) RunAssessment {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	a := AssessRun(r.plan.Metrics, r.results, terminated)
+	a := r.assessPlan(terminated)
 	if !a.Phase.Completed() {
 		r.status.Phase = a.Phase
 		r.status.RunSummary = a.RunSummary
@@ -442,10 +451,11 @@ func (r *Run) stop(cancel context.CancelFunc, wg *sync.WaitGroup, message string
 	cancel()
 	wg.Wait()
 	r.mu.Lock()
-	a := AssessRun(r.plan.Metrics, r.results, true)
+	a := r.assessPlan(true)
 	r.mu.Unlock()
 	a.Phase = api.PhaseError
 	a.Message = message
+	a.Score = nil // the run did not finish: there is nothing to score
 	r.finish(a)
 }
 
@@ -457,6 +467,7 @@ func (r *Run) finish(a RunAssessment) {
 	r.status.Message = a.Message
 	r.status.RunSummary = a.RunSummary
 	r.status.DryRunSummary = a.DryRunSummary
+	r.status.Score = a.Score
 	r.status.CompletedAt = &now
 	final := r.snapshotLocked()
 	ev := api.Event{Type: api.EventCompleted, AnalysisID: r.opts.ID, Analysis: &final}

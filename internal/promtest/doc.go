@@ -9,7 +9,10 @@
 //
 // The generated fixture (WriteFixture, Fixture) is Istio's
 // istio_requests_total and istio_request_duration_milliseconds for three
-// namespaces whose success rates are known exactly (Namespaces). It spans
+// namespaces whose success rates are known exactly (Namespaces), a fourth
+// whose 5xx share rises for half an hour (IncidentNamespace), and a canary
+// 30% slower than its stable version (RolloutNamespace, CanaryWorkload and
+// StableWorkload, with noise from a fixed formula), for the judge. It spans
 // two hours either side of the moment it is made, so that a query "now",
 // or a few minutes in the future, has data: Prometheus serves samples with
 // future timestamps from backfilled blocks without complaint.

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +31,39 @@ const (
 	IncidentOffset = 30 * time.Minute
 	IncidentLength = 30 * time.Minute
 )
+
+// The canary and its baseline of the generated data, for canaryd's judge:
+// two workloads of namespace RolloutNamespace whose request durations are
+// in istio_request_duration_milliseconds. Each request's duration is drawn
+// from a log-normal distribution (σ = LatencySigma) by a fixed formula of
+// the workload, the sample's index from the start of the data and the
+// request's index, so that the data are the same on every run. The stable
+// workload serves StableRequestsPerStep requests per step with a mean of
+// StableMeanMillis; the canary CanaryRequestsPerStep (a canary's share of
+// the traffic) with a mean CanarySlowdown times higher: 30% slower, yet far
+// under any static threshold a latency template would set (the p99 of
+// either stays under 500 ms). Every request of both succeeds
+// (istio_requests_total, response code 200).
+const (
+	RolloutNamespace      = "echo-rollout"
+	StableWorkload        = "echo-stable"
+	CanaryWorkload        = "echo-canary"
+	StableMeanMillis      = 100.0
+	CanarySlowdown        = 1.3
+	LatencySigma          = 0.3
+	StableRequestsPerStep = 20
+	CanaryRequestsPerStep = 5
+)
+
+// MeanLatencyQuery is the mean request duration of a workload, in
+// milliseconds, over the last minute: what a judge metric compares.
+func MeanLatencyQuery(workload string) string {
+	sel := `{reporter="destination", destination_workload_namespace="` + RolloutNamespace + `", destination_workload="` + workload + `"}`
+	return `sum(rate(istio_request_duration_milliseconds_sum` + sel + `[1m]))
+/
+sum(rate(istio_request_duration_milliseconds_count` + sel + `[1m]))
+`
+}
 
 // Namespace is one namespace of the generated fixture and what the seed
 // queries give for it.
@@ -157,6 +192,13 @@ func WriteFixture(w io.Writer, start, end time.Time, step time.Duration) error {
 			fmt.Fprintf(bw, "istio_requests_total{%s,response_code=%q} %s %s\n", common("destination", IncidentNamespace), code, num(total), ts)
 		}
 	}
+	// The rollout pair: every request succeeds.
+	for _, w := range []struct {
+		name     string
+		requests int
+	}{{StableWorkload, StableRequestsPerStep}, {CanaryWorkload, CanaryRequestsPerStep}} {
+		series("istio_requests_total", rolloutLabels(w.name)+`,response_code="200"`, float64(w.requests))
+	}
 	fmt.Fprintln(bw, "# TYPE istio_request_duration_milliseconds histogram")
 	fmt.Fprintln(bw, "# HELP istio_request_duration_milliseconds Request durations (canaryd test fixture).")
 	for _, ns := range Namespaces() {
@@ -169,8 +211,94 @@ func WriteFixture(w io.Writer, start, end time.Time, step time.Duration) error {
 		series("istio_request_duration_milliseconds_sum", labels, ns.sumMs)
 		series("istio_request_duration_milliseconds_count", labels, cumulative)
 	}
+	for _, w := range []struct {
+		name     string
+		mean     float64
+		requests int
+	}{
+		{StableWorkload, StableMeanMillis, StableRequestsPerStep},
+		{CanaryWorkload, StableMeanMillis * CanarySlowdown, CanaryRequestsPerStep},
+	} {
+		writeLatencies(bw, times, w.name, w.mean, w.requests)
+	}
 	fmt.Fprintln(bw, "# EOF")
 	return bw.Flush()
+}
+
+// writeLatencies writes the request duration histogram of one workload of
+// RolloutNamespace: requests per step, each lasting mean·exp(σz − σ²/2)
+// milliseconds (a log-normal of that mean) with z a standard normal drawn
+// from the workload, the step and the request (see normalAt).
+func writeLatencies(w io.Writer, times []string, workload string, mean float64, requests int) {
+	labels := rolloutLabels(workload)
+	bounds := make([]float64, len(bucketBounds))
+	for i, b := range bucketBounds {
+		bounds[i], _ = strconv.ParseFloat(b, 64) // "+Inf" parses as +Inf
+	}
+	// Cumulative counters at each sample, starting at 0.
+	buckets := make([][]float64, len(times))
+	sums := make([]float64, len(times))
+	running := make([]float64, len(bounds))
+	var sum float64
+	seed := fnv64(workload)
+	for i := range times {
+		if i > 0 {
+			for k := range requests {
+				z := normalAt(seed, uint64(i), uint64(k))
+				ms := math.Round(mean*math.Exp(LatencySigma*z-LatencySigma*LatencySigma/2)*1000) / 1000
+				sum += ms
+				for b, le := range bounds {
+					if ms <= le {
+						running[b]++
+					}
+				}
+			}
+		}
+		buckets[i] = append([]float64(nil), running...)
+		sums[i] = math.Round(sum*1000) / 1000
+	}
+	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+	for b, le := range bucketBounds {
+		for i, ts := range times {
+			fmt.Fprintf(w, "istio_request_duration_milliseconds_bucket{%s,le=%q} %s %s\n", labels, le, num(buckets[i][b]), ts)
+		}
+	}
+	for i, ts := range times {
+		fmt.Fprintf(w, "istio_request_duration_milliseconds_sum{%s} %s %s\n", labels, num(sums[i]), ts)
+	}
+	last := len(bounds) - 1
+	for i, ts := range times {
+		fmt.Fprintf(w, "istio_request_duration_milliseconds_count{%s} %s %s\n", labels, num(buckets[i][last]), ts)
+	}
+}
+
+// rolloutLabels are the Istio labels of a workload of RolloutNamespace.
+func rolloutLabels(workload string) string {
+	return fmt.Sprintf(`reporter="destination",source_workload="loadgen",source_workload_namespace="loadgen",destination_workload=%q,destination_workload_namespace=%q,destination_service="%s.%s.svc.cluster.local",destination_service_name=%q,destination_service_namespace=%q,request_protocol="http"`,
+		workload, RolloutNamespace, workload, RolloutNamespace, workload, RolloutNamespace)
+}
+
+// normalAt is a standard normal number that depends only on its
+// arguments (Box-Muller on two uniforms from SplitMix64).
+func normalAt(seed, step, k uint64) float64 {
+	x := splitmix64(seed ^ splitmix64(step<<32|k))
+	u1 := (float64(x>>11) + 0.5) / (1 << 53)
+	u2 := (float64(splitmix64(x)>>11) + 0.5) / (1 << 53)
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+}
+
+// splitmix64 is SplitMix64's output function (Steele, Lea and Flood 2014).
+func splitmix64(x uint64) uint64 {
+	x += 0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	return x ^ (x >> 31)
+}
+
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, s)
+	return h.Sum64()
 }
 
 // Fixture is the default data as a string: WriteFixture from now-2h to

@@ -71,6 +71,35 @@ func TestDefaultFixture(t *testing.T) {
 
 func first(v model.Value, _ v1.Warnings) model.Value { return v }
 
+// TestRolloutPair checks the judge's canary and baseline in the default
+// fixture: the canary's mean latency is about 30% above the stable one's,
+// both p99s are under 500 ms, and every request succeeds.
+func TestRolloutPair(t *testing.T) {
+	t.Parallel()
+	srv := promtest.Start(t)
+	for _, w := range []struct {
+		name string
+		mean float64
+	}{
+		{promtest.StableWorkload, promtest.StableMeanMillis},
+		{promtest.CanaryWorkload, promtest.StableMeanMillis * promtest.CanarySlowdown},
+	} {
+		// Over an hour the noise of the mean is a few percent at most.
+		q := strings.ReplaceAll(promtest.MeanLatencyQuery(w.name), "[1m]", "[1h]")
+		if got := single(t, first(query(t, srv.URL, q, srv.Now))); math.Abs(got/w.mean-1) > 0.05 {
+			t.Errorf("%s: mean latency over an hour = %v ms, want about %v", w.name, got, w.mean)
+		}
+		p99 := `histogram_quantile(0.99, sum by (le) (rate(istio_request_duration_milliseconds_bucket{destination_workload="` + w.name + `"}[5m])))`
+		if got := single(t, first(query(t, srv.URL, p99, srv.Now))); !(got > w.mean && got < 500) {
+			t.Errorf("%s: p99 = %v ms, want between the mean and 500", w.name, got)
+		}
+		success := `sum(rate(istio_requests_total{destination_workload="` + w.name + `", response_code!~"5.."}[5m])) / sum(rate(istio_requests_total{destination_workload="` + w.name + `"}[5m]))`
+		if got := single(t, first(query(t, srv.URL, success, srv.Now))); got != 1 {
+			t.Errorf("%s: success rate = %v, want 1", w.name, got)
+		}
+	}
+}
+
 // TestFixturesTogether backfills a fixed-time file next to the generated
 // data: overlapping blocks and a two-year gap (retention) must both work.
 func TestFixturesTogether(t *testing.T) {

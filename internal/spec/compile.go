@@ -3,16 +3,21 @@ package spec
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	judgesource "github.com/canaryd/canaryd/internal/provider/judge"
 )
 
 // PrometheusSources builds the measurement source of a metric's Prometheus
 // provider, with the metric result's metadata. Problems carry paths relative
-// to the metric ("provider.prometheus.address").
+// to the metric ("provider.prometheus.address"). A judge metric's two range
+// queries are built with it too, so that they reach only what the
+// Prometheus provider allows (see compileJudge).
 type PrometheusSources func(m *PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError)
 
 // Compiled is a document made ready to run.
@@ -41,6 +46,10 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	dryRun := resolved.DryRunMetrics()
 	retention := resolved.RetentionLimits()
 	plan := &analysis.Plan{Metrics: make([]analysis.Metric, 0, len(resolved.Metrics))}
+	if resolved.Scoring != nil {
+		cfg := resolved.Scoring.Config()
+		plan.Scoring = &cfg
+	}
 	for i := range resolved.Metrics {
 		m := &resolved.Metrics[i]
 		path := fmt.Sprintf("metrics[%d].", i)
@@ -88,15 +97,100 @@ func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool) (
 		SuccessCondition:        m.SuccessCondition,
 		FailureCondition:        m.FailureCondition,
 		NoData:                  api.Phase(m.NoData),
+		Group:                   m.ScoringGroup(),
+		Compared:                m.Provider.Judge != nil,
 	}
-	conditions, problems := condition.Compile(m.SuccessCondition, m.FailureCondition)
+	if am.Compared && am.SuccessCondition == "" && am.FailureCondition == "" {
+		am.SuccessCondition, am.FailureCondition = DefaultJudgeSuccessCondition, DefaultJudgeFailureCondition
+	}
+	conditions, problems := condition.Compile(am.SuccessCondition, am.FailureCondition)
 	am.Judge = conditions
-	if withProvider && m.Provider.Prometheus != nil {
+	switch {
+	case !withProvider:
+	case m.Provider.Prometheus != nil:
 		source, metadata, errs := prometheus(m.Provider.Prometheus)
+		problems = append(problems, errs...)
+		am.Source, am.Metadata = source, metadata
+	case m.Provider.Judge != nil:
+		source, metadata, errs := compileJudge(m.Provider.Judge, prometheus)
 		problems = append(problems, errs...)
 		am.Source, am.Metadata = source, metadata
 	}
 	return am, problems
+}
+
+// compileJudge builds a validated judge metric's source from two Prometheus
+// range queries, one per side, so that both go through the Prometheus
+// provider's datasources and credentials. Their problems are reported on
+// the judge's fields: provider.prometheus.query on canary or baseline, the
+// other provider.prometheus fields on provider.judge's.
+func compileJudge(j *JudgeMetric, prometheus PrometheusSources) (analysis.Source, map[string]string, []api.FieldError) {
+	lookback, step, offset := j.Window()
+	side := func(query string, offset time.Duration) *PrometheusMetric {
+		start := fmt.Sprintf("now() - duration(%q)", (offset + lookback).String())
+		end := "now()"
+		if offset > 0 {
+			end = fmt.Sprintf("now() - duration(%q)", offset.String())
+		}
+		return &PrometheusMetric{
+			Address:        j.Address,
+			Query:          query,
+			Authentication: j.Authentication,
+			Timeout:        j.Timeout,
+			Insecure:       j.Insecure,
+			Headers:        slices.Clone(j.Headers),
+			RangeQuery:     &PrometheusRangeQueryArgs{Start: start, End: end, Step: step.String()},
+		}
+	}
+	baselineQuery, baselineField := j.Baseline, "baseline"
+	if j.Control != nil {
+		baselineQuery, baselineField = j.Canary, "canary"
+	}
+	canary, _, canaryErrs := prometheus(side(j.Canary, 0))
+	baseline, _, baselineErrs := prometheus(side(baselineQuery, offset))
+
+	var problems []api.FieldError
+	seen := map[api.FieldError]bool{}
+	for _, e := range slices.Concat(judgeFields(canaryErrs, "canary"), judgeFields(baselineErrs, baselineField)) {
+		if !seen[e] {
+			seen[e] = true
+			problems = append(problems, e)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	source := judgesource.New(judgesource.Options{
+		Canary: canary, Baseline: baseline, Lookback: lookback, Offset: offset, Config: j.Config(),
+	})
+	metadata := map[string]string{
+		judgesource.ResolvedCanaryQuery:   j.Canary,
+		judgesource.ResolvedBaselineQuery: baselineQuery,
+	}
+	if j.Control != nil {
+		metadata[judgesource.BaselineOffset] = j.Control.Offset
+	}
+	return source, metadata, nil
+}
+
+// judgeFields moves the Prometheus provider's problems with one side's
+// query onto the judge's fields.
+func judgeFields(errs []api.FieldError, queryField string) []api.FieldError {
+	const prom, judge = "provider.prometheus", "provider.judge"
+	out := make([]api.FieldError, 0, len(errs))
+	for _, e := range errs {
+		switch rest, ok := strings.CutPrefix(e.Field, prom); {
+		case !ok:
+		case rest == ".query":
+			e.Field = judge + "." + queryField
+		case strings.HasPrefix(rest, ".rangeQuery"):
+			e.Field = judge + ".lookback"
+		default:
+			e.Field = judge + rest
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // argValues lists the argument values an analysis runs with, for its

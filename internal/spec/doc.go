@@ -2,6 +2,16 @@
 // AnalysisTemplate, ClusterAnalysisTemplate and AnalysisRun documents,
 // posted unchanged, and bare specs with the same fields.
 //
+// canaryd's extensions that Argo Rollouts cannot run, the judge provider
+// (provider.judge, see JudgeMetric) and scoring (see Scoring), are for bare
+// specs and canaryd templates: documents of apiVersion canaryd.io/v1alpha1
+// and kind AnalysisTemplate or ClusterAnalysisTemplate, which are Argo's
+// documents with the extensions allowed. In an argoproj.io/v1alpha1
+// document they are errors: Argo Rollouts would refuse a judge metric and
+// drop the scoring, so the document would not mean the same to both.
+// (noData is accepted everywhere: without it Argo runs the metric with its
+// own behaviour, which is canaryd's default too.)
+//
 // A spec goes through three steps, each of which reports every problem it
 // finds as an api.FieldError whose Field is a path relative to the spec
 // ("metrics[0].failureLimit", "args[1].valueFrom"):

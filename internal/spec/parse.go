@@ -28,8 +28,15 @@ const maxDepth = 256
 // Parse decodes one input, JSON or YAML (told apart by content), into a
 // Document. It accepts an Argo Rollouts document of apiVersion
 // argoproj.io/v1alpha1 and kind AnalysisTemplate, ClusterAnalysisTemplate or
-// AnalysisRun, exactly as `kubectl get -o yaml` prints it, or a bare spec
-// {"metrics": [...], "args": [...], "dryRun": [...], "measurementRetention": [...]}.
+// AnalysisRun, exactly as `kubectl get -o yaml` prints it; a canaryd
+// template, of apiVersion canaryd.io/v1alpha1 and kind AnalysisTemplate or
+// ClusterAnalysisTemplate; or a bare spec {"metrics": [...], "args": [...],
+// "dryRun": [...], "measurementRetention": [...], "scoring": {...}}.
+//
+// canaryd's extensions that Argo Rollouts cannot run, provider.judge and
+// scoring, are errors in an argoproj.io/v1alpha1 document (Argo would
+// refuse the metric, or drop the scoring and reach another verdict); like
+// unknown fields, they do not keep the document from being returned.
 //
 // Every metadata field, and an AnalysisRun's spec.terminate, spec.ttlStrategy
 // and status, are accepted and ignored. Any other unknown field, duplicate
@@ -64,9 +71,10 @@ func Parse(data []byte) (*Document, []api.FieldError) {
 	}
 	for _, e := range c.errs {
 		if e.Message != unknownField {
-			return nil, c.errs
+			return nil, append(c.errs, c.extensions...)
 		}
 	}
+	c.errs = append(c.errs, c.extensions...)
 
 	// The input has been checked against the types, so this cannot fail
 	// but for a bug; encoding/json now only has to fill in the values. With
@@ -289,6 +297,9 @@ func indexPath(prefix string, i int) string {
 // into and collects every difference.
 type checker struct {
 	errs []api.FieldError
+	// extensions are canaryd extensions used in an Argo document: errors
+	// that, like unknown fields, leave the document decodable.
+	extensions []api.FieldError
 }
 
 func (c *checker) add(field, msg string) {
@@ -299,12 +310,13 @@ func (c *checker) add(field, msg string) {
 // apiVersion or kind is wrong (then every field of the spec would be noise).
 // It reports whether the spec was checked.
 func (c *checker) document(obj map[string]any) bool {
+	const versions = APIVersion + ", or " + CanarydAPIVersion + " for a canaryd template"
 	apiVersion, okVersion := obj["apiVersion"].(string)
 	switch {
 	case obj["apiVersion"] == nil:
-		c.add("apiVersion", "apiVersion must be specified: "+APIVersion)
-	case !okVersion || apiVersion != APIVersion:
-		c.add("apiVersion", fmt.Sprintf("unsupported apiVersion %s: canaryd accepts %s", display(obj["apiVersion"]), APIVersion))
+		c.add("apiVersion", "apiVersion must be specified: "+versions)
+	case !okVersion || (apiVersion != APIVersion && apiVersion != CanarydAPIVersion):
+		c.add("apiVersion", fmt.Sprintf("unsupported apiVersion %s: canaryd accepts %s", display(obj["apiVersion"]), versions))
 	}
 	kind, okKind := obj["kind"].(string)
 	const kinds = KindAnalysisTemplate + ", " + KindClusterAnalysisTemplate + " or " + KindAnalysisRun
@@ -313,6 +325,9 @@ func (c *checker) document(obj map[string]any) bool {
 		c.add("kind", "kind must be specified: "+kinds)
 	case !okKind || (kind != KindAnalysisTemplate && kind != KindClusterAnalysisTemplate && kind != KindAnalysisRun):
 		c.add("kind", fmt.Sprintf("unsupported kind %s: canaryd accepts %s", display(obj["kind"]), kinds))
+	case apiVersion == CanarydAPIVersion && kind == KindAnalysisRun:
+		c.add("kind", fmt.Sprintf("unsupported kind %q for apiVersion %s: a canaryd template is an %s or a %s",
+			kind, CanarydAPIVersion, KindAnalysisTemplate, KindClusterAnalysisTemplate))
 	}
 	if len(c.errs) > 0 {
 		return false
@@ -335,6 +350,9 @@ func (c *checker) document(obj map[string]any) bool {
 				continue
 			}
 			c.spec("", specObj, kind)
+			if apiVersion == APIVersion {
+				c.argoExtensions(specObj)
+			}
 		case "status":
 			if kind != KindAnalysisRun {
 				c.add(key, unknownField)
@@ -388,6 +406,30 @@ func (c *checker) spec(path string, obj map[string]any, kind string) {
 			// Run-only fields that mean nothing to a run canaryd starts.
 		default:
 			c.add(p, unknownField)
+		}
+	}
+}
+
+// argoExtensions reports canaryd's extensions that an Argo document uses
+// although Argo Rollouts cannot run them: a judge metric (Argo would refuse
+// a metric without one of its providers) and scoring (Argo would drop it
+// and judge the analysis metric by metric). noData is not among them: Argo
+// drops it and runs the metric with its own behaviour, which canaryd's
+// default is too.
+func (c *checker) argoExtensions(specObj map[string]any) {
+	const where = "use it in a bare spec or in a canaryd template (apiVersion " + CanarydAPIVersion +
+		"), not in an " + APIVersion + " document"
+	if specObj["scoring"] != nil {
+		c.extensions = append(c.extensions, api.FieldError{Field: "scoring", Message: "scoring is a canaryd extension that " +
+			"Argo Rollouts does not have (it would drop it and judge the analysis metric by metric): " + where})
+	}
+	metrics, _ := specObj["metrics"].([]any)
+	for i, m := range metrics {
+		metric, _ := m.(map[string]any)
+		provider, _ := metric["provider"].(map[string]any)
+		if provider["judge"] != nil {
+			c.extensions = append(c.extensions, api.FieldError{Field: indexPath("metrics", i) + ".provider.judge",
+				Message: "provider.judge is a canaryd extension that Argo Rollouts does not have (it would refuse the metric): " + where})
 		}
 	}
 }
@@ -463,6 +505,24 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 		}
 		if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
 			c.add(path, fmt.Sprintf("must be an integer (a %d-bit one), got %s", t.Bits(), n))
+		}
+	case reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			c.add(path, "must be a number, got "+jsonKind(v))
+			return
+		}
+		if _, err := strconv.ParseFloat(n.String(), 64); err != nil {
+			c.add(path, "must be a number within float64's range, got "+n.String())
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok || t.Key().Kind() != reflect.String {
+			c.add(path, "must be an object, got "+jsonKind(v))
+			return
+		}
+		for _, key := range sortedKeys(obj) {
+			c.value(joinPath(path, key), obj[key], t.Elem())
 		}
 	default:
 		// Every field of the spec types is one of the kinds above; a new

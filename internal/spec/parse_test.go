@@ -271,20 +271,20 @@ func TestParseErrors(t *testing.T) {
 			`{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisRun", "spec": {"metrics": [{"name": "a", "count": 1, "count": 2, "provider": {}}]}, "kind": "AnalysisRun"}`,
 			[]api.FieldError{fe("metrics[0].count", "duplicate key"), fe("kind", "duplicate key")},
 		},
-		{"missing apiVersion", "kind: AnalysisTemplate\nspec: {metrics: []}\n", []api.FieldError{fe("apiVersion", "apiVersion must be specified: argoproj.io/v1alpha1")}},
+		{"missing apiVersion", "kind: AnalysisTemplate\nspec: {metrics: []}\n", []api.FieldError{fe("apiVersion", "apiVersion must be specified: argoproj.io/v1alpha1, or canaryd.io/v1alpha1 for a canaryd template")}},
 		{"missing kind", "apiVersion: argoproj.io/v1alpha1\nspec: {metrics: []}\n", []api.FieldError{fe("kind", "kind must be specified: AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun")}},
 		{"only a spec", "spec: {metrics: []}\n", []api.FieldError{
-			fe("apiVersion", "apiVersion must be specified: argoproj.io/v1alpha1"),
+			fe("apiVersion", "apiVersion must be specified: argoproj.io/v1alpha1, or canaryd.io/v1alpha1 for a canaryd template"),
 			fe("kind", "kind must be specified: AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun"),
 		}},
 		{"wrong apiVersion", "apiVersion: argoproj.io/v1beta1\nkind: AnalysisTemplate\nspec: {metrics: [], bogus: 1}\n", []api.FieldError{
-			fe("apiVersion", `unsupported apiVersion "argoproj.io/v1beta1": canaryd accepts argoproj.io/v1alpha1`),
+			fe("apiVersion", `unsupported apiVersion "argoproj.io/v1beta1": canaryd accepts argoproj.io/v1alpha1, or canaryd.io/v1alpha1 for a canaryd template`),
 		}},
 		{"wrong kind", "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nspec: {replicas: 3}\n", []api.FieldError{
 			fe("kind", `unsupported kind "Rollout": canaryd accepts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun`),
 		}},
 		{"kind of the wrong type", "apiVersion: 1\nkind: [AnalysisTemplate]\n", []api.FieldError{
-			fe("apiVersion", `unsupported apiVersion 1: canaryd accepts argoproj.io/v1alpha1`),
+			fe("apiVersion", `unsupported apiVersion 1: canaryd accepts argoproj.io/v1alpha1, or canaryd.io/v1alpha1 for a canaryd template`),
 			fe("kind", `unsupported kind a list: canaryd accepts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun`),
 		}},
 		{"missing spec", doc + "metadata: {name: x}\n", []api.FieldError{fe("spec", "spec must be specified")}},

@@ -57,6 +57,7 @@ func (s *Spec) Resolve(overrides map[string]string) (*Spec, []api.FieldError) {
 		Args:                 args,
 		DryRun:               slices.Clone(s.DryRun),
 		MeasurementRetention: slices.Clone(s.MeasurementRetention),
+		Scoring:              s.Scoring.clone(),
 	}
 	if s.Metrics != nil {
 		out.Metrics = make([]Metric, len(s.Metrics))

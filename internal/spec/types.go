@@ -10,7 +10,14 @@ import (
 
 // The kinds of Argo Rollouts document that canaryd accepts unchanged.
 const (
-	APIVersion                  = "argoproj.io/v1alpha1"
+	APIVersion = "argoproj.io/v1alpha1"
+	// CanarydAPIVersion marks a canaryd template: an AnalysisTemplate or
+	// ClusterAnalysisTemplate that may use canaryd's extensions which Argo
+	// Rollouts cannot run (provider.judge, scoring). An Argo document
+	// (APIVersion) must not use them: Argo Rollouts would refuse the metric
+	// or silently judge another way.
+	CanarydAPIVersion = "canaryd.io/v1alpha1"
+
 	KindAnalysisTemplate        = "AnalysisTemplate"
 	KindClusterAnalysisTemplate = "ClusterAnalysisTemplate"
 	KindAnalysisRun             = "AnalysisRun"
@@ -40,6 +47,11 @@ type Spec struct {
 	Args                 []Argument             `json:"args,omitempty"`
 	DryRun               []DryRun               `json:"dryRun,omitempty"`
 	MeasurementRetention []MeasurementRetention `json:"measurementRetention,omitempty"`
+
+	// Scoring is canaryd's extension (bare specs and canaryd templates
+	// only): when set, the analysis is scored as Kayenta scores a canary,
+	// and its phase follows the score. See Scoring.
+	Scoring *Scoring `json:"scoring,omitempty"`
 }
 
 // Argument is a template argument.
@@ -106,6 +118,9 @@ type Metric struct {
 // other Argo providers are recognised so that the error can name them.
 type MetricProvider struct {
 	Prometheus *PrometheusMetric `json:"prometheus,omitempty"`
+	// Judge is canaryd's canary-versus-baseline provider, an extension
+	// that bare specs and canaryd templates may use (see JudgeMetric).
+	Judge *JudgeMetric `json:"judge,omitempty"`
 
 	Kayenta    json.RawMessage `json:"kayenta,omitempty"`
 	Web        json.RawMessage `json:"web,omitempty"`

@@ -33,6 +33,9 @@ import (
 //     the default);
 //   - names (metric, argument, rule) and header keys must not be empty.
 //
+// canaryd's extensions are checked too: a judge metric's every field (see
+// validateJudge) and the spec's scoring (see validateScoring).
+//
 // Conditions and addresses are not checked here.
 func (s *Spec) Validate() []api.FieldError {
 	var errs []api.FieldError
@@ -50,7 +53,7 @@ func (s *Spec) Validate() []api.FieldError {
 			}
 			seen[m.Name] = true
 		}
-		errs = append(errs, validateMetric(path, m)...)
+		errs = append(errs, validateMetric(path, m, s.Scoring != nil)...)
 	}
 	for i := range s.Args {
 		errs = append(errs, shapeErrors(indexPath("args", i), &s.Args[i])...)
@@ -69,6 +72,7 @@ func (s *Spec) Validate() []api.FieldError {
 		retention[i] = s.MeasurementRetention[i].MetricName
 	}
 	errs = append(errs, validateRules("measurementRetention", retention, s.Metrics, "two Measurement Retention metric rules have the same name '%s'")...)
+	errs = append(errs, s.validateScoring()...)
 	return errs
 }
 
@@ -76,7 +80,7 @@ func (s *Spec) Validate() []api.FieldError {
 // the first problem; this reports all of them, but checks a combination of
 // fields only when each of them is valid on its own, so that one mistake
 // gives one message.
-func validateMetric(path string, m *Metric) []api.FieldError {
+func validateMetric(path string, m *Metric, scored bool) []api.FieldError {
 	var errs []api.FieldError
 	add := func(field, msg string) {
 		errs = append(errs, api.FieldError{Field: path + "." + field, Message: msg})
@@ -152,22 +156,28 @@ func validateMetric(path string, m *Metric) []api.FieldError {
 		add("initialDelay", err.Error())
 	}
 
-	errs = append(errs, validateProvider(path+".provider", &m.Provider)...)
+	if m.NoData != "" && m.Provider.Judge != nil {
+		add("noData", `noData does not apply to a judge metric, whose missing data the judge classifies (Nodata, or NodataFailMetric with mustHaveData); `+
+			`decide it with the conditions instead, e.g. failureCondition: result.classification != "Pass"`)
+	}
+	errs = append(errs, validateProvider(path+".provider", &m.Provider, scored)...)
 	return errs
 }
 
 // validateProvider applies Argo's one-provider rule, then canaryd's: the one
-// provider must be Prometheus.
-func validateProvider(path string, p *MetricProvider) []api.FieldError {
+// provider must be Prometheus, or canaryd's judge.
+func validateProvider(path string, p *MetricProvider, scored bool) []api.FieldError {
 	names := p.names()
 	switch {
 	case len(names) == 0:
 		return []api.FieldError{{Field: path, Message: "no provider specified"}}
 	case len(names) > 1:
 		return []api.FieldError{{Field: path, Message: "multiple providers specified"}}
+	case names[0] == "judge":
+		return validateJudge(path+".judge", p.Judge, scored)
 	case names[0] != "prometheus":
 		return []api.FieldError{{Field: path + "." + names[0], Message: fmt.Sprintf(
-			"provider %s is not supported by canaryd (only prometheus)", names[0])}}
+			"provider %s is not supported by canaryd (only prometheus, and canaryd's judge)", names[0])}}
 	}
 
 	var errs []api.FieldError
@@ -193,6 +203,9 @@ func (p *MetricProvider) names() []string {
 	var names []string
 	if p.Prometheus != nil {
 		names = append(names, "prometheus")
+	}
+	if p.Judge != nil {
+		names = append(names, "judge")
 	}
 	for _, o := range []struct {
 		name string

@@ -133,13 +133,13 @@ func TestValidateMetric(t *testing.T) {
 			fe("metrics[0].initialDelay", `invalid startDelay string: "-1m" is negative`),
 		}},
 		{name: "unsupported provider", edit: func(m *Metric) { m.Provider = MetricProvider{Datadog: []byte(`{"query": "x"}`)} }, want: []api.FieldError{
-			fe("metrics[0].provider.datadog", "provider datadog is not supported by canaryd (only prometheus)"),
+			fe("metrics[0].provider.datadog", "provider datadog is not supported by canaryd (only prometheus, and canaryd's judge)"),
 		}},
 		{name: "unsupported provider, named as Argo spells it", edit: func(m *Metric) { m.Provider = MetricProvider{NewRelic: []byte(`{}`)} }, want: []api.FieldError{
-			fe("metrics[0].provider.newRelic", "provider newRelic is not supported by canaryd (only prometheus)"),
+			fe("metrics[0].provider.newRelic", "provider newRelic is not supported by canaryd (only prometheus, and canaryd's judge)"),
 		}},
 		{name: "plugin provider", edit: func(m *Metric) { m.Provider = MetricProvider{Plugin: []byte(`{"argoproj-labs/x": {}}`)} }, want: []api.FieldError{
-			fe("metrics[0].provider.plugin", "provider plugin is not supported by canaryd (only prometheus)"),
+			fe("metrics[0].provider.plugin", "provider plugin is not supported by canaryd (only prometheus, and canaryd's judge)"),
 		}},
 		{name: "missing query", edit: func(m *Metric) { m.Provider.Prometheus.Query = "" }, want: []api.FieldError{
 			fe("metrics[0].provider.prometheus.query", "query must be specified"),
