@@ -26,6 +26,7 @@ import (
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // exitServeFailed is serve's exit code when it cannot run: the port is
@@ -35,6 +36,13 @@ const exitServeFailed = 1
 // httpShutdownTimeout bounds http.Server.Shutdown once the analyses have
 // ended: long enough for waiters and streams to write their final result.
 const httpShutdownTimeout = 5 * time.Second
+
+// webhookShutdownFloor is the least time webhook deliveries get after the
+// analyses have ended, even when the grace period is spent: an analysis
+// aborted at the end of the grace has its Error result still to deliver,
+// and it must get an attempt. It runs alongside the HTTP server's shutdown,
+// so it adds nothing to how long a stop takes.
+const webhookShutdownFloor = httpShutdownTimeout
 
 // serveCommand runs the HTTP service until ctx is cancelled (SIGINT or
 // SIGTERM), then drains it: see serve.
@@ -87,9 +95,13 @@ func newLogger(level zapcore.Level, w io.Writer) *zap.Logger {
 //  2. running analyses get cfg.ShutdownGrace to finish, while the listener
 //     keeps serving, so waiters, streams and pollers still get answers;
 //  3. those still running then end with phase Error and
-//     server.ShutdownMessage, which every waiter and stream receives;
-//  4. the HTTP server shuts down with a fresh, bounded context, letting
-//     those responses be written.
+//     server.ShutdownMessage, which every waiter, stream and webhook
+//     receives;
+//  4. webhook deliveries still pending (those completed events among them)
+//     get what is left of the grace, and at least webhookShutdownFloor,
+//     and are then abandoned; meanwhile
+//  5. the HTTP server shuts down with a fresh, bounded context, letting
+//     the waiters' and streams' responses be written.
 //
 // It returns nil after a clean drain.
 func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
@@ -111,6 +123,22 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 	defer provider.CloseIdleConnections()
 
+	var webhookKey []byte // nil: unsigned (an empty key would sign)
+	if k := cfg.WebhookSecret.Reveal(); k != "" {
+		webhookKey = []byte(k)
+	}
+	webhooks, err := webhook.New(webhook.Options{
+		Allow:          cfg.WebhookAllow,
+		Secret:         webhookKey,
+		MaxElapsed:     cfg.WebhookMaxElapsed,
+		AttemptTimeout: cfg.WebhookTimeout,
+		Logger:         log,
+		Registerer:     reg,
+	})
+	if err != nil {
+		return &configError{fmt.Errorf("--webhook-allow: %w", err)}
+	}
+
 	analyses, err := server.NewAnalyses(server.AnalysesOptions{
 		Logger:             log,
 		Registerer:         reg,
@@ -119,6 +147,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Retention:          cfg.Retention,
 		ErrorRetryInterval: cfg.ErrorRetry,
 		MaxDuration:        cfg.MaxAnalysisDuration,
+		Webhooks:           webhooks,
 	})
 	if err != nil {
 		return err
@@ -145,7 +174,6 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Analyses:        analyses,
 		Sources:         provider.Source,
 		AuthTokens:      tokens,
-		WebhookAllow:    cfg.WebhookAllow,
 		Templates:       store,
 		EvaluateTimeout: cfg.EvaluateTimeout,
 	})
@@ -181,18 +209,34 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 
 	log.Info("draining: readiness off, no new analyses", zap.Duration("grace", cfg.ShutdownGrace))
-	grace, cancelGrace := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	graceEnd := time.Now().Add(cfg.ShutdownGrace)
+	grace, cancelGrace := context.WithDeadline(context.Background(), graceEnd)
 	aborted := analyses.Drain(grace)
 	cancelGrace()
 	if aborted > 0 {
 		log.Warn("analyses ended with phase Error: the shutdown grace period ran out", zap.Int("aborted", aborted))
 	}
 
+	// Every analysis has now sent its completed event to its webhook.
+	hooksEnd := graceEnd
+	if floor := time.Now().Add(webhookShutdownFloor); floor.After(hooksEnd) {
+		hooksEnd = floor
+	}
+	hooksCtx, cancelHooks := context.WithDeadline(context.Background(), hooksEnd)
+	defer cancelHooks()
+	hooksDone := make(chan int, 1)
+	// Ends when every pending delivery is made or given up, at the latest
+	// at hooksEnd, when they are abandoned.
+	go func() { hooksDone <- analyses.WaitWebhooks(hooksCtx) }()
+
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Warn("HTTP connections still open at the end of shutdown; closing them", zap.Error(err))
 		_ = srv.Close()
+	}
+	if abandoned := <-hooksDone; abandoned > 0 {
+		log.Warn("webhooks with deliveries abandoned at shutdown", zap.Int("webhooks", abandoned))
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving: %w", err)
@@ -311,6 +355,9 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		zap.Duration("max_analysis_duration", cfg.MaxAnalysisDuration),
 		zap.Bool("auth", len(cfg.AuthTokens) > 0),
 		zap.Strings("webhook_allow", cfg.WebhookAllow),
+		zap.Bool("webhook_signed", cfg.WebhookSecret.Reveal() != ""),
+		zap.Duration("webhook_max_elapsed", cfg.WebhookMaxElapsed),
+		zap.Duration("webhook_timeout", cfg.WebhookTimeout),
 		zap.String("templates", cfg.Templates),
 		zap.Duration("templates_poll_interval", cfg.TemplatesPollInterval),
 		zap.Duration("evaluate_timeout", cfg.EvaluateTimeout),

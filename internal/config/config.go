@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // EnvPrefix starts the environment variable of every flag:
@@ -49,9 +51,16 @@ type Config struct {
 	// means webhooks are refused.
 	WebhookAllow []string
 	// WebhookSecretFile holds the HMAC key that signs webhooks, and
-	// WebhookSecret is its content.
+	// WebhookSecret is the key it holds (webhook.ReadSecretFile: the
+	// decoded bytes of a whsec_ key, else the file's bytes without the
+	// trailing newline); "" sends webhooks unsigned.
 	WebhookSecretFile string
 	WebhookSecret     Secret
+	// WebhookMaxElapsed is how long the deliveries of one webhook event
+	// are retried, from its first attempt.
+	WebhookMaxElapsed time.Duration
+	// WebhookTimeout bounds one webhook delivery attempt.
+	WebhookTimeout time.Duration
 	// AuthTokenFile holds the bearer tokens that /v1 calls need, one a
 	// line, and AuthTokens are those tokens. None means the API is open.
 	AuthTokenFile string
@@ -138,6 +147,10 @@ const (
 	// DefaultEvaluateTimeout is below the 10 s after which Argo Rollouts'
 	// web provider gives up, so that Argo reads canaryd's answer.
 	DefaultEvaluateTimeout = 8 * time.Second
+	// DefaultWebhookMaxElapsed and DefaultWebhookTimeout are the webhook
+	// package's own defaults.
+	DefaultWebhookMaxElapsed = webhook.DefaultMaxElapsed
+	DefaultWebhookTimeout    = webhook.DefaultAttemptTimeout
 )
 
 // Default returns the configuration used when nothing is set.
@@ -155,6 +168,8 @@ func Default() *Config {
 
 		TemplatesPollInterval: DefaultTemplatesPollInterval,
 		EvaluateTimeout:       DefaultEvaluateTimeout,
+		WebhookMaxElapsed:     DefaultWebhookMaxElapsed,
+		WebhookTimeout:        DefaultWebhookTimeout,
 	}
 }
 
@@ -253,8 +268,12 @@ func settings() []setting {
 			func(c *Config) *time.Duration { return &c.EvaluateTimeout }),
 		listSetting("webhook-allow", "URL prefix a webhook may be sent to (repeatable); none means webhooks are refused",
 			func(c *Config) *[]string { return &c.WebhookAllow }),
-		stringSetting("webhook-secret-file", "file holding the HMAC key that signs webhooks (default: unsigned)",
+		stringSetting("webhook-secret-file", "file holding the HMAC key that signs webhooks (webhook-signature): whsec_<base64> as Standard Webhooks writes it, or the key's bytes (default: unsigned)",
 			func(c *Config) *string { return &c.WebhookSecretFile }),
+		durationSetting("webhook-max-elapsed", "how long a webhook event's delivery is retried, from its first attempt, before it is given up (default 2m)",
+			func(c *Config) *time.Duration { return &c.WebhookMaxElapsed }),
+		durationSetting("webhook-timeout", "how long one webhook delivery attempt may take, redirects included (default 10s)",
+			func(c *Config) *time.Duration { return &c.WebhookTimeout }),
 		stringSetting("auth-token-file", "file of bearer tokens, one a line; when set, every /v1 call needs Authorization: Bearer <token>",
 			func(c *Config) *string { return &c.AuthTokenFile }),
 		intSetting("max-analyses", fmt.Sprintf("analyses running at once before new ones get 429 (default %d)", DefaultMaxAnalyses),
@@ -376,6 +395,11 @@ func splitEnv(v string, list bool) []string {
 func (c *Config) validate() []string {
 	var problems []string
 	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	positive := func(flag string, d time.Duration) {
+		if d <= 0 {
+			add("--%s: must be positive, got %s", flag, d)
+		}
+	}
 
 	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
 		add("--listen: %q is not host:port (e.g. :8080, 127.0.0.1:0)", c.Listen)
@@ -412,18 +436,28 @@ func (c *Config) validate() []string {
 	for i, u := range c.WebhookAllow {
 		if err := checkURL(u); err != nil {
 			add("--webhook-allow[%d]: %v", i, err)
+		} else if _, err := webhook.New(webhook.Options{Allow: []string{u}}); err != nil {
+			// The webhook package's own rules for a prefix (no query,
+			// fragment or credentials), checked with the rest; a Sender
+			// without a Registerer or a Logger starts and touches nothing.
+			add("--webhook-allow[%d]: %v", i, err)
 		}
 	}
+	c.WebhookSecret = ""
 	if c.WebhookSecretFile != "" {
-		secret, err := readSecret(c.WebhookSecretFile)
-		switch {
-		case err != nil:
+		// The webhook package's reading, so that the key is the one its
+		// receivers' libraries derive from the same file. Its errors
+		// never quote the key.
+		if err := readable(c.WebhookSecretFile); err != nil {
 			add("--webhook-secret-file: %v", err)
-		case secret == "":
-			add("--webhook-secret-file: %s is empty", c.WebhookSecretFile)
+		} else if key, err := webhook.ReadSecretFile(c.WebhookSecretFile); err != nil {
+			add("--webhook-secret-file: %v", err)
+		} else {
+			c.WebhookSecret = Secret(key)
 		}
-		c.WebhookSecret = Secret(secret)
 	}
+	positive("webhook-max-elapsed", c.WebhookMaxElapsed)
+	positive("webhook-timeout", c.WebhookTimeout)
 	c.AuthTokens = nil
 	if c.AuthTokenFile != "" {
 		tokens, err := ReadTokens(c.AuthTokenFile)
@@ -441,11 +475,6 @@ func (c *Config) validate() []string {
 	}
 	if c.MaxFinished < 1 {
 		add("--max-finished: must be at least 1, got %d (a finished analysis must stay readable by its id)", c.MaxFinished)
-	}
-	positive := func(flag string, d time.Duration) {
-		if d <= 0 {
-			add("--%s: must be positive, got %s", flag, d)
-		}
 	}
 	positive("retention", c.Retention)
 	positive("error-retry", c.ErrorRetry)

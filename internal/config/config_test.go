@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -152,20 +153,23 @@ func TestInvalid(t *testing.T) {
 				`CANARYD_LOG_LEVEL: invalid log level "loud"`,
 			}},
 		{name: "bad URLs",
-			args: []string{"--prometheus-url", "localhost:9090", "--webhook-allow", "hooks", "--prometheus-oauth2-token-url", "ftp://x"},
+			args: []string{"--prometheus-url", "localhost:9090", "--webhook-allow", "hooks", "--webhook-allow", "https://hooks.example.com/ci?token=x", "--prometheus-oauth2-token-url", "ftp://x"},
 			want: []string{
 				`prometheus[0].url: "localhost:9090" is not an http or https URL`,
 				`--webhook-allow[0]: "hooks" is not an http or https URL`,
+				`--webhook-allow[1]: webhook: allow prefix "https://hooks.example.com/ci?token=x" has a query or fragment`,
 				`--prometheus-oauth2-token-url[0]: "ftp://x" is not an http or https URL`,
 			}},
 		{name: "missing files",
 			args: []string{"--auth-token-file", filepath.Join(dir, "nope"), "--webhook-secret-file", filepath.Join(dir, "nope2"), "--templates", filepath.Join(dir, "nope3")},
 			want: []string{"--auth-token-file: " + filepath.Join(dir, "nope") + ": no such file or directory", "--webhook-secret-file:", "--templates:"}},
 		{name: "timeouts",
-			args: []string{"--templates-poll-interval", "-1s", "--evaluate-timeout", "0s"},
+			args: []string{"--templates-poll-interval", "-1s", "--evaluate-timeout", "0s", "--webhook-max-elapsed", "0s", "--webhook-timeout", "-1s"},
 			want: []string{
 				"--templates-poll-interval: must not be negative (0 checks only on SIGHUP), got -1s",
 				"--evaluate-timeout: must be positive, got 0s",
+				"--webhook-max-elapsed: must be positive, got 0s",
+				"--webhook-timeout: must be positive, got -1s",
 			}},
 		{name: "a token file without tokens",
 			args: []string{"--auth-token-file", empty},
@@ -234,6 +238,44 @@ func TestSecretsNeverPrint(t *testing.T) {
 				t.Errorf("the configuration prints the secret %q: %s", s, printed)
 			}
 		}
+	}
+}
+
+// TestWebhookSecretFile reads the key as the webhook package does: a
+// whsec_ key decoded, anything else as it is, the trailing newline off; a
+// file that holds no key is a problem that never quotes what it holds.
+func TestWebhookSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, content, key, problem string
+	}{
+		{name: "raw", content: "hmac-key\n", key: "hmac-key"},
+		{name: "Standard Webhooks", content: "whsec_" + base64.StdEncoding.EncodeToString([]byte("decoded key")) + "\r\n", key: "decoded key"},
+		{name: "empty", content: "\n", problem: "the secret is empty"},
+		{name: "whsec_ without base64", content: "whsec_not*base64-SECRET", problem: "not valid base64"},
+	} {
+		file := writeFile(t, dir, "secret", tc.content)
+		c, err := Load([]string{"--webhook-secret-file", file}, env(), io.Discard)
+		if tc.problem == "" {
+			if err != nil || c.WebhookSecret.Reveal() != tc.key {
+				t.Errorf("%s: key read wrongly (error %v)", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "--webhook-secret-file: ") || !strings.Contains(err.Error(), tc.problem) {
+			t.Errorf("%s: error %v, want one on --webhook-secret-file saying %q", tc.name, err, tc.problem)
+		}
+		if err != nil && strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s: the error quotes the file's content: %v", tc.name, err)
+		}
+	}
+	c, err := Load(nil, env(), io.Discard)
+	if err != nil || c.WebhookSecret != "" || c.WebhookMaxElapsed != 2*time.Minute || c.WebhookTimeout != 10*time.Second {
+		t.Errorf("defaults: secret set %v, max elapsed %s, timeout %s, error %v; want unsigned, 2m, 10s", c.WebhookSecret != "", c.WebhookMaxElapsed, c.WebhookTimeout, err)
+	}
+	file := writeFile(t, dir, "c.yaml", "webhookMaxElapsed: 30s\nwebhookTimeout: 2s\n")
+	if c, err := Load([]string{"--config", file}, env(), io.Discard); err != nil || c.WebhookMaxElapsed != 30*time.Second || c.WebhookTimeout != 2*time.Second {
+		t.Errorf("from the file: max elapsed %v, timeout %v, error %v; want 30s, 2s", c.WebhookMaxElapsed, c.WebhookTimeout, err)
 	}
 }
 

@@ -24,6 +24,8 @@ type fileConfig struct {
 	EvaluateTimeout          *string      `yaml:"evaluateTimeout"`
 	WebhookAllow             []string     `yaml:"webhookAllow"`
 	WebhookSecretFile        *string      `yaml:"webhookSecretFile"`
+	WebhookMaxElapsed        *string      `yaml:"webhookMaxElapsed"`
+	WebhookTimeout           *string      `yaml:"webhookTimeout"`
 	AuthTokenFile            *string      `yaml:"authTokenFile"`
 	MaxAnalyses              *string      `yaml:"maxAnalyses"`
 	MaxFinished              *string      `yaml:"maxFinished"`
@@ -68,6 +70,8 @@ func loadFile(c *Config, path string) []string {
 		"templates-poll-interval": f.TemplatesPollInterval,
 		"evaluate-timeout":        f.EvaluateTimeout,
 		"webhook-secret-file":     relative(f.WebhookSecretFile),
+		"webhook-max-elapsed":     f.WebhookMaxElapsed,
+		"webhook-timeout":         f.WebhookTimeout,
 		"auth-token-file":         relative(f.AuthTokenFile),
 		"max-analyses":            f.MaxAnalyses,
 		"max-finished":            f.MaxFinished,

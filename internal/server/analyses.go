@@ -16,6 +16,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // ShutdownMessage is the message of an analysis that was still running when
@@ -52,6 +53,11 @@ type AnalysesOptions struct {
 	// ErrorRetryInterval and MaxDuration are passed to every run.
 	ErrorRetryInterval time.Duration
 	MaxDuration        time.Duration
+	// Webhooks checks the webhook destinations callers give
+	// (CheckWebhook) and delivers the events of the analyses that ask for
+	// one (StartOptions.Webhook). Nil refuses every webhook, as a Sender
+	// without allowed prefixes does.
+	Webhooks *webhook.Sender
 }
 
 // Analyses holds the analyses of one service in memory: the running ones,
@@ -61,21 +67,60 @@ type AnalysesOptions struct {
 // timer: nothing is left running between requests, and what is kept is
 // bounded by MaxFinished regardless.
 type Analyses struct {
-	opts    AnalysesOptions
-	log     *zap.Logger
-	clock   clock.Clock
-	metrics *analysisMetrics
+	opts     AnalysesOptions
+	log      *zap.Logger
+	clock    clock.Clock
+	metrics  *analysisMetrics
+	webhooks *webhook.Sender
 
 	mu       sync.Mutex
-	running  map[string]*analysis.Run
-	finished []finishedRun            // oldest completion first
-	byID     map[string]*analysis.Run // running and finished
+	running  map[string]*Run
+	finished []finishedRun   // oldest completion first
+	byID     map[string]*Run // running and finished
 	draining bool
+	// hooks are the webhook streams with deliveries still to make, by
+	// the id of their analysis. A stream leaves when its last event is
+	// delivered or given up, which may be after its analysis was pruned:
+	// WaitWebhooks must still find it at shutdown.
+	hooks map[*webhook.Stream]string
 }
 
 type finishedRun struct {
-	run *analysis.Run
+	run *Run
 	at  time.Time
+}
+
+// Run is an analysis this service holds: the engine's run and, when its
+// caller asked for one, the webhook stream that carries its events. Its
+// Snapshot reports the webhook's deliveries in the resource's webhook
+// field; everything else is the engine's.
+type Run struct {
+	*analysis.Run
+	hook *webhook.Stream // nil without a webhook
+}
+
+// Snapshot returns a copy of the analysis as it stands, with the
+// deliveries of its webhook so far.
+func (r *Run) Snapshot() api.Analysis {
+	a := r.Run.Snapshot()
+	if r.hook != nil {
+		status := r.hook.Status()
+		a.Webhook = &status
+	}
+	return a
+}
+
+// withWebhook returns a, with the deliveries of the webhook so far when
+// there is one. a is not changed: the engine hands the same completed
+// analysis to every watcher, so the webhook goes on a copy.
+func (r *Run) withWebhook(a *api.Analysis) *api.Analysis {
+	if r.hook == nil || a == nil {
+		return a
+	}
+	c := *a
+	status := r.hook.Status()
+	c.Webhook = &status
+	return &c
 }
 
 // NewAnalyses returns an empty set of analyses. It fails only if the metrics
@@ -97,32 +142,61 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	if err != nil {
 		return nil, err
 	}
+	hooks := opts.Webhooks
+	if hooks == nil {
+		// Without allowed prefixes a Sender refuses every URL, saying
+		// how to allow one; it cannot fail to build.
+		if hooks, err = webhook.New(webhook.Options{}); err != nil {
+			return nil, err
+		}
+	}
 	return &Analyses{
-		opts:    opts,
-		log:     opts.Logger,
-		clock:   opts.Clock,
-		metrics: m,
-		running: map[string]*analysis.Run{},
-		byID:    map[string]*analysis.Run{},
+		opts:     opts,
+		log:      opts.Logger,
+		clock:    opts.Clock,
+		metrics:  m,
+		webhooks: hooks,
+		running:  map[string]*Run{},
+		byID:     map[string]*Run{},
+		hooks:    map[*webhook.Stream]string{},
 	}, nil
 }
+
+// CheckWebhook returns nil when rawURL may receive webhooks, else an error
+// that says why and never quotes the URL (see webhook.Sender.Check): safe
+// for a 400's field error.
+func (a *Analyses) CheckWebhook(rawURL string) error { return a.webhooks.Check(rawURL) }
 
 // StartOptions describe an analysis for its resource and logs.
 type StartOptions struct {
 	Template string
 	Args     map[string]string
+	// Webhook, when set, is where the analysis' events are sent, by a
+	// webhook.Stream of its own. The caller has checked it (CheckWebhook,
+	// webhook.CheckEvents); a URL refused anyway gets nothing sent, each
+	// event counting as failed in the analysis' webhook field.
+	Webhook *WebhookRequest
 	// Observer, when set, also receives every event of the run, in order,
-	// on the run's goroutine; it must not block. It is the seam for webhook
-	// delivery (a webhook stream's Send).
+	// on the run's goroutine; it must not block.
 	Observer func(api.Event)
+}
+
+// WebhookRequest is a caller's webhook: the URL, and the event types it
+// asked for ("measurement", "completed"); the completed event is sent
+// whatever they are.
+type WebhookRequest struct {
+	URL    string
+	Events []string
 }
 
 // Start begins an analysis of plan. It fails with ErrDraining while the
 // service shuts down and with ErrTooMany at the limit of running analyses.
 //
 // The run is not tied to any request: it ends when its metrics complete, on
-// Terminate, at its maximum duration, or when Drain aborts it.
-func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*analysis.Run, error) {
+// Terminate, at its maximum duration, or when Drain aborts it. Its webhook,
+// if any, gets every event up to the completed one, and its deliveries go
+// on after the run has ended (see WaitWebhooks).
+func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pruneLocked()
@@ -134,9 +208,23 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*analysis.Run, e
 	}
 	id := newID()
 	log := a.log.With(zap.String("analysis_id", id))
+	var hook *webhook.Stream
+	if so.Webhook != nil {
+		hook = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events)
+		a.hooks[hook] = id
+		// Ends when the stream has delivered or given up its last event:
+		// after the completed event, which every run sends, or when
+		// WaitWebhooks abandons it at shutdown.
+		go func() {
+			_ = hook.Wait(context.Background())
+			a.mu.Lock()
+			delete(a.hooks, hook)
+			a.mu.Unlock()
+		}()
+	}
 	// The observer runs on the run's goroutine. Holding a.mu across Start
 	// means a run that completes at once still finds itself registered.
-	run := analysis.Start(context.Background(), plan, analysis.Options{
+	engineRun := analysis.Start(context.Background(), plan, analysis.Options{
 		ID:                 id,
 		Clock:              a.clock,
 		ErrorRetryInterval: a.opts.ErrorRetryInterval,
@@ -144,17 +232,28 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*analysis.Run, e
 		Template:           so.Template,
 		Args:               so.Args,
 		Observer: func(ev api.Event) {
+			// Send only queues: it never waits for the receiver.
+			if hook != nil {
+				hook.Send(ev)
+			}
 			a.observe(log, ev)
 			if so.Observer != nil {
 				so.Observer(ev)
 			}
 		},
 	})
+	run := &Run{Run: engineRun, hook: hook}
 	a.running[id] = run
 	a.byID[id] = run
 	a.metrics.started.Inc()
 	a.metrics.running.Set(float64(len(a.running)))
-	log.Info("analysis started", zap.Strings("metrics", metricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args))
+	fields := []zap.Field{zap.Strings("metrics", metricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args)}
+	if hook != nil {
+		// The URL as Status shows it: without userinfo, its query
+		// (often a token) redacted.
+		fields = append(fields, zap.String("webhook", hook.Status().URL), zap.Strings("webhook_events", so.Webhook.Events))
+	}
+	log.Info("analysis started", fields...)
 	return run, nil
 }
 
@@ -207,7 +306,7 @@ func (a *Analyses) pruneLocked() {
 
 // Get returns the analysis with the given id, running or finished within
 // its retention.
-func (a *Analyses) Get(id string) (*analysis.Run, bool) {
+func (a *Analyses) Get(id string) (*Run, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.pruneLocked()
@@ -219,7 +318,7 @@ func (a *Analyses) Get(id string) (*analysis.Run, bool) {
 func (a *Analyses) List() []api.Analysis {
 	a.mu.Lock()
 	a.pruneLocked()
-	runs := make([]*analysis.Run, 0, len(a.byID))
+	runs := make([]*Run, 0, len(a.byID))
 	for _, run := range a.byID {
 		runs = append(runs, run)
 	}
@@ -265,12 +364,15 @@ func (a *Analyses) Draining() bool {
 // Drain stops taking new analyses and waits for the running ones to finish
 // until ctx is done; then it aborts those left with phase Error and
 // ShutdownMessage, and returns once every one of them has finished, so that
-// every waiter and stream has its terminal result before the HTTP server
-// shuts down. It returns how many analyses it aborted.
+// every waiter, stream and webhook has its terminal result before the HTTP
+// server shuts down. It returns how many analyses it aborted.
+//
+// The webhooks' deliveries are not waited for: WaitWebhooks does that,
+// after Drain.
 func (a *Analyses) Drain(ctx context.Context) int {
 	a.mu.Lock()
 	a.draining = true
-	runs := make([]*analysis.Run, 0, len(a.running))
+	runs := make([]*Run, 0, len(a.running))
 	for _, run := range a.running {
 		runs = append(runs, run)
 	}
@@ -295,6 +397,31 @@ func (a *Analyses) Drain(ctx context.Context) int {
 		<-run.Done()
 	}
 	return aborted
+}
+
+// WaitWebhooks waits until every webhook event queued has been delivered or
+// given up, or until ctx is done; then the deliveries left are abandoned
+// (each counts as failed in its analysis' webhook field) and it returns how
+// many webhooks had deliveries abandoned. Call it after Drain: every
+// analysis has then sent its completed event, the aborted ones their Error
+// result, so that those are among the deliveries waited for.
+func (a *Analyses) WaitWebhooks(ctx context.Context) int {
+	a.mu.Lock()
+	hooks := make(map[*webhook.Stream]string, len(a.hooks))
+	for h, id := range a.hooks {
+		hooks[h] = id
+	}
+	a.mu.Unlock()
+
+	abandoned := 0
+	for h, id := range hooks {
+		if h.Wait(ctx) != nil {
+			abandoned++
+			a.log.Warn("webhook deliveries abandoned: the shutdown grace period ran out",
+				zap.String("analysis_id", id), zap.String("webhook", h.Status().URL))
+		}
+	}
+	return abandoned
 }
 
 // idEncoding is base32 in lower case without padding: URL-safe, and

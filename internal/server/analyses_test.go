@@ -3,12 +3,16 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // plan is one metric measured count times, 1 ms apart, always 1.
@@ -100,5 +104,49 @@ func TestIDs(t *testing.T) {
 			t.Fatalf("id %q: want 26 characters, never repeated", id)
 		}
 		seen[id] = true
+	}
+}
+
+// TestWaitWebhooksOutlivesRetention checks that a webhook whose delivery is
+// still pending when its analysis is pruned is still waited for (and here,
+// abandoned) at shutdown.
+func TestWaitWebhooksOutlivesRetention(t *testing.T) {
+	release := make(chan struct{})
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release // a receiver that takes its time
+	}))
+	defer receiver.Close()
+	defer close(release)
+	sender, err := webhook.New(webhook.Options{Allow: []string{receiver.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAnalyses(AnalysesOptions{MaxRunning: 2, MaxFinished: 1, Retention: time.Hour, Webhooks: sender})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := a.Start(plan(t, 1), StartOptions{Webhook: &WebhookRequest{URL: receiver.URL + "/hook"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-first.Done()
+	second, err := a.Start(plan(t, 1), StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-second.Done()
+	if _, ok := a.Get(first.ID()); ok {
+		t.Fatal("the first analysis was not pruned (--max-finished 1)")
+	}
+	if n := a.Drain(context.Background()); n != 0 {
+		t.Errorf("Drain aborted %d analyses, want none", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if n := a.WaitWebhooks(ctx); n != 1 {
+		t.Errorf("WaitWebhooks abandoned %d webhooks, want the pruned analysis' one", n)
+	}
+	if st := first.Snapshot().Webhook; st == nil || st.Failed != 1 || !strings.Contains(st.LastError, "abandoned") {
+		t.Errorf("the pruned analysis' webhook: %+v, want its completed event abandoned", st)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // Media types of request bodies. JSON is YAML's subset, but a body sent as
@@ -35,9 +36,10 @@ const argPrefix = "arg."
 // strict decoding, argument overrides, validation and the metrics' sources,
 // with every problem reported at once.
 type inputReader struct {
-	maxBody  int64
-	sources  spec.PrometheusSources
-	webhooks []*url.URL
+	maxBody int64
+	sources spec.PrometheusSources
+	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
+	checkWebhook func(rawURL string) error
 }
 
 // specRequest is a request to run or evaluate a spec, decoded and checked.
@@ -47,11 +49,9 @@ type specRequest struct {
 	template string
 	// wait asks for the finished analysis in the response.
 	wait bool
-	// webhook is where the caller asked the result to be sent; "" for none.
-	webhook string
-	// webhookEvents are the events the caller asked the webhook to get
-	// (the body's webhook.events); nil for the default.
-	webhookEvents []string
+	// webhook is where the caller asked the events to be sent, checked;
+	// nil for none.
+	webhook *WebhookRequest
 	// timeout is the caller's deadline (?timeout=, Request-Timeout); 0
 	// when it set none.
 	timeout time.Duration
@@ -90,7 +90,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	}
 
 	req := &specRequest{}
-	overrides, errs := req.query(r.URL.RawQuery, params, in.webhooks)
+	overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
 	errs = append(errs, req.timeoutHeader(r, params)...)
 
 	if isJSON {
@@ -191,16 +191,19 @@ func position(data []byte, offset int64) (line, col int) {
 	return line, max(col, 1)
 }
 
-// query reads the query parameters: arg.NAME overrides, and wait and
-// webhook where the route takes them. Unknown parameters are errors, as
-// unknown fields are: a misspelt one must not be silently ignored.
-func (req *specRequest) query(raw string, params queryParams, webhooks []*url.URL) (map[string]string, []api.FieldError) {
+// query reads the query parameters: arg.NAME overrides, and wait, timeout,
+// webhook and webhook.events where the route takes them. Unknown parameters
+// are errors, as unknown fields are: a misspelt one must not be silently
+// ignored.
+func (req *specRequest) query(raw string, params queryParams, checkWebhook func(string) error) (map[string]string, []api.FieldError) {
 	var errs []api.FieldError
 	values, err := url.ParseQuery(raw)
 	if err != nil {
 		return nil, []api.FieldError{{Field: "query", Message: "malformed query string: " + err.Error()}}
 	}
 	overrides := map[string]string{}
+	var events []string
+	eventsGiven := false
 	for _, key := range sortedKeys(values) {
 		vs := values[key]
 		one := func() (string, bool) {
@@ -245,22 +248,50 @@ func (req *specRequest) query(raw string, params queryParams, webhooks []*url.UR
 				continue
 			}
 			req.timeout = shorter(req.timeout, d)
-		case key == "webhook" && params.webhook:
+		case (key == fieldWebhook || key == fieldWebhookEvents) && !params.webhook:
+			errs = append(errs, api.FieldError{Field: key, Message: noWebhookHere})
+		case key == fieldWebhook:
 			v, ok := one()
 			if !ok {
 				continue
 			}
-			if msg := checkWebhook(v, webhooks); msg != "" {
-				errs = append(errs, api.FieldError{Field: key, Message: msg})
+			if err := checkWebhook(v); err != nil {
+				errs = append(errs, api.FieldError{Field: key, Message: err.Error()})
 				continue
 			}
-			req.webhook = v
+			req.webhook = &WebhookRequest{URL: v}
+		case key == fieldWebhookEvents:
+			// Repeatable, and each value a comma-separated list:
+			// webhook.events=measurement,completed.
+			eventsGiven = true
+			for _, v := range vs {
+				for _, e := range strings.Split(v, ",") {
+					e = strings.TrimSpace(e)
+					if err := webhook.CheckEvents([]string{e}); err != nil {
+						errs = append(errs, api.FieldError{Field: fmt.Sprintf("%s[%d]", key, len(events)), Message: err.Error()})
+					}
+					events = append(events, e)
+				}
+			}
 		default:
 			errs = append(errs, api.FieldError{Field: key, Message: "unknown query parameter; this endpoint takes " + knownParams(params)})
 		}
 	}
+	switch {
+	case !eventsGiven:
+	case req.webhook != nil:
+		req.webhook.Events = events
+	case !slices.ContainsFunc(errs, func(e api.FieldError) bool { return e.Field == fieldWebhook }):
+		errs = append(errs, api.FieldError{Field: fieldWebhookEvents, Message: "the events of the query's webhook, given without webhook=URL; " +
+			"give both in the query, or (on a template endpoint) both in the body's webhook"})
+	}
 	return overrides, errs
 }
+
+// noWebhookHere is the field error of a webhook asked of an endpoint that
+// sends none.
+const noWebhookHere = "this endpoint answers with its result and sends no webhook; " +
+	"ask for one when starting an analysis (POST /v1/analyses or POST /v1/templates/{name}/analyses)"
 
 func knownParams(p queryParams) string {
 	known := []string{"arg.NAME=VALUE"}
@@ -268,7 +299,7 @@ func knownParams(p queryParams) string {
 		known = append(known, "wait=true")
 	}
 	if p.webhook {
-		known = append(known, "webhook=URL")
+		known = append(known, "webhook=URL", "webhook.events=measurement,completed")
 	}
 	if p.timeout {
 		known = append(known, "timeout=DURATION")
@@ -283,47 +314,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// parseWebhookAllow parses the --webhook-allow prefixes.
-func parseWebhookAllow(prefixes []string) ([]*url.URL, error) {
-	out := make([]*url.URL, 0, len(prefixes))
-	for _, p := range prefixes {
-		u, err := url.Parse(p)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("server: webhook allow prefix %q is not an http or https URL", p)
-		}
-		out = append(out, u)
-	}
-	return out, nil
-}
-
-// checkWebhook returns why raw may not receive webhooks, "" when it may. A
-// prefix allows a URL with the same scheme and host whose path is the
-// prefix's path or lies under it: a plain string prefix would let
-// https://hooks.example.com allow https://hooks.example.com.evil.test.
-func checkWebhook(raw string, allowed []*url.URL) string {
-	if len(allowed) == 0 {
-		return "webhooks are refused: this canaryd was started without --webhook-allow"
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "must be an absolute http or https URL"
-	}
-	if u.User != nil {
-		return "must not carry credentials (user:password@)"
-	}
-	for _, a := range allowed {
-		if !strings.EqualFold(u.Scheme, a.Scheme) || !strings.EqualFold(u.Host, a.Host) {
-			continue
-		}
-		prefix := strings.TrimSuffix(a.EscapedPath(), "/")
-		path := u.EscapedPath()
-		if prefix == "" || path == prefix || strings.HasPrefix(path, prefix+"/") {
-			return ""
-		}
-	}
-	return "this URL is not allowed by --webhook-allow"
 }
 
 // responseMode is how an analysis is returned: one JSON document, or a

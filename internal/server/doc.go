@@ -20,8 +20,17 @@
 // finished ones for a retention period, capped in number. The process'
 // lifecycle (draining on SIGTERM, the grace period, the terminal Error result
 // of analyses that could not finish) is driven by the command through
-// Analyses.Drain; this package never reads the environment, signals or
-// flags, and never logs through a global logger.
+// Analyses.Drain and Analyses.WaitWebhooks; this package never reads the
+// environment, signals or flags, and never logs through a global logger.
+//
+// Webhooks: a request that asks for one (?webhook=URL, or the template
+// body's webhook) has it checked against the allow list while it is
+// validated, so that a refused webhook is a 400 before anything runs. The
+// analysis then gets a webhook.Stream of its own, fed by the engine's
+// observer (Send never blocks the run); the resource's webhook field is
+// that stream's Status. An analysis with a webhook is not terminated when
+// its waiting or streaming caller hangs up: the webhook is still owed its
+// result. Gates and rounds send no webhook: their answer is the result.
 //
 // What it must not do: speak Prometheus (sources come in through
 // spec.PrometheusSources), judge measurements (the engine does), or show an

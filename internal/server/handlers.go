@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 // AnalysisList is the body of GET /v1/analyses.
@@ -27,8 +26,9 @@ type AnalysisList struct {
 // request: the posted document, or a named template with the posted
 // arguments. By default it answers 202 at once; ?wait=true answers with the
 // finished analysis; a streaming Accept type follows it live. A caller that
-// hangs up on a wait or a stream terminates the analysis (unless it asked
-// for a webhook): nobody else knows its id, so it would run unread.
+// hangs up on a wait or a stream terminates the analysis, unless it asked
+// for a webhook: without one nobody else knows its id, so it would run
+// unread; with one the webhook is still owed the result.
 func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReader, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if analyses.Draining() {
@@ -41,23 +41,14 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 			writeProblem(w, r, *p)
 			return
 		}
-		if req.webhook != "" {
-			// The seam for webhook delivery (internal/webhook, a later
-			// change): the URL is checked against --webhook-allow above;
-			// until delivery exists, refusing is honest where accepting
-			// would silently never notify.
-			writeProblem(w, r, problem(http.StatusNotImplemented, ProblemNotImplemented,
-				"webhook delivery is not implemented in this version of canaryd; poll GET /v1/analyses/{id}, use ?wait=true or a stream"))
-			return
-		}
 		run, ok := start(log, analyses, req, w, r)
 		if !ok {
 			return
 		}
 
-		// Only a webhook would tell anyone else the result (see above).
 		hangUp := func() {
-			if req.webhook != "" {
+			if req.webhook != nil {
+				log.Info("client went away; the analysis goes on for its webhook", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()))
 				return
 			}
 			run.Terminate()
@@ -81,8 +72,8 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 
 // start starts the analysis of req and sets the Location of the response;
 // when it cannot, it answers with the problem and returns false.
-func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.ResponseWriter, r *http.Request) (*analysis.Run, bool) {
-	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
+func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.ResponseWriter, r *http.Request) (*Run, bool) {
+	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook})
 	switch {
 	case errors.Is(err, ErrDraining):
 		writeProblem(w, r, shuttingDown())
@@ -229,7 +220,7 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 	})
 }
 
-func lookup(analyses *Analyses, w http.ResponseWriter, r *http.Request) (*analysis.Run, bool) {
+func lookup(analyses *Analyses, w http.ResponseWriter, r *http.Request) (*Run, bool) {
 	id := chi.URLParam(r, "id")
 	run, ok := analyses.Get(id)
 	if !ok {

@@ -28,6 +28,7 @@ import (
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // TestMain checks, after every test, that no analysis goroutine is left:
@@ -78,8 +79,9 @@ func uncoveredResponses() []string {
 	return missing
 }
 
-// leftoverGoroutines waits up to timeout for the goroutines of analyses
-// and handlers to end, and returns the stacks of those that did not.
+// leftoverGoroutines waits up to timeout for the goroutines of analyses,
+// handlers and webhook streams to end, and returns the stacks of those
+// that did not.
 func leftoverGoroutines(timeout time.Duration) string {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -87,7 +89,7 @@ func leftoverGoroutines(timeout time.Duration) string {
 		buf = buf[:runtime.Stack(buf, true)]
 		var left []string
 		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "internal/analysis.(*Run)") || strings.Contains(g, "internal/server.") {
+			if strings.Contains(g, "internal/analysis.(*Run)") || strings.Contains(g, "internal/server.") || strings.Contains(g, "internal/webhook.") {
 				left = append(left, g)
 			}
 		}
@@ -111,8 +113,13 @@ type options struct {
 	retention    time.Duration
 	tokens       []string
 	webhookAllow []string
-	sources      spec.PrometheusSources
-	heartbeat    time.Duration
+	// webhookKey signs webhooks; unsigned when nil.
+	webhookKey []byte
+	// webhookMaxElapsed is the retry budget of a webhook event; 5s when
+	// 0. Backoffs are a few milliseconds, so retries take no time.
+	webhookMaxElapsed time.Duration
+	sources           spec.PrometheusSources
+	heartbeat         time.Duration
 	// templates is a directory of named templates to serve; none when "".
 	templates string
 }
@@ -154,6 +161,22 @@ func start(t *testing.T, o options) *testServer {
 		t.Cleanup(p.CloseIdleConnections)
 		sources = p.Source
 	}
+	if o.webhookMaxElapsed == 0 {
+		o.webhookMaxElapsed = 5 * time.Second
+	}
+	hooks, err := webhook.New(webhook.Options{
+		Allow:          o.webhookAllow,
+		Secret:         o.webhookKey,
+		MaxElapsed:     o.webhookMaxElapsed,
+		InitialBackoff: 5 * time.Millisecond,
+		MaxBackoff:     20 * time.Millisecond,
+		AttemptTimeout: 2 * time.Second,
+		Logger:         log,
+		Registerer:     reg,
+	})
+	if err != nil {
+		t.Fatalf("webhook.New: %v", err)
+	}
 	analyses, err := server.NewAnalyses(server.AnalysesOptions{
 		Logger:             log,
 		Registerer:         reg,
@@ -163,6 +186,7 @@ func start(t *testing.T, o options) *testServer {
 		Retention:          o.retention,
 		ErrorRetryInterval: 50 * time.Millisecond,
 		MaxDuration:        time.Minute,
+		Webhooks:           hooks,
 	})
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)
@@ -190,7 +214,6 @@ func start(t *testing.T, o options) *testServer {
 		Analyses:          analyses,
 		Sources:           sources,
 		AuthTokens:        o.tokens,
-		WebhookAllow:      o.webhookAllow,
 		HeartbeatInterval: o.heartbeat,
 		Templates:         store,
 	})
@@ -198,13 +221,15 @@ func start(t *testing.T, o options) *testServer {
 		t.Fatalf("server.New: %v", err)
 	}
 	srv := httptest.NewServer(handler)
-	// Cleanups run last first: the analyses are aborted (as on a shutdown
-	// whose grace has run out), then the server closes.
+	// Cleanups run last first: the analyses are aborted and the webhook
+	// deliveries still pending abandoned (as on a shutdown whose grace has
+	// run out), then the server closes.
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		analyses.Drain(ctx)
+		analyses.WaitWebhooks(ctx)
 	})
 	return &testServer{t: t, url: srv.URL, analyses: analyses, registry: reg, logs: logs}
 }

@@ -21,7 +21,6 @@ const (
 	ProblemUnauthorized     = typePrefix + "unauthorized"
 	ProblemTooManyAnalyses  = typePrefix + "too-many-analyses"
 	ProblemShuttingDown     = typePrefix + "shutting-down"
-	ProblemNotImplemented   = typePrefix + "not-implemented"
 	ProblemInternal         = typePrefix + "internal"
 )
 

@@ -47,9 +47,9 @@ type Options struct {
 	// addresses a spec may query. Required.
 	Sources spec.PrometheusSources
 	// AuthTokens, when any, are the bearer tokens every /v1 call needs.
+	// (Webhooks are the Analyses' to check and send: see
+	// AnalysesOptions.Webhooks.)
 	AuthTokens []string
-	// WebhookAllow are the URL prefixes a webhook may be sent to.
-	WebhookAllow []string
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
 	// HeartbeatInterval is how often idle streams get a heartbeat;
@@ -101,10 +101,6 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Templates == nil {
 		opts.Templates = noTemplates{}
 	}
-	webhooks, err := parseWebhookAllow(opts.WebhookAllow)
-	if err != nil {
-		return nil, err
-	}
 	metrics, err := newHTTPMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -113,9 +109,9 @@ func New(opts Options) (http.Handler, error) {
 		log:      opts.Logger,
 		analyses: opts.Analyses,
 		in: &inputReader{
-			maxBody:  opts.MaxBodyBytes,
-			sources:  opts.Sources,
-			webhooks: webhooks,
+			maxBody:      opts.MaxBodyBytes,
+			sources:      opts.Sources,
+			checkWebhook: opts.Analyses.CheckWebhook,
 		},
 		metrics:         metrics,
 		gatherer:        opts.Gatherer,

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 // eventHeartbeat is the type of the NDJSON line sent on an idle stream, so
@@ -19,9 +18,10 @@ const eventHeartbeat api.EventType = "heartbeat"
 
 // streamRun follows run live in mode (NDJSON or server-sent events): first
 // the measurements it already has, then each new one, and last the
-// completed event with the finished analysis. hangUp is called when the
-// client goes away before the end.
-func streamRun(w http.ResponseWriter, r *http.Request, run *analysis.Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
+// completed event with the finished analysis (and its webhook's deliveries
+// as they stand). hangUp is called when the client goes away before the
+// end.
+func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
 	snapshot, events, cancel := run.Watch()
 	defer cancel()
 
@@ -58,6 +58,9 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *analysis.Run, mode r
 				// final analysis; wait for it.
 				events, done = nil, run.Done()
 				continue
+			}
+			if ev.Type == api.EventCompleted {
+				ev.Analysis = run.withWebhook(ev.Analysis)
 			}
 			if out.write(ev) != nil {
 				hangUp()

@@ -16,6 +16,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // TemplateStore is where the named templates come from: a
@@ -179,10 +180,13 @@ func prune(v any) bool {
 	return false
 }
 
-// Fields of the template endpoints' body.
+// Fields of the template endpoints' body, and the webhook's query
+// parameters.
 const (
-	fieldArgs    = "args"
-	fieldWebhook = "webhook"
+	fieldArgs          = "args"
+	fieldWebhook       = "webhook"
+	fieldWebhookURL    = fieldWebhook + ".url"
+	fieldWebhookEvents = fieldWebhook + ".events"
 )
 
 // flaggerFields are the fields of Flagger's webhook payload
@@ -201,7 +205,9 @@ type templateBody struct {
 
 // webhookBody is the body's webhook: {"url": …, "events": […]}.
 type webhookBody struct {
-	url    string
+	url string
+	// hasURL is set when url was given as a string, to be checked.
+	hasURL bool
 	events []string
 }
 
@@ -239,7 +245,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 			return nil, p
 		}
 		req := &specRequest{template: t.Name}
-		overrides, errs := req.query(r.URL.RawQuery, params, in.webhooks)
+		overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
 		errs = append(errs, req.timeoutHeader(r, params)...)
 
 		var tb templateBody
@@ -257,15 +263,16 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		if tb.webhook != nil {
 			switch {
 			case !params.webhook:
-				errs = append(errs, api.FieldError{Field: fieldWebhook, Message: "this endpoint answers with its result and sends no webhook; " +
-					"ask for one when starting an analysis (POST /v1/templates/{name}/analyses)"})
-			case req.webhook != "":
+				errs = append(errs, api.FieldError{Field: fieldWebhook, Message: noWebhookHere})
+			case req.webhook != nil:
 				errs = append(errs, api.FieldError{Field: fieldWebhook, Message: "given both as ?webhook= and in the body; give it once"})
+			case !tb.webhook.hasURL:
+				// decodeWebhook has said what is wrong with it.
 			default:
-				if msg := checkWebhook(tb.webhook.url, in.webhooks); msg != "" {
-					errs = append(errs, api.FieldError{Field: fieldWebhook + ".url", Message: msg})
+				if err := in.checkWebhook(tb.webhook.url); err != nil {
+					errs = append(errs, api.FieldError{Field: fieldWebhookURL, Message: err.Error()})
 				} else {
-					req.webhook, req.webhookEvents = tb.webhook.url, tb.webhook.events
+					req.webhook = &WebhookRequest{URL: tb.webhook.url, Events: tb.webhook.events}
 				}
 			}
 		}
@@ -364,7 +371,9 @@ func decodeTemplateBody(body []byte, isJSON bool, flagger bool) (templateBody, [
 		case key == fieldArgs:
 			out.args = stringMap(fieldArgs, v, add)
 		case key == fieldWebhook:
-			out.webhook = decodeWebhook(v, add)
+			if v != nil { // null: none, as templating tools write it
+				out.webhook = decodeWebhook(v, add)
+			}
 		default: // Flagger's
 			if out.flagger == nil {
 				out.flagger = &flaggerPayload{}
@@ -471,17 +480,25 @@ func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody
 				add(field, "must be a string, got %s", kindOf(obj[k]))
 				continue
 			}
-			out.url = s
+			out.url, out.hasURL = s, true
 		case "events":
+			if obj[k] == nil {
+				continue // the default, as if absent
+			}
 			events, ok := obj[k].([]any)
 			if !ok {
 				add(field, `must be a list of event types ("measurement", "completed"), got %s`, kindOf(obj[k]))
 				continue
 			}
+			out.events = []string{}
 			for i, e := range events {
-				s, _ := e.(string)
-				if s != string(api.EventMeasurement) && s != string(api.EventCompleted) {
-					add(fmt.Sprintf("%s[%d]", field, i), `must be "measurement" or "completed"`)
+				s, ok := e.(string)
+				if !ok {
+					add(fmt.Sprintf("%s[%d]", field, i), `must be a string, "measurement" or "completed", got %s`, kindOf(e))
+					continue
+				}
+				if err := webhook.CheckEvents([]string{s}); err != nil {
+					add(fmt.Sprintf("%s[%d]", field, i), "%s", err.Error())
 					continue
 				}
 				out.events = append(out.events, s)
@@ -491,7 +508,7 @@ func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody
 		}
 	}
 	if _, ok := obj["url"]; !ok {
-		add(fieldWebhook+".url", "is required")
+		add(fieldWebhookURL, "is required")
 	}
 	return out
 }

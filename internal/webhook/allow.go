@@ -113,7 +113,7 @@ func (p destination) allows(d destination) bool {
 // parsed URL when raw may receive webhooks.
 func (s *Sender) check(raw string) (*url.URL, error) {
 	if len(s.allow) == 0 {
-		return nil, refused("webhooks are disabled: no allowed prefix is configured (--webhook-allow)")
+		return nil, refused("webhooks are disabled: this canaryd allows no destination; its operator enables webhooks with --webhook-allow URL-PREFIX (repeatable)")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
