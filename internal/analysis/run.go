@@ -230,9 +230,17 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 			terminated = true
 		}
 		assessment := r.assess(terminated)
-		if assessment.Phase.Completed() {
+		// Argo measures every metric due in a reconcile before it assesses
+		// the run, so measurements taken together count together: when one
+		// metric ends the run, those still in flight finish and are
+		// recorded (their queries are bounded by their timeouts). An
+		// explicit stop cancels them instead.
+		if assessment.Phase.Completed() && (terminated || !anyInFlight(states)) {
 			cancelMeasurements()
 			wg.Wait()
+			if r.dropUnfinished() {
+				assessment = r.assess(terminated)
+			}
 			r.finish(assessment)
 			return
 		}
@@ -248,6 +256,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 				}
 				if !now.Before(due) {
 					states[i].inFlight = true
+					r.begin(i, now)
 					wg.Add(1)
 					// Ends when the source returns; sources honour
 					// measureCtx, which is cancelled when the run stops.
@@ -369,6 +378,43 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 	return ms
 }
 
+// begin shows metric i's measurement as in progress, as Argo shows a
+// measurement that has not finished: a Running measurement, last in the
+// list, which keeps the metric Running until it is recorded.
+func (r *Run) begin(i int, at time.Time) {
+	m := &r.plan.Metrics[i]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := r.results[i]
+	if res == nil {
+		res = &api.MetricResult{Name: m.Name, Phase: api.PhaseRunning, DryRun: m.DryRun, Metadata: m.Metadata}
+		r.results[i] = res
+	}
+	started := at
+	res.Measurements = append(res.Measurements, api.Measurement{Phase: api.PhaseRunning, StartedAt: &started})
+}
+
+// dropUnfinished removes the measurements that were cancelled before they
+// finished: they measured nothing.
+func (r *Run) dropUnfinished() (dropped bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, res := range r.results {
+		if res == nil {
+			continue
+		}
+		if n := len(res.Measurements); n > 0 && !res.Measurements[n-1].Phase.Completed() {
+			dropped = true
+			res.Measurements = res.Measurements[:n-1]
+			if len(res.Measurements) == 0 && res.Count == 0 && res.Error == 0 {
+				// Its first measurement was cut short: it never started.
+				r.results[i] = nil
+			}
+		}
+	}
+	return dropped
+}
+
 // record applies a finished measurement to its metric's counters, as Argo's
 // runMeasurements does, and keeps the newest measurements only.
 func (r *Run) record(o outcome) {
@@ -400,7 +446,11 @@ func (r *Run) record(o outcome) {
 		res.ConsecutiveError++
 		res.ConsecutiveSuccess = 0
 	}
-	res.Measurements = append(res.Measurements, o.measurement)
+	if n := len(res.Measurements); n > 0 && !res.Measurements[n-1].Phase.Completed() {
+		res.Measurements[n-1] = o.measurement
+	} else {
+		res.Measurements = append(res.Measurements, o.measurement)
+	}
 	if keep := m.Retention; keep > 0 && len(res.Measurements) > keep {
 		res.Measurements = append(res.Measurements[:0:0], res.Measurements[len(res.Measurements)-keep:]...)
 	}
@@ -450,6 +500,7 @@ func (r *Run) assess(terminated bool) RunAssessment {
 func (r *Run) stop(cancel context.CancelFunc, wg *sync.WaitGroup, message string) {
 	cancel()
 	wg.Wait()
+	_ = r.dropUnfinished()
 	r.mu.Lock()
 	a := r.assessPlan(true)
 	r.mu.Unlock()

@@ -566,3 +566,46 @@ func TestRunNoDataPolicy(t *testing.T) {
 type judgeFunc func(any) (api.Phase, error)
 
 func (f judgeFunc) Judge(v any) (api.Phase, error) { return f(v) }
+
+// TestRunSelfTerminationRecordsInFlight: measurements taken together count
+// together, as in Argo's reconcile. When one metric fails the run, another
+// metric's measurement still in flight finishes and is recorded; it is
+// shown as a Running measurement meanwhile.
+func TestRunSelfTerminationRecordsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	fast := metric("fast")
+	fast.Source, fast.Judge = phases(api.PhaseFailed), phaseJudge{}
+	slow := metric("slow")
+	slow.Judge = phaseJudge{}
+	slow.Source = SourceFunc(func(ctx context.Context, at time.Time) Observation {
+		<-release
+		return Observation{Value: api.PhaseInconclusive, Display: "late"}
+	})
+	h := start(t, &Plan{Metrics: []Metric{fast, slow}})
+	// Wait until the fast metric has failed, then look at the slow one.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		a := h.run.Snapshot()
+		if a.MetricResults[0].Phase == api.PhaseFailed {
+			ms := a.MetricResults[1].Measurements
+			if a.Phase.Completed() || len(ms) != 1 || ms[0].Phase != api.PhaseRunning || ms[0].FinishedAt != nil {
+				t.Fatalf("while slow is in flight: run %s, slow measurements %+v; want Running and one unfinished measurement", a.Phase, ms)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fast metric never failed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	got := h.finish()
+	s := got.MetricResults[1]
+	if got.Phase != api.PhaseFailed || s.Count != 1 || s.Inconclusive != 1 || s.Phase != api.PhaseInconclusive || s.Measurements[0].Value != "late" {
+		t.Errorf("run %s; slow %s count=%d inconclusive=%d %+v; want Failed, and the slow measurement recorded (Inconclusive)",
+			got.Phase, s.Phase, s.Count, s.Inconclusive, s.Measurements)
+	}
+	if got.RunSummary != (api.RunSummary{Count: 2, Failed: 1, Inconclusive: 1}) {
+		t.Errorf("runSummary %+v", got.RunSummary)
+	}
+}
