@@ -94,10 +94,16 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 func replay(a api.Analysis) []api.Event {
 	var events []api.Event
 	for _, res := range a.MetricResults {
-		for i := range res.Measurements {
-			ms := res.Measurements[i]
+		// A measurement still in progress is not an event yet: Watch
+		// delivers it when it finishes.
+		done := res.Measurements
+		if n := len(done); n > 0 && !done[n-1].Phase.Completed() {
+			done = done[:n-1]
+		}
+		for i := range done {
+			ms := done[i]
 			ev := api.Event{Type: api.EventMeasurement, AnalysisID: a.ID, Metric: res.Name, Measurement: &ms}
-			if i == len(res.Measurements)-1 {
+			if i == len(done)-1 && len(done) == len(res.Measurements) {
 				ev.MetricPhase = res.Phase
 			}
 			events = append(events, ev)
