@@ -116,7 +116,13 @@ func (c *cliSources) source(m *spec.PrometheusMetric) (analysis.Source, map[stri
 		p, err = prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "cli", URL: address}}})
 		if err != nil {
 			c.mu.Unlock()
-			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: err.Error()}}
+			// The provider names the datasource it was building; here that
+			// is the metric's own address, so say only what is wrong.
+			msg := err.Error()
+			if i := strings.LastIndex(msg, ": "); i >= 0 {
+				msg = msg[i+2:]
+			}
+			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: fmt.Sprintf("%q: %s", address, msg)}}
 		}
 		c.providers[address] = p
 	}

@@ -259,6 +259,8 @@ func TestRunBadInput(t *testing.T) {
   failureCondition: reslt > 1
   provider: {prometheus: {query: up}}
 `, []string{"metrics[0].successCondition", "metrics[0].failureCondition", "unknown name reslt"}},
+		{"an address that is not a URL", []string{"run", "-f", "-"}, "metrics:\n- name: m\n  provider: {prometheus: {query: up, address: 'ftp://prometheus'}}\n",
+			[]string{`metrics[0].provider.prometheus.address: "ftp://prometheus": prometheus address must be an http or https URL`}},
 		{"an unknown flag", []string{"run", "--nope"}, "", []string{"flag provided but not defined: -nope"}},
 		{"validate lists every problem", []string{"validate", "-f", "-"}, `metrics:
 - name: m
