@@ -57,7 +57,7 @@ func TestKustomize(t *testing.T) {
 		{
 			name:                   "base",
 			dir:                    "kustomize/base",
-			kinds:                  []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount", "ServiceMonitor"},
+			kinds:                  []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "Service", "ServiceAccount", "ServiceMonitor"},
 			image:                  "ghcr.io/canaryd/canaryd:latest",
 			prometheusURL:          "http://kube-prometheus-stack-prometheus.observability.svc.cluster.local:9090",
 			pinnedAddressesAllowed: true,
@@ -65,7 +65,7 @@ func TestKustomize(t *testing.T) {
 		{
 			name:          "overlay example",
 			dir:           "kustomize/overlays/example",
-			kinds:         []string{"ConfigMap", "Deployment", "Namespace", "NetworkPolicy", "PodDisruptionBudget", "Secret", "Service", "ServiceAccount", "ServiceMonitor"},
+			kinds:         []string{"ConfigMap", "Deployment", "Namespace", "NetworkPolicy", "PodDisruptionBudget", "Secret", "Service", "Service", "ServiceAccount", "ServiceMonitor"},
 			namespace:     "canary",
 			image:         "ghcr.io/canaryd/canaryd:v0.1.0",
 			prometheusURL: "http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090",
@@ -85,7 +85,7 @@ func TestKustomize(t *testing.T) {
 			}
 			slices.Sort(kinds)
 			if !slices.Equal(kinds, tc.kinds) {
-				t.Fatalf("kinds rendered: %v, want one each of %v", kinds, tc.kinds)
+				t.Fatalf("kinds rendered: %v, want %v", kinds, tc.kinds)
 			}
 
 			var (
@@ -98,13 +98,22 @@ func TestKustomize(t *testing.T) {
 				sa   object
 				sec  secret
 				nsOb namespaceObject
+				// every Service rendered
+				services []service
 			)
 			for _, o := range objs {
 				switch o.Kind {
 				case "Deployment":
 					decode(t, o, &dep)
 				case "Service":
-					decode(t, o, &svc)
+					// canaryd, for clients; the others (canaryd-peers,
+					// for the replicas) are checked by checkReplicas.
+					var s service
+					decode(t, o, &s)
+					services = append(services, s)
+					if s.Metadata.Name == "canaryd" {
+						svc = s
+					}
 				case "ConfigMap":
 					decode(t, o, &cm)
 				case "PodDisruptionBudget":
@@ -142,6 +151,7 @@ func TestKustomize(t *testing.T) {
 			checkAuth(t, c, dep, sec, tc.auth)
 			checkService(t, svc, dep, c)
 			checkServiceMonitor(t, sm, svc)
+			checkReplicas(t, c, dep, svc, services, np, sm)
 			checkPDB(t, pdb, dep)
 			checkNetworkPolicy(t, np, dep, c)
 		})
@@ -194,11 +204,17 @@ func checkDeployment(t *testing.T, dep deployment, sa object, image string) serv
 			continue
 		}
 		flag := strings.ReplaceAll(strings.ToLower(name), "_", "-")
-		if e.ValueFrom != nil {
-			t.Errorf("env %s comes from valueFrom; the test (and readers) expect a value", e.Name)
+		value := e.Value
+		switch {
+		case e.ValueFrom == nil:
+		case e.Name == "CANARYD_REPLICA_NAME" && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+			// The pod's name, from the downward API: checkReplicas.
+			value = podName
+		default:
+			t.Errorf("env %s comes from valueFrom; the test (and readers) expect a value (only CANARYD_REPLICA_NAME may be the pod's name)", e.Name)
 		}
 		if _, given := c.flags[flag]; !given {
-			c.flags[flag] = []string{e.Value}
+			c.flags[flag] = []string{value}
 		}
 	}
 	for _, f := range []string{"listen", "templates", "shutdown-grace", "prometheus-url"} {
@@ -1108,7 +1124,11 @@ type container struct {
 	Env     []struct {
 		Name      string `json:"name"`
 		Value     string `json:"value"`
-		ValueFrom any    `json:"valueFrom"`
+		ValueFrom *struct {
+			FieldRef *struct {
+				FieldPath string `json:"fieldPath"`
+			} `json:"fieldRef"`
+		} `json:"valueFrom"`
 	} `json:"env"`
 	Ports          []containerPort `json:"ports"`
 	LivenessProbe  *probe          `json:"livenessProbe"`
@@ -1194,9 +1214,12 @@ func (s *intOrStr) UnmarshalJSON(b []byte) error {
 type service struct {
 	object
 	Spec struct {
-		Type     string            `json:"type"`
-		Selector map[string]string `json:"selector"`
-		Ports    []struct {
+		Type                     string            `json:"type"`
+		ClusterIP                string            `json:"clusterIP"`
+		PublishNotReadyAddresses bool              `json:"publishNotReadyAddresses"`
+		SessionAffinity          string            `json:"sessionAffinity"`
+		Selector                 map[string]string `json:"selector"`
+		Ports                    []struct {
 			Name       string   `json:"name"`
 			Port       int      `json:"port"`
 			TargetPort intOrStr `json:"targetPort"`
