@@ -3,13 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/instant"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
@@ -24,15 +23,15 @@ func (e *environment) backtestCommand(args []string) int {
 		return exitUsage
 	}
 	now := time.Now()
-	start, err := parseInstant(*startFlag, now)
-	if err != nil || *startFlag == "" {
-		e.printf(e.stderr, "canaryd: --start: %s\n", instantProblem(*startFlag, err))
+	start, err := instant.Parse(*startFlag, now)
+	if err != nil {
+		e.printf(e.stderr, "canaryd: --start: %v\n", err)
 		return exitUsage
 	}
 	end := now
 	if *endFlag != "" {
-		if end, err = parseInstant(*endFlag, now); err != nil {
-			e.printf(e.stderr, "canaryd: --end: %s\n", instantProblem(*endFlag, err))
+		if end, err = instant.Parse(*endFlag, now); err != nil {
+			e.printf(e.stderr, "canaryd: --end: %v\n", err)
 			return exitUsage
 		}
 	}
@@ -89,30 +88,4 @@ func (e *environment) backtestCommand(args []string) int {
 	}
 	e.printf(e.stdout, "%s\n", out)
 	return exitCode(worst)
-}
-
-// parseInstant reads a time as RFC 3339, Unix seconds, or a signed
-// duration relative to now ("-24h").
-func parseInstant(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, fmt.Errorf("empty")
-	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	if secs, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "hms") {
-		return time.Unix(0, int64(secs*float64(time.Second))), nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return now.Add(d), nil
-	}
-	return time.Time{}, fmt.Errorf("not a time")
-}
-
-func instantProblem(s string, err error) string {
-	if s == "" {
-		return "required (RFC 3339 like 2026-11-21T09:00:00Z, Unix seconds, or a duration before now like -24h)"
-	}
-	return fmt.Sprintf("%q is %v: want RFC 3339 (2026-11-21T09:00:00Z), Unix seconds, or a duration relative to now (-24h)", s, err)
 }

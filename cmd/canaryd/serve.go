@@ -117,6 +117,9 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Datasources: datasources(cfg.Datasources),
 		TokenURLs:   cfg.PrometheusOAuth2TokenURLs,
 		Registerer:  reg,
+		// A metric's longer timeout is lowered to it, as Prometheus
+		// lowers a query's to its --query.timeout.
+		MaxTimeout: cfg.MaxQueryTimeout,
 	})
 	if err != nil {
 		return &configError{err}
@@ -139,7 +142,14 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{fmt.Errorf("--webhook-allow: %w", err)}
 	}
 
+	replicas, err := newReplicas(cfg, log, reg, os.Hostname)
+	if err != nil {
+		return err
+	}
+	defer replicas.CloseIdleConnections()
+
 	analyses, err := server.NewAnalyses(server.AnalysesOptions{
+		Replica:            replicas.Name(),
 		Logger:             log,
 		Registerer:         reg,
 		MaxRunning:         cfg.MaxAnalyses,
@@ -148,6 +158,8 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		ErrorRetryInterval: cfg.ErrorRetry,
 		MaxDuration:        cfg.MaxAnalysisDuration,
 		Webhooks:           webhooks,
+		MaxBacktests:       cfg.MaxBacktests,
+		MaxStreams:         cfg.MaxStreams,
 	})
 	if err != nil {
 		return err
@@ -163,9 +175,10 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return err
 	}
 
-	tokens := make([]string, len(cfg.AuthTokens))
-	for i, t := range cfg.AuthTokens {
-		tokens[i] = t.Reveal()
+	// Re-read every few seconds and on SIGHUP (tokens.go).
+	tokens, err := watchTokenFile(ctx, cfg, log, authTokenPollInterval, &background)
+	if err != nil {
+		return &configError{err}
 	}
 	handler, err := server.New(server.Options{
 		Logger:          log,
@@ -173,9 +186,11 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Gatherer:        reg,
 		Analyses:        analyses,
 		Sources:         provider.Source,
-		AuthTokens:      tokens,
+		Tokens:          tokens,
+		Limits:          serverLimits(cfg),
 		Templates:       store,
 		EvaluateTimeout: cfg.EvaluateTimeout,
+		Replicas:        replicas,
 	})
 	if err != nil {
 		return &configError{err}
@@ -263,7 +278,7 @@ func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg
 			// The server's own check, so that a template naming a
 			// Prometheus outside --prometheus-url is flagged at load.
 			Check: func(doc *spec.Document) []api.FieldError {
-				_, errs := spec.Compile(doc, nil, provider.Source)
+				_, errs := spec.Compile(doc, nil, provider.Source, spec.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration)))
 				return errs
 			},
 			Logger:       log,
@@ -361,6 +376,14 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		zap.String("templates", cfg.Templates),
 		zap.Duration("templates_poll_interval", cfg.TemplatesPollInterval),
 		zap.Duration("evaluate_timeout", cfg.EvaluateTimeout),
+		zap.Int("max_metrics", cfg.MaxMetrics),
+		zap.Int("max_condition_length", cfg.MaxConditionLength),
+		zap.Int("max_streams", cfg.MaxStreams),
+		zap.Duration("max_query_timeout", cfg.MaxQueryTimeout),
+		zap.Int("max_backtests", cfg.MaxBacktests),
+		zap.Duration("max_backtest_window", cfg.MaxBacktestWindow),
+		zap.Int("max_backtest_starts", cfg.MaxBacktestStarts),
+		zap.Int("max_backtest_measurements", cfg.MaxBacktestMeasurements),
 	)
 }
 

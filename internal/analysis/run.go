@@ -213,6 +213,15 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 		deadlineC = deadline.C()
 	}
 
+	// One timer serves every wait of the run: it is reset for each, and
+	// stopped once the wait is over.
+	var timer clock.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+
 	terminated := false
 	for {
 		// A stop that is already asked for wins over a measurement that
@@ -272,10 +281,13 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 			}
 		}
 
-		var timer clock.Timer
 		var timerC <-chan time.Time
 		if haveNext {
-			timer = r.clock.NewTimer(next.Sub(now))
+			if timer == nil {
+				timer = r.clock.NewTimer(next.Sub(now))
+			} else {
+				timer.Reset(next.Sub(now))
+			}
 			timerC = timer.C()
 		}
 		if r.opts.onIdle != nil && !anyInFlight(states) {
@@ -350,12 +362,14 @@ func (r *Run) due(i int, s *metricState, startedAt time.Time) (time.Time, bool) 
 // measure takes one measurement of metric i and judges it.
 func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 	m := &r.plan.Metrics[i]
-	started := r.clock.Now()
-	obs := m.Source.Measure(ctx, started)
-	finished := r.clock.Now()
+	// Both instants in one allocation: a measurement is kept with both.
+	times := new([2]time.Time)
+	times[0] = r.clock.Now()
+	obs := m.Source.Measure(ctx, times[0])
+	times[1] = r.clock.Now()
 	ms := api.Measurement{
-		StartedAt:  &started,
-		FinishedAt: &finished,
+		StartedAt:  &times[0],
+		FinishedAt: &times[1],
 		Value:      obs.Display,
 		Metadata:   obs.Metadata,
 	}
@@ -382,16 +396,33 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 // measurement that has not finished: a Running measurement, last in the
 // list, which keeps the metric Running until it is recorded.
 func (r *Run) begin(i int, at time.Time) {
-	m := &r.plan.Metrics[i]
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := r.results[i]
-	if res == nil {
-		res = &api.MetricResult{Name: m.Name, Phase: api.PhaseRunning, DryRun: m.DryRun, Metadata: m.Metadata}
-		r.results[i] = res
-	}
+	res := r.resultLocked(i)
 	started := at
 	res.Measurements = append(res.Measurements, api.Measurement{Phase: api.PhaseRunning, StartedAt: &started})
+}
+
+// resultLocked returns metric i's result, made on its first measurement
+// with room for every measurement it will keep (the retention, or the
+// count when that is smaller, and one in progress), so that the list is
+// allocated once rather than grown. r.mu must be held.
+func (r *Run) resultLocked(i int) *api.MetricResult {
+	if res := r.results[i]; res != nil {
+		return res
+	}
+	m := &r.plan.Metrics[i]
+	res := &api.MetricResult{Name: m.Name, Phase: api.PhaseRunning, DryRun: m.DryRun, Metadata: m.Metadata}
+	if m.Retention > 0 {
+		size := m.Retention + 1
+		if m.Count != nil && int(*m.Count) < size {
+			// More only when some are Errors; append grows the list then.
+			size = max(int(*m.Count), 1)
+		}
+		res.Measurements = make([]api.Measurement, 0, size)
+	}
+	r.results[i] = res
+	return res
 }
 
 // dropUnfinished removes the measurements that were cancelled before they
@@ -420,11 +451,7 @@ func (r *Run) dropUnfinished() (dropped bool) {
 func (r *Run) record(o outcome) {
 	m := &r.plan.Metrics[o.metric]
 	r.mu.Lock()
-	res := r.results[o.metric]
-	if res == nil {
-		res = &api.MetricResult{Name: m.Name, Phase: api.PhaseRunning, DryRun: m.DryRun, Metadata: m.Metadata}
-		r.results[o.metric] = res
-	}
+	res := r.resultLocked(o.metric)
 	switch o.measurement.Phase {
 	case api.PhaseSuccessful:
 		res.Successful++
@@ -452,7 +479,12 @@ func (r *Run) record(o outcome) {
 		res.Measurements = append(res.Measurements, o.measurement)
 	}
 	if keep := m.Retention; keep > 0 && len(res.Measurements) > keep {
-		res.Measurements = append(res.Measurements[:0:0], res.Measurements[len(res.Measurements)-keep:]...)
+		// In place: the list is the run's own (snapshots and events copy
+		// what they show), so its array is reused for the run's life
+		// rather than copied anew for every measurement.
+		n := copy(res.Measurements, res.Measurements[len(res.Measurements)-keep:])
+		clear(res.Measurements[n:])
+		res.Measurements = res.Measurements[:n]
 	}
 	// The metric's phase after this measurement, for the event.
 	assessment := r.assessPlan(false)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -48,8 +49,9 @@ func serveStub(addr string) {
 	}
 }
 
-// stubPrometheus starts the stub in a child process and returns its URL.
-func stubPrometheus(tb testing.TB) string {
+// stubPrometheus starts the stub in a child process and returns its URL
+// and process id.
+func stubPrometheus(tb testing.TB) (string, int) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -68,7 +70,7 @@ func stubPrometheus(tb testing.TB) string {
 		resp, err := http.Get(url + "/api/v1/query")
 		if err == nil {
 			resp.Body.Close()
-			return url
+			return url, cmd.Process.Pid
 		}
 		if i > 200 {
 			tb.Fatalf("stub prometheus did not start: %v", err)
@@ -91,87 +93,117 @@ const concurrentSpec = `metrics:
 // analyses, each measuring every second ten times against a stub
 // Prometheus, their starts spread over one second, and reports how late
 // measurements were against their schedule (p50, p99), the memory each
-// running analysis holds, and the CPU used. Run it with -benchtime 1x.
+// running analysis holds, the CPU used (canaryd's, and the stub's beside
+// it: both share the machine) and the GC cycles run. Run it with
+// -benchtime 1x.
+//
+// It runs twice: with each analysis compiling its own condition programs,
+// as the service does today, and with the programs shared through a
+// condition.Programs (spec.WithPrograms), as it does once the server passes
+// one to spec.Compile.
 func BenchmarkConcurrentAnalyses(b *testing.B) {
 	n := 10000
 	if s := os.Getenv("CANARYD_BENCH_ANALYSES"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	stub := stubPrometheus(b)
-	provider, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "stub", URL: stub}}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	stub, stubPID := stubPrometheus(b)
 	doc, problems := spec.Parse([]byte(concurrentSpec))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
-	for b.Loop() {
-		plans := make([]*analysis.Plan, n)
-		for i := range plans {
-			compiled, problems := spec.Compile(doc, nil, provider.Source)
-			if len(problems) > 0 {
-				b.Fatal(problems)
+	for _, variant := range []struct {
+		name     string
+		programs func() *condition.Programs
+	}{
+		{"programs=each", func() *condition.Programs { return nil }},
+		{"programs=shared", func() *condition.Programs { return condition.NewPrograms(0) }},
+	} {
+		b.Run(variant.name, func(b *testing.B) {
+			// A provider of its own: the variant after the first must not
+			// find its connections already open.
+			provider, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "stub", URL: stub}}})
+			if err != nil {
+				b.Fatal(err)
 			}
-			plans[i] = compiled.Plan
-		}
-		runtime.GC()
-		before := memory()
-		cpuBefore := cpuTime()
-		wallStart := time.Now()
-
-		runs := make([]*analysis.Run, n)
-		spread := time.Second / time.Duration(n)
-		for i := range runs {
-			runs[i] = analysis.Start(context.Background(), plans[i], analysis.Options{ID: strconv.Itoa(i)})
-			time.Sleep(spread)
-		}
-		// Mid-run, every analysis is alive: measure what they hold.
-		time.Sleep(4 * time.Second)
-		runtime.GC()
-		during := memory()
-		var wg sync.WaitGroup
-		for _, r := range runs {
-			wg.Add(1)
-			go func(r *analysis.Run) { defer wg.Done(); <-r.Done() }(r)
-		}
-		wg.Wait()
-		wall := time.Since(wallStart)
-		cpu := cpuTime() - cpuBefore
-
-		var lateness []time.Duration
-		failed := 0
-		errorsSeen := map[string]int{}
-		for _, r := range runs {
-			a := r.Snapshot()
-			for _, m := range a.MetricResults[0].Measurements {
-				if m.Phase == api.PhaseError {
-					errorsSeen[m.Message]++
-				}
+			defer provider.CloseIdleConnections()
+			for b.Loop() {
+				runConcurrent(b, n, doc, provider, spec.WithPrograms(variant.programs()), stubPID)
 			}
-			if a.Phase != api.PhaseSuccessful {
-				failed++
-			}
-			ms := a.MetricResults[0].Measurements
-			for k := 1; k < len(ms); k++ {
-				due := ms[k-1].FinishedAt.Add(time.Second)
-				lateness = append(lateness, ms[k].StartedAt.Sub(due))
-			}
-		}
-		for msg, count := range errorsSeen {
-			b.Logf("%d Error measurements: %s", count, msg)
-		}
-		if failed > 0 {
-			b.Fatalf("%d of %d analyses did not succeed", failed, n)
-		}
-		sort.Slice(lateness, func(i, j int) bool { return lateness[i] < lateness[j] })
-		b.ReportMetric(float64(percentile(lateness, 0.50))/1e6, "lateness-p50-ms")
-		b.ReportMetric(float64(percentile(lateness, 0.99))/1e6, "lateness-p99-ms")
-		b.ReportMetric(float64(during.heap-before.heap)/float64(n)/1024, "heap-KiB/analysis")
-		b.ReportMetric(float64(during.rss-before.rss)/float64(n)/1024, "rss-KiB/analysis")
-		b.ReportMetric(cpu.Seconds()/wall.Seconds()*100, "cpu-%")
-		b.ReportMetric(float64(n), "analyses")
+		})
 	}
+}
+
+func runConcurrent(b *testing.B, n int, doc *spec.Document, provider *prometheus.Provider, opt spec.Option, stubPID int) {
+	plans := make([]*analysis.Plan, n)
+	for i := range plans {
+		compiled, problems := spec.Compile(doc, nil, provider.Source, opt)
+		if len(problems) > 0 {
+			b.Fatal(problems)
+		}
+		plans[i] = compiled.Plan
+	}
+	runtime.GC()
+	before := memory()
+	cpuBefore, stubBefore := cpuTime(), processCPU(stubPID)
+	var gcBefore runtime.MemStats
+	runtime.ReadMemStats(&gcBefore)
+	wallStart := time.Now()
+
+	runs := make([]*analysis.Run, n)
+	spread := time.Second / time.Duration(n)
+	for i := range runs {
+		runs[i] = analysis.Start(context.Background(), plans[i], analysis.Options{ID: strconv.Itoa(i)})
+		time.Sleep(spread)
+	}
+	// Mid-run, every analysis is alive: measure what they hold.
+	time.Sleep(4 * time.Second)
+	runtime.GC()
+	during := memory()
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func(r *analysis.Run) { defer wg.Done(); <-r.Done() }(r)
+	}
+	wg.Wait()
+	wall := time.Since(wallStart)
+	cpu, stubCPU := cpuTime()-cpuBefore, processCPU(stubPID)-stubBefore
+	var gcAfter runtime.MemStats
+	runtime.ReadMemStats(&gcAfter)
+
+	var lateness []time.Duration
+	failed := 0
+	errorsSeen := map[string]int{}
+	for _, r := range runs {
+		a := r.Snapshot()
+		for _, m := range a.MetricResults[0].Measurements {
+			if m.Phase == api.PhaseError {
+				errorsSeen[m.Message]++
+			}
+		}
+		if a.Phase != api.PhaseSuccessful {
+			failed++
+		}
+		ms := a.MetricResults[0].Measurements
+		for k := 1; k < len(ms); k++ {
+			due := ms[k-1].FinishedAt.Add(time.Second)
+			lateness = append(lateness, ms[k].StartedAt.Sub(due))
+		}
+	}
+	for msg, count := range errorsSeen {
+		b.Logf("%d Error measurements: %s", count, msg)
+	}
+	if failed > 0 {
+		b.Fatalf("%d of %d analyses did not succeed", failed, n)
+	}
+	sort.Slice(lateness, func(i, j int) bool { return lateness[i] < lateness[j] })
+	b.ReportMetric(float64(percentile(lateness, 0.50))/1e6, "lateness-p50-ms")
+	b.ReportMetric(float64(percentile(lateness, 0.99))/1e6, "lateness-p99-ms")
+	b.ReportMetric(float64(during.heap-before.heap)/float64(n)/1024, "heap-KiB/analysis")
+	b.ReportMetric(float64(during.rss-before.rss)/float64(n)/1024, "rss-KiB/analysis")
+	b.ReportMetric(cpu.Seconds()/wall.Seconds()*100, "cpu-%")
+	b.ReportMetric(stubCPU.Seconds()/wall.Seconds()*100, "stub-cpu-%")
+	b.ReportMetric(float64(gcAfter.NumGC-gcBefore.NumGC), "gc-cycles")
+	b.ReportMetric(float64(n), "analyses")
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
@@ -198,6 +230,26 @@ func memory() mem {
 		}
 	}
 	return m
+}
+
+// processCPU is another process' user and system CPU time so far, from
+// /proc (0 where there is none).
+func processCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th of them, in clock
+	// ticks (100 a second on Linux).
+	end := strings.LastIndexByte(string(data), ')')
+	f := strings.Fields(string(data[end+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // cpuTime is the process' user and system CPU time so far.

@@ -19,6 +19,12 @@ type Clock interface {
 type Timer interface {
 	C() <-chan time.Time
 	Stop() bool
+	// Reset makes the timer fire d from now, whether it had fired, been
+	// stopped or neither; nothing from before the Reset is received on C
+	// after it (time.Timer's behaviour since Go 1.23). It reports whether
+	// the timer was pending. A loop that waits again and again resets one
+	// timer rather than making a new one per wait.
+	Reset(d time.Duration) bool
 }
 
 // Real is the wall clock.
@@ -32,8 +38,9 @@ func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)}
 
 type realTimer struct{ t *time.Timer }
 
-func (r realTimer) C() <-chan time.Time { return r.t.C }
-func (r realTimer) Stop() bool          { return r.t.Stop() }
+func (r realTimer) C() <-chan time.Time        { return r.t.C }
+func (r realTimer) Stop() bool                 { return r.t.Stop() }
+func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
 
 // Fake is a clock that only moves when told to. It is safe for concurrent use.
 type Fake struct {
@@ -158,10 +165,42 @@ func (t *fakeTimer) C() <-chan time.Time { return t.c }
 func (t *fakeTimer) Stop() bool {
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()
+	if t.removeLocked() {
+		t.f.notifyLocked()
+		return true
+	}
+	return false
+}
+
+func (t *fakeTimer) Reset(d time.Duration) bool {
+	f := t.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pending := t.removeLocked()
+	// A value sent before the Reset and not received is not received
+	// after it.
+	select {
+	case <-t.c:
+	default:
+	}
+	t.at = f.now.Add(d)
+	if d <= 0 {
+		t.c <- f.now
+	} else {
+		f.timers = append(f.timers, t)
+	}
+	if pending || d > 0 {
+		f.notifyLocked()
+	}
+	return pending
+}
+
+// removeLocked takes t off the pending timers, reporting whether it was
+// there.
+func (t *fakeTimer) removeLocked() bool {
 	for i, o := range t.f.timers {
 		if o == t {
 			t.f.timers = append(t.f.timers[:i], t.f.timers[i+1:]...)
-			t.f.notifyLocked()
 			return true
 		}
 	}

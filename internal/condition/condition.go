@@ -37,6 +37,9 @@ type compiled struct {
 	// nil result) to a *typedProgram. Result types are few (a provider yields
 	// one or two shapes), so it never grows large.
 	programs sync.Map
+	// shared, when set, compiles the programs: other Conditions of the
+	// same text share them (see Programs).
+	shared *Programs
 }
 
 // typedProgram caches the compile error too: a condition that cannot compile
@@ -55,7 +58,14 @@ type typedProgram struct {
 // accepts such a spec and errors only when a measurement has that type.
 // Field is "successCondition" or "failureCondition"; the caller prefixes the
 // metric's path. On any error the returned *Conditions is nil.
-func Compile(success, failure string) (*Conditions, []api.FieldError) {
+//
+// Options bound what a condition may be (MaxLength, MaxNodes); without
+// them only expr's own node budget applies.
+func Compile(success, failure string, opts ...Option) (*Conditions, []api.FieldError) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var errs []api.FieldError
 	for _, f := range []struct{ field, text string }{
 		{successField, success},
@@ -64,15 +74,46 @@ func Compile(success, failure string) (*Conditions, []api.FieldError) {
 		if f.text == "" {
 			continue
 		}
-		if err := validate(f.text); err != nil {
+		// The length is checked first: a condition over it is not parsed
+		// at all, however it would parse.
+		if o.maxLength > 0 && len(f.text) > o.maxLength {
+			errs = append(errs, api.FieldError{Field: f.field, Message: fmt.Sprintf(
+				"the condition is %d bytes long, longer than the %d this canaryd accepts (--max-condition-length)", len(f.text), o.maxLength)})
+			continue
+		}
+		if err := o.programs.validate(f.text, o.maxNodes); err != nil {
 			errs = append(errs, api.FieldError{Field: f.field, Message: err.Error()})
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return newConditions(success, failure), nil
+	c := newConditions(success, failure)
+	for _, cc := range []*compiled{c.success, c.failure} {
+		if cc != nil {
+			cc.shared = o.programs
+		}
+	}
+	return c, nil
 }
+
+// Option bounds the conditions Compile accepts.
+type Option func(*options)
+
+type options struct {
+	maxLength int
+	maxNodes  uint
+	programs  *Programs
+}
+
+// MaxLength refuses a condition longer than n bytes before it is parsed; 0
+// means no bound.
+func MaxLength(n int) Option { return func(o *options) { o.maxLength = n } }
+
+// MaxNodes refuses a condition whose syntax tree has more than n nodes (expr's
+// node budget, which counts while parsing, so that an expression over it
+// costs no more than n nodes' work); 0 keeps expr's own budget of 10,000.
+func MaxNodes(n uint) Option { return func(o *options) { o.maxNodes = n } }
 
 // newConditions skips validation. Argo itself validates nothing, so tests use
 // it to reproduce Argo's answers for conditions that Compile would reject.
@@ -174,8 +215,7 @@ func (c *compiled) eval(result any) (bool, error) {
 	if !ok {
 		// Two goroutines may both compile here; that is harmless and cheaper
 		// than holding a lock across a compile. LoadOrStore keeps one.
-		program, err := compileTyped(c.text, value)
-		p, _ = c.programs.LoadOrStore(key, &typedProgram{program: program, err: err})
+		p, _ = c.programs.LoadOrStore(key, c.shared.program(c.text, key, value))
 	}
 	tp := p.(*typedProgram)
 	if tp.err != nil {

@@ -3,6 +3,7 @@ package condition
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/expr-lang/expr"
@@ -87,10 +88,18 @@ type validationEnv struct {
 
 // validate reports syntax errors, unknown names and conditions whose type is
 // known not to be bool. Its messages are those a measurement would get.
-func validate(condition string) (err error) {
+// maxNodes, when not 0, is the node budget (see MaxNodes).
+func validate(condition string, maxNodes uint) (err error) {
 	defer recoverInto(&err)
-	program, err := expr.Compile(condition, expr.Env(validationEnv{}))
+	opts := []expr.Option{expr.Env(validationEnv{})}
+	if maxNodes > 0 {
+		opts = append(opts, expr.MaxNodes(maxNodes))
+	}
+	program, err := expr.Compile(condition, opts...)
 	if err != nil {
+		if maxNodes > 0 && strings.Contains(err.Error(), "exceeds maximum allowed nodes") {
+			return fmt.Errorf("the condition is too complex: it has more than %d syntax nodes, the most this canaryd accepts", maxNodes)
+		}
 		return cleanError(err)
 	}
 	// expr.AsBool would also reject non-bool conditions, but with its own

@@ -78,6 +78,10 @@ type Config struct {
 	ErrorRetry time.Duration
 	// MaxAnalysisDuration bounds every analysis; 0 means no bound.
 	MaxAnalysisDuration time.Duration
+	// Limits bound what one caller can make the service do (limits.go).
+	Limits
+	// Replicas name this replica and its peers (replicas.go).
+	Replicas
 }
 
 // Datasource is one Prometheus-compatible server (Prometheus, Thanos,
@@ -165,6 +169,7 @@ func Default() *Config {
 		ShutdownGrace:       DefaultShutdownGrace,
 		ErrorRetry:          DefaultErrorRetry,
 		MaxAnalysisDuration: DefaultMaxAnalysisDuration,
+		Limits:              DefaultLimits(),
 
 		TemplatesPollInterval: DefaultTemplatesPollInterval,
 		EvaluateTimeout:       DefaultEvaluateTimeout,
@@ -238,7 +243,7 @@ func listSetting(name, usage string, field func(*Config) *[]string) setting {
 
 // settings are the flags of `canaryd serve`, in the order -h lists them.
 func settings() []setting {
-	return []setting{
+	return append([]setting{
 		stringSetting("config", "YAML configuration file, for what flags express badly (several Prometheus datasources with headers, credentials, TLS); flags and environment variables override it",
 			func(c *Config) *string { return &c.File }),
 		stringSetting("listen", "address to listen on (default "+DefaultListen+")", func(c *Config) *string { return &c.Listen }),
@@ -288,7 +293,7 @@ func settings() []setting {
 			func(c *Config) *time.Duration { return &c.ErrorRetry }),
 		durationSetting("max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound (default 24h)",
 			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }),
-	}
+	}, append(limitSettings(), replicaSettings()...)...)
 }
 
 // rawValues records a flag's values as given, so that precedence can be
@@ -488,6 +493,8 @@ func (c *Config) validate() []string {
 	if c.MaxAnalysisDuration < 0 {
 		add("--max-analysis-duration: must not be negative (0 means no bound), got %s", c.MaxAnalysisDuration)
 	}
+	problems = append(problems, c.Limits.validate()...)
+	problems = append(problems, c.Replicas.validate()...)
 	return problems
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,8 @@ type fileConfig struct {
 	ShutdownGrace            *string      `yaml:"shutdownGrace"`
 	ErrorRetry               *string      `yaml:"errorRetry"`
 	MaxAnalysisDuration      *string      `yaml:"maxAnalysisDuration"`
+	Limits                   fileLimits   `yaml:",inline"`
+	Replicas                 fileReplicas `yaml:",inline"`
 }
 
 // loadFile applies the configuration file at path to c and returns every
@@ -80,11 +83,14 @@ func loadFile(c *Config, path string) []string {
 		"error-retry":             f.ErrorRetry,
 		"max-analysis-duration":   f.MaxAnalysisDuration,
 	}
+	maps.Copy(scalars, f.Limits.scalars())
+	maps.Copy(scalars, f.Replicas.scalars())
 	lists := map[string][]string{
 		"prometheus-url":              f.PrometheusURL,
 		"prometheus-oauth2-token-url": f.PrometheusOAuth2TokenURL,
 		"webhook-allow":               f.WebhookAllow,
 	}
+	maps.Copy(lists, f.Replicas.lists())
 
 	var problems []string
 	for _, s := range settings() {

@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +18,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/replica"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -58,7 +61,27 @@ type AnalysesOptions struct {
 	// one (StartOptions.Webhook). Nil refuses every webhook, as a Sender
 	// without allowed prefixes does.
 	Webhooks *webhook.Sender
+	// Replica names this replica in the ids of its analyses,
+	// "<replica>.<random>", so that any replica can tell which one holds
+	// an analysis (see Replicas; give it the same name). "" makes ids of
+	// the random part alone.
+	Replica string
+	// MaxBacktests is how many backtests may run at once; more get
+	// ErrTooManyBacktests. DefaultMaxBacktests when 0.
+	MaxBacktests int
+	// MaxStreams is how many streams may follow one analysis at once; more
+	// are refused (Run.follow). DefaultMaxStreams when 0.
+	MaxStreams int
 }
+
+// DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0: more than
+// a dashboard and a few pipelines would ever open on one analysis.
+const DefaultMaxStreams = 64
+
+// DefaultMaxBacktests is AnalysesOptions.MaxBacktests when it is 0: a
+// backtest sends its queries as fast as Prometheus answers them, so a few
+// at once are as many as a Prometheus should take from one canaryd.
+const DefaultMaxBacktests = 4
 
 // Analyses holds the analyses of one service in memory: the running ones,
 // and the finished ones for their retention. It is safe for concurrent use.
@@ -72,6 +95,8 @@ type Analyses struct {
 	clock    clock.Clock
 	metrics  *analysisMetrics
 	webhooks *webhook.Sender
+	// backtests are the backtests running (backtests.go).
+	backtests *backtests
 
 	mu       sync.Mutex
 	running  map[string]*Run
@@ -97,6 +122,19 @@ type finishedRun struct {
 type Run struct {
 	*analysis.Run
 	hook *webhook.Stream // nil without a webhook
+	// streams counts the streams following the run, up to maxStreams.
+	streams    atomic.Int32
+	maxStreams int32
+}
+
+// follow counts one more stream following the run, unless maxStreams
+// already do; release uncounts it.
+func (r *Run) follow() (release func(), ok bool) {
+	if r.streams.Add(1) > r.maxStreams {
+		r.streams.Add(-1)
+		return nil, false
+	}
+	return func() { r.streams.Add(-1) }, true
 }
 
 // Snapshot returns a copy of the analysis as it stands, with the
@@ -138,7 +176,22 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	if opts.MaxFinished <= 0 || opts.Retention <= 0 {
 		return nil, errors.New("server: AnalysesOptions.MaxFinished and Retention must be positive")
 	}
+	if opts.Replica != "" {
+		if err := replica.CheckName(opts.Replica); err != nil {
+			return nil, errors.New("server: AnalysesOptions.Replica: " + err.Error())
+		}
+	}
+	if opts.MaxBacktests <= 0 {
+		opts.MaxBacktests = DefaultMaxBacktests
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	m, err := newAnalysisMetrics(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	bt, err := newBacktests(opts.Registerer)
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +204,15 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		}
 	}
 	return &Analyses{
-		opts:     opts,
-		log:      opts.Logger,
-		clock:    opts.Clock,
-		metrics:  m,
-		webhooks: hooks,
-		running:  map[string]*Run{},
-		byID:     map[string]*Run{},
-		hooks:    map[*webhook.Stream]string{},
+		backtests: bt,
+		opts:      opts,
+		log:       opts.Logger,
+		clock:     opts.Clock,
+		metrics:   m,
+		webhooks:  hooks,
+		running:   map[string]*Run{},
+		byID:      map[string]*Run{},
+		hooks:     map[*webhook.Stream]string{},
 	}, nil
 }
 
@@ -206,7 +260,8 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	if len(a.running) >= a.opts.MaxRunning {
 		return nil, ErrTooMany
 	}
-	id := newID()
+	id := replica.ID(a.opts.Replica, newID())
+	so.Args = redactArgs(so.Args)
 	log := a.log.With(zap.String("analysis_id", id))
 	var hook *webhook.Stream
 	if so.Webhook != nil {
@@ -242,7 +297,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 			}
 		},
 	})
-	run := &Run{Run: engineRun, hook: hook}
+	run := &Run{Run: engineRun, hook: hook, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32))}
 	a.running[id] = run
 	a.byID[id] = run
 	a.metrics.started.Inc()
@@ -343,7 +398,7 @@ func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOp
 		return api.Analysis{}, ErrDraining
 	}
 	id := newID()
-	result := analysis.Evaluate(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args})
+	result := analysis.Evaluate(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: redactArgs(so.Args)})
 	for _, m := range result.MetricResults {
 		for _, ms := range m.Measurements {
 			a.metrics.measurements.WithLabelValues(string(ms.Phase)).Inc()
@@ -365,7 +420,8 @@ func (a *Analyses) Draining() bool {
 // until ctx is done; then it aborts those left with phase Error and
 // ShutdownMessage, and returns once every one of them has finished, so that
 // every waiter, stream and webhook has its terminal result before the HTTP
-// server shuts down. It returns how many analyses it aborted.
+// server shuts down. Running backtests are stopped too, once ctx is done.
+// It returns how many analyses it aborted.
 //
 // The webhooks' deliveries are not waited for: WaitWebhooks does that,
 // after Drain.
@@ -396,6 +452,9 @@ func (a *Analyses) Drain(ctx context.Context) int {
 	for _, run := range runs {
 		<-run.Done()
 	}
+	// Backtests get what is left of the grace; their callers then get a
+	// 503 (see Backtest).
+	a.drainBacktests(ctx)
 	return aborted
 }
 

@@ -58,6 +58,8 @@ func TestBadRequests(t *testing.T) {
 			status: 400, fields: []string{"metrics[0].intervall", "metrics[0].provider.prometheus.adress", "argz"}},
 		{name: "unknown kind", contentType: yamlType, body: "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nspec: {}\n",
 			status: 400, fields: []string{"kind"}},
+		{name: "a query parameter without a name", path: "/v1/analyses?=x&arg.namespace=echo", contentType: jsonType, body: good,
+			status: 400, fields: []string{"query"}},
 		{name: "no metrics", contentType: jsonType, body: `{"metrics": []}`,
 			status: 400, fields: []string{"metrics"}},
 		{name: "validation rules", contentType: jsonType,

@@ -40,6 +40,21 @@ type inputReader struct {
 	sources spec.PrometheusSources
 	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
 	checkWebhook func(rawURL string) error
+	// limits bound the specs compiled (Limits.SpecLimits).
+	limits spec.Limits
+	// now tells the time that backtest windows are relative to.
+	now func() time.Time
+}
+
+// compileOptions are the options of spec.Compile on a route: the limits,
+// without the bound on an analysis' duration for a backtest, which runs in
+// virtual time within its own window.
+func (in *inputReader) compileOptions(params queryParams) spec.Option {
+	limits := in.limits
+	if params.backtest {
+		limits.MaxDuration = 0
+	}
+	return spec.WithLimits(limits)
 }
 
 // specRequest is a request to run or evaluate a spec, decoded and checked.
@@ -58,11 +73,17 @@ type specRequest struct {
 	// caller describes the caller for the log, when it said who it is (a
 	// Flagger webhook payload); nil otherwise.
 	caller []zap.Field
+	// window is a backtest's start, end and every, as given in the query
+	// (rawWindow) and then read (see readWindow).
+	rawWindow map[string]string
+	window    backtestWindow
 }
 
 // queryParams says which query parameters, besides arg.NAME, a route takes.
 type queryParams struct {
 	wait, webhook, timeout bool
+	// backtest takes start, end and every.
+	backtest bool
 }
 
 // requestReader turns a request into a specRequest, or into the problem to
@@ -92,6 +113,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	req := &specRequest{}
 	overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
 	errs = append(errs, req.timeoutHeader(r, params)...)
+	errs = append(errs, req.readWindow(params, in.now())...)
 
 	if isJSON {
 		if err := checkJSON(body); err != nil {
@@ -103,7 +125,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	if len(problems) > 0 {
 		return nil, ptr(invalidInput(append(errs, problems...)))
 	}
-	compiled, problems := spec.Compile(doc, overrides, in.sources)
+	compiled, problems := spec.Compile(doc, overrides, in.sources, in.compileOptions(params))
 	errs = append(errs, problems...)
 	if len(errs) > 0 {
 		return nil, ptr(invalidInput(errs))
@@ -214,6 +236,9 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 			return vs[0], true
 		}
 		switch name, isArg := strings.CutPrefix(key, argPrefix); {
+		case key == "":
+			// "?=x" or "?&=": a problem needs a field to be on.
+			errs = append(errs, api.FieldError{Field: "query", Message: "a query parameter without a name; this endpoint takes " + knownParams(params)})
 		case isArg:
 			if name == "" {
 				errs = append(errs, api.FieldError{Field: key, Message: "an argument override is arg.NAME=VALUE; the name is missing"})
@@ -248,6 +273,15 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 				continue
 			}
 			req.timeout = shorter(req.timeout, d)
+		case params.backtest && (key == paramStart || key == paramEnd || key == paramEvery):
+			if req.rawWindow == nil {
+				req.rawWindow = map[string]string{}
+			}
+			if v, ok := one(); ok {
+				req.rawWindow[key] = v
+			} else {
+				req.rawWindow[key] = reportedParam
+			}
 		case (key == fieldWebhook || key == fieldWebhookEvents) && !params.webhook:
 			errs = append(errs, api.FieldError{Field: key, Message: noWebhookHere})
 		case key == fieldWebhook:
@@ -303,6 +337,9 @@ func knownParams(p queryParams) string {
 	}
 	if p.timeout {
 		known = append(known, "timeout=DURATION")
+	}
+	if p.backtest {
+		known = append(known, "start=TIME", "end=TIME", "every=DURATION")
 	}
 	return strings.Join(known, ", ")
 }

@@ -16,6 +16,16 @@
 // deadline (?timeout=, Request-Timeout), so that a caller with a timeout of
 // its own reads canaryd's answer instead of timing out.
 //
+// Backtests (backtests.go) run a spec against history in virtual time and
+// answer at once; nothing of them is kept. Their work is bounded before
+// they run (window, starts, measurements: Limits) and while they run
+// (AnalysesOptions.MaxBacktests at once; a shutdown stops them).
+//
+// Limits (limits.go) bound what one caller can make the service do; each
+// refusal is a 4xx or 429 naming its field and the flag that sets it. The
+// bearer tokens (Tokens) can be replaced while serving, for a reloaded
+// --auth-token-file.
+//
 // Analyses live in memory only (Analyses): running ones until they end,
 // finished ones for a retention period, capped in number. The process'
 // lifecycle (draining on SIGTERM, the grace period, the terminal Error result

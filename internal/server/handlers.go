@@ -20,6 +20,9 @@ import (
 // AnalysisList is the body of GET /v1/analyses.
 type AnalysisList struct {
 	Analyses []api.Analysis `json:"analyses"`
+	// UnreachableReplicas are the replicas whose analyses are missing:
+	// they did not answer in time (see acrossReplicas). Only with peers.
+	UnreachableReplicas []string `json:"unreachableReplicas,omitempty"`
 }
 
 // handleCreateAnalysis starts an analysis of what read makes of the

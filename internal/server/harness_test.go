@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	promclient "github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -31,27 +31,24 @@ import (
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
-// TestMain checks, after every test, that no analysis goroutine is left:
-// each run must end with its analysis (completed, terminated or aborted).
+// TestMain checks, after every test, that no goroutine is left (goleak):
+// each run must end with its analysis (completed, terminated or aborted),
+// each stream, backtest and webhook delivery with its request or its
+// analysis. The tests' own HTTP client closes its idle connections at the
+// end of every test (see start), so that nothing needs to be ignored.
 //
 // When the whole suite ran, it also checks that every response documented
 // by openapi.yaml was produced and checked against it at least once.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	code := m.Run()
-	if code == 0 {
-		if stacks := leftoverGoroutines(5 * time.Second); stacks != "" {
-			fmt.Fprintf(os.Stderr, "goroutines outlived their analyses:\n%s\n", stacks)
-			code = 1
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if code == 0 && flag.Lookup("test.run").Value.String() == "" {
+			if missing := uncoveredResponses(); len(missing) > 0 {
+				fmt.Fprintf(os.Stderr, "responses documented in openapi.yaml that no test produced:\n  %s\n", strings.Join(missing, "\n  "))
+				code = 1
+			}
 		}
-	}
-	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
-		if missing := uncoveredResponses(); len(missing) > 0 {
-			fmt.Fprintf(os.Stderr, "responses documented in openapi.yaml that no test produced:\n  %s\n", strings.Join(missing, "\n  "))
-			code = 1
-		}
-	}
-	os.Exit(code)
+		os.Exit(code)
+	}))
 }
 
 // uncoveredResponses lists the documented responses ("METHOD /path
@@ -79,30 +76,6 @@ func uncoveredResponses() []string {
 	return missing
 }
 
-// leftoverGoroutines waits up to timeout for the goroutines of analyses,
-// handlers and webhook streams to end, and returns the stacks of those
-// that did not.
-func leftoverGoroutines(timeout time.Duration) string {
-	deadline := time.Now().Add(timeout)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var left []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "internal/analysis.(*Run)") || strings.Contains(g, "internal/server.") || strings.Contains(g, "internal/webhook.") {
-				left = append(left, g)
-			}
-		}
-		if len(left) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(left, "\n\n")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // options configure a test server; the zero value is a server on the
 // datasources given, with the limits of production.
 type options struct {
@@ -122,6 +95,17 @@ type options struct {
 	heartbeat         time.Duration
 	// templates is a directory of named templates to serve; none when "".
 	templates string
+	// limits are the server's; production's when zero.
+	limits server.Limits
+	// maxBacktests and maxStreams are the Analyses' limits; production's
+	// when 0.
+	maxBacktests, maxStreams int
+	// maxDuration bounds each analysis; a minute when 0.
+	maxDuration time.Duration
+	// webhookAttemptTimeout bounds one webhook attempt; 2s when 0.
+	webhookAttemptTimeout time.Duration
+	// tokenSet, when set, replaces tokens: a set the test replaces.
+	tokenSet *server.Tokens
 }
 
 // testServer is the API on a real loopback listener (streams and hang-ups
@@ -164,13 +148,19 @@ func start(t *testing.T, o options) *testServer {
 	if o.webhookMaxElapsed == 0 {
 		o.webhookMaxElapsed = 5 * time.Second
 	}
+	if o.maxDuration == 0 {
+		o.maxDuration = time.Minute
+	}
+	if o.webhookAttemptTimeout == 0 {
+		o.webhookAttemptTimeout = 2 * time.Second
+	}
 	hooks, err := webhook.New(webhook.Options{
 		Allow:          o.webhookAllow,
 		Secret:         o.webhookKey,
 		MaxElapsed:     o.webhookMaxElapsed,
 		InitialBackoff: 5 * time.Millisecond,
 		MaxBackoff:     20 * time.Millisecond,
-		AttemptTimeout: 2 * time.Second,
+		AttemptTimeout: o.webhookAttemptTimeout,
 		Logger:         log,
 		Registerer:     reg,
 	})
@@ -185,8 +175,10 @@ func start(t *testing.T, o options) *testServer {
 		MaxFinished:        o.maxFinished,
 		Retention:          o.retention,
 		ErrorRetryInterval: 50 * time.Millisecond,
-		MaxDuration:        time.Minute,
+		MaxDuration:        o.maxDuration,
 		Webhooks:           hooks,
+		MaxBacktests:       o.maxBacktests,
+		MaxStreams:         o.maxStreams,
 	})
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)
@@ -214,6 +206,8 @@ func start(t *testing.T, o options) *testServer {
 		Analyses:          analyses,
 		Sources:           sources,
 		AuthTokens:        o.tokens,
+		Tokens:            o.tokenSet,
+		Limits:            o.limits,
 		HeartbeatInterval: o.heartbeat,
 		Templates:         store,
 	})
@@ -221,6 +215,8 @@ func start(t *testing.T, o options) *testServer {
 		t.Fatalf("server.New: %v", err)
 	}
 	srv := httptest.NewServer(handler)
+	// The client's keep-alive connections are the test's, not canaryd's.
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
 	// Cleanups run last first: the analyses are aborted and the webhook
 	// deliveries still pending abandoned (as on a shutdown whose grace has
 	// run out), then the server closes.

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -181,34 +179,4 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 func internalProblem(requestID string) api.Problem {
 	return problem(http.StatusInternalServerError, ProblemInternal,
 		"an internal error occurred; it has been logged with request id "+requestID)
-}
-
-// requireToken lets a request through only with one of the tokens as its
-// bearer token. No tokens: everything passes. Tokens are compared as
-// SHA-256 digests in constant time, every one of them, so that neither the
-// time taken nor an early exit says how much of a guess was right.
-func requireToken(tokens [][sha256.Size]byte) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if len(tokens) == 0 {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-				writeProblem(w, r, problem(http.StatusUnauthorized, ProblemUnauthorized,
-					"this canaryd requires a bearer token: send Authorization: Bearer <token>"))
-				return
-			}
-			sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
-			match := 0
-			for i := range tokens {
-				match |= subtle.ConstantTimeCompare(sum[:], tokens[i][:])
-			}
-			if match != 1 {
-				writeProblem(w, r, problem(http.StatusUnauthorized, ProblemUnauthorized, "the bearer token is not valid"))
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
 }

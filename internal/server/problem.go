@@ -20,6 +20,7 @@ const (
 	ProblemMethodNotAllowed = typePrefix + "method-not-allowed"
 	ProblemUnauthorized     = typePrefix + "unauthorized"
 	ProblemTooManyAnalyses  = typePrefix + "too-many-analyses"
+	ProblemTooManyStreams   = typePrefix + "too-many-streams"
 	ProblemShuttingDown     = typePrefix + "shutting-down"
 	ProblemInternal         = typePrefix + "internal"
 )

@@ -12,6 +12,8 @@ import (
 func (s *server) routes(r chi.Router) {
 	// Every request: request id, access log, metrics, panic recovery.
 	r.Use(s.observe)
+	// With replicas: which one answered (Canaryd-Replica).
+	r.Use(s.nameReplica)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 
@@ -26,9 +28,12 @@ func (s *server) routes(r chi.Router) {
 	// The API: behind --auth-token-file when it is set.
 	v1 := r.With(requireToken(s.tokens))
 	v1.Method(http.MethodPost, "/v1/analyses", handleCreateAnalysis(s.log, s.analyses, s.in.document(queryParams{wait: true, webhook: true}), s.heartbeat))
-	v1.Method(http.MethodGet, "/v1/analyses", handleListAnalyses(s.analyses))
-	v1.Method(http.MethodGet, "/v1/analyses/{id}", handleGetAnalysis(s.analyses, s.heartbeat))
-	v1.Method(http.MethodDelete, "/v1/analyses/{id}", handleDeleteAnalysis(s.log, s.analyses))
+	// An analysis is held by the replica that started it: the list asks
+	// every replica, and a request for one goes to the replica its id
+	// names (replicas.go).
+	v1.Method(http.MethodGet, "/v1/analyses", s.acrossReplicas(handleListAnalyses(s.analyses)))
+	v1.Method(http.MethodGet, "/v1/analyses/{id}", s.atOwner(handleGetAnalysis(s.analyses, s.heartbeat)))
+	v1.Method(http.MethodDelete, "/v1/analyses/{id}", s.atOwner(handleDeleteAnalysis(s.log, s.analyses)))
 	v1.Method(http.MethodPost, "/v1/evaluate", handleEvaluate(s.analyses, s.in.document(queryParams{timeout: true}), s.evaluateTimeout))
 
 	// Named templates: the same handlers, the spec coming from a loaded
@@ -39,6 +44,13 @@ func (s *server) routes(r chi.Router) {
 		s.in.readTemplate(s.templates, queryParams{wait: true, webhook: true}, false), s.heartbeat))
 	v1.Method(http.MethodPost, "/v1/templates/{name}/evaluate", handleEvaluate(s.analyses,
 		s.in.readTemplate(s.templates, queryParams{timeout: true}, false), s.evaluateTimeout))
+
+	// Backtests: the spec against history, in virtual time, answered at
+	// once (backtests.go).
+	v1.Method(http.MethodPost, "/v1/backtests", handleBacktest(s.log, s.analyses,
+		s.in.document(queryParams{backtest: true}), s.limits))
+	v1.Method(http.MethodPost, "/v1/templates/{name}/backtests", handleBacktest(s.log, s.analyses,
+		s.in.readTemplate(s.templates, queryParams{backtest: true}, false), s.limits))
 
 	// Gates: run to the end, the verdict as the status. The named gate
 	// also takes Flagger's webhook payload.

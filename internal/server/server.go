@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/sha256"
 	"errors"
 	"net/http"
 	"time"
@@ -50,6 +49,12 @@ type Options struct {
 	// (Webhooks are the Analyses' to check and send: see
 	// AnalysesOptions.Webhooks.)
 	AuthTokens []string
+	// Tokens, when set, replaces AuthTokens: a set the caller may replace
+	// while the server runs (a reloaded --auth-token-file).
+	Tokens *Tokens
+	// Limits bound what one caller can make this canaryd do; zero fields
+	// take their defaults (DefaultLimits).
+	Limits Limits
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
 	// HeartbeatInterval is how often idle streams get a heartbeat;
@@ -63,6 +68,11 @@ type Options struct {
 	// take when the caller sets no deadline of its own (?timeout=,
 	// Request-Timeout); DefaultEvaluateTimeout when 0.
 	EvaluateTimeout time.Duration
+	// Replicas, when set, names this replica (the Canaryd-Replica header;
+	// the Analyses make their ids with the same name) and forwards the
+	// requests for analyses that other replicas hold (replicas.go). Nil
+	// for a canaryd on its own.
+	Replicas *Replicas
 }
 
 // server is what the handlers share.
@@ -70,13 +80,16 @@ type server struct {
 	log       *zap.Logger
 	analyses  *Analyses
 	in        *inputReader
-	tokens    [][sha256.Size]byte
+	tokens    *Tokens
+	limits    Limits
 	metrics   *httpMetrics
 	gatherer  prometheus.Gatherer
 	heartbeat time.Duration
 	templates TemplateStore
 	// evaluateTimeout is the default deadline of a round.
 	evaluateTimeout time.Duration
+	// replicas is this replica and its peers; nil on its own.
+	replicas *Replicas
 }
 
 // New returns the HTTP API. The handler does not own the analyses: the
@@ -101,10 +114,14 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Templates == nil {
 		opts.Templates = noTemplates{}
 	}
+	if opts.Replicas.Name() != opts.Analyses.opts.Replica {
+		return nil, errors.New("server: Options.Replicas and AnalysesOptions.Replica must name the same replica: ids name their owner")
+	}
 	metrics, err := newHTTPMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
 	}
+	limits := opts.Limits.withDefaults()
 	s := &server{
 		log:      opts.Logger,
 		analyses: opts.Analyses,
@@ -112,19 +129,23 @@ func New(opts Options) (http.Handler, error) {
 			maxBody:      opts.MaxBodyBytes,
 			sources:      opts.Sources,
 			checkWebhook: opts.Analyses.CheckWebhook,
+			limits:       limits.SpecLimits(opts.Analyses.opts.MaxDuration),
+			now:          opts.Analyses.clock.Now,
 		},
+		limits:          limits,
 		metrics:         metrics,
 		gatherer:        opts.Gatherer,
 		heartbeat:       opts.HeartbeatInterval,
 		templates:       opts.Templates,
 		evaluateTimeout: opts.EvaluateTimeout,
 	}
-	for _, t := range opts.AuthTokens {
-		if t == "" {
-			return nil, errors.New("server: an empty auth token would let every request in")
+	s.tokens = opts.Tokens
+	if s.tokens == nil {
+		if s.tokens, err = NewTokens(opts.AuthTokens); err != nil {
+			return nil, err
 		}
-		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
 	}
+	s.replicas = opts.Replicas
 	r := chi.NewRouter()
 	s.routes(r)
 	return r, nil

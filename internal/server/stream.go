@@ -21,7 +21,18 @@ const eventHeartbeat api.EventType = "heartbeat"
 // completed event with the finished analysis (and its webhook's deliveries
 // as they stand). hangUp is called when the client goes away before the
 // end.
+//
+// At most AnalysesOptions.MaxStreams streams follow one analysis: one more
+// is a 429 problem, and hangUp is not called.
 func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
+	release, ok := run.follow()
+	if !ok {
+		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyStreams, fmt.Sprintf(
+			"%d streams already follow analysis %s, the most one analysis may have here (--max-streams); poll GET /v1/analyses/{id} instead, or retry later",
+			run.maxStreams, run.ID())))
+		return
+	}
+	defer release()
 	snapshot, events, cancel := run.Watch()
 	defer cancel()
 

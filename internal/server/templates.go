@@ -135,26 +135,37 @@ func specView(s *spec.Spec) map[string]any {
 	for _, m := range list(tree["metrics"]) {
 		metric, _ := m.(map[string]any)
 		provider, _ := metric["provider"].(map[string]any)
-		prom, _ := provider["prometheus"].(map[string]any)
-		if prom == nil {
-			continue
-		}
-		for _, h := range list(prom["headers"]) {
-			if header, ok := h.(map[string]any); ok {
-				if key, _ := header["key"].(string); spec.IsSecretArg(key) && header["value"] != "" {
-					header["value"] = masked
-				}
-			}
-		}
-		auth, _ := prom["authentication"].(map[string]any)
-		for _, path := range [][2]string{{"basicAuth", "password"}, {"oauth2", "clientSecret"}} {
-			if cfg, ok := auth[path[0]].(map[string]any); ok && cfg[path[1]] != nil {
-				cfg[path[1]] = masked
+		// The judge's connection fields are the Prometheus provider's.
+		for _, name := range []string{"prometheus", "judge"} {
+			if prom, ok := provider[name].(map[string]any); ok {
+				maskConnection(prom)
 			}
 		}
 	}
 	prune(tree)
 	return tree
+}
+
+// maskConnection masks the credentials of a provider's connection fields:
+// header values that look like credentials, passwords, client secrets, and
+// the userinfo of the address.
+func maskConnection(prom map[string]any) {
+	if address, ok := prom["address"].(string); ok {
+		prom["address"] = userinfo.ReplaceAllString(address, "${1}"+masked+"@")
+	}
+	for _, h := range list(prom["headers"]) {
+		if header, ok := h.(map[string]any); ok {
+			if key, _ := header["key"].(string); spec.IsSecretArg(key) && header["value"] != "" {
+				header["value"] = masked
+			}
+		}
+	}
+	auth, _ := prom["authentication"].(map[string]any)
+	for _, path := range [][2]string{{"basicAuth", "password"}, {"oauth2", "clientSecret"}} {
+		if cfg, ok := auth[path[0]].(map[string]any); ok && cfg[path[1]] != nil {
+			cfg[path[1]] = masked
+		}
+	}
 }
 
 func list(v any) []any {
@@ -247,6 +258,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		req := &specRequest{template: t.Name}
 		overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
 		errs = append(errs, req.timeoutHeader(r, params)...)
+		errs = append(errs, req.readWindow(params, in.now())...)
 
 		var tb templateBody
 		// No body at all is fine: the arguments may all be in the query,
@@ -281,7 +293,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		if len(errs) > 0 {
 			return nil, ptr(invalidInput(errs))
 		}
-		compiled, problems := spec.Compile(t.Document, args, in.sources)
+		compiled, problems := spec.Compile(t.Document, args, in.sources, in.compileOptions(params))
 		if len(problems) > 0 {
 			return nil, ptr(invalidInput(problems))
 		}

@@ -33,8 +33,18 @@ type Compiled struct {
 // Compile takes a parsed document as far as it can go before anything runs:
 // it resolves the arguments, validates the spec, compiles every condition and
 // builds every provider's source. Every problem found is returned, each with
-// its field path; a plan is returned only when there is none.
-func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSources) (*Compiled, []api.FieldError) {
+// its field path; a plan is returned only when there is none. Options bound
+// what the spec may ask (WithLimits).
+func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSources, opts ...Option) (*Compiled, []api.FieldError) {
+	var o compileOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	// A spec over the limit of metrics is not looked at further: its size
+	// is the problem, and looking would be the work the limit saves.
+	if problems := o.limits.checkMetricCount(&doc.Spec); len(problems) > 0 {
+		return nil, problems
+	}
 	resolved, problems := doc.Spec.Resolve(overrides)
 	if len(problems) > 0 {
 		return nil, problems
@@ -53,7 +63,7 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	for i := range resolved.Metrics {
 		m := &resolved.Metrics[i]
 		path := fmt.Sprintf("metrics[%d].", i)
-		am, errs := compileMetric(m, prometheus, !hasProblemUnder(problems, path+"provider"))
+		am, errs := compileMetric(m, prometheus, !hasProblemUnder(problems, path+"provider"), o)
 		for _, e := range errs {
 			problems = append(problems, api.FieldError{Field: path + e.Field, Message: e.Message})
 		}
@@ -69,6 +79,15 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	return &Compiled{Plan: plan, Spec: resolved, Args: argValues(resolved, overrides)}, nil
 }
 
+// WithPrograms makes Compile share the conditions' validation and compiled
+// programs through p (see condition.Programs): a service that compiles the
+// same spec for every request, or a template for thousands of analyses,
+// compiles each condition once rather than twice per request and keeps one
+// program for them all.
+func WithPrograms(p *condition.Programs) Option {
+	return func(o *compileOptions) { o.programs = p }
+}
+
 func hasProblemUnder(problems []api.FieldError, path string) bool {
 	for _, p := range problems {
 		if p.Field == path || strings.HasPrefix(p.Field, path+".") {
@@ -79,7 +98,8 @@ func hasProblemUnder(problems []api.FieldError, path string) bool {
 }
 
 // compileMetric turns one validated metric into the engine's form.
-func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool) (analysis.Metric, []api.FieldError) {
+func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool, o compileOptions) (analysis.Metric, []api.FieldError) {
+	limits := o.limits
 	// Validate has already rejected durations and limits that do not
 	// parse, so the errors below cannot happen.
 	interval, _ := m.IntervalDuration()
@@ -103,8 +123,10 @@ func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool) (
 	if am.Compared && am.SuccessCondition == "" && am.FailureCondition == "" {
 		am.SuccessCondition, am.FailureCondition = DefaultJudgeSuccessCondition, DefaultJudgeFailureCondition
 	}
-	conditions, problems := condition.Compile(am.SuccessCondition, am.FailureCondition)
+	conditions, problems := condition.Compile(am.SuccessCondition, am.FailureCondition,
+		append(limits.conditionOptions(), condition.WithPrograms(o.programs))...)
 	am.Judge = conditions
+	problems = append(problems, limits.checkSchedule(&am)...)
 	switch {
 	case !withProvider:
 	case m.Provider.Prometheus != nil:

@@ -202,6 +202,17 @@ func resolveMetric(m *Metric, path string, lookup func(string) (string, bool)) (
 	if err != nil {
 		return nil, []api.FieldError{{Field: path, Message: err.Error()}}
 	}
+	if !bytes.Contains(raw, []byte(openTag)) {
+		// Nothing to substitute: encoding/json never escapes a brace, and
+		// outside strings JSON has no "{{", so no string holds a tag. The
+		// copy is decoded straight from raw, without the tree (a metric is
+		// resolved on every request that runs a spec).
+		var out Metric
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, []api.FieldError{{Field: path, Message: err.Error()}}
+		}
+		return &out, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var tree any

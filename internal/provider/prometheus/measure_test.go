@@ -1,7 +1,9 @@
 package prometheus_test
 
 import (
+	"compress/gzip"
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -230,6 +232,61 @@ func TestFaults(t *testing.T) {
 		}
 		if d := time.Since(began); d > 3*time.Second {
 			t.Errorf("%s: took %v", tc.name, d)
+		}
+	}
+}
+
+// TestAcceptEncoding: an instant query's few hundred bytes are asked for
+// uncompressed (gzip cost more than the query); a range query's answer,
+// which can be large, is asked for gzipped, and read all the same.
+func TestAcceptEncoding(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]string{}
+	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got[r.URL.Path] = r.Header.Get("Accept-Encoding")
+		mu.Unlock()
+		if r.URL.Path == "/api/v1/query_range" {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Content-Type", "application/json")
+			zw := gzip.NewWriter(w)
+			fmt.Fprint(zw, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"3"]]}]}}`)
+			zw.Close()
+			return
+		}
+		answer(w, "scalar", `[1,"1"]`)
+	})
+	p := newProvider(t, urls(srv.URL))
+	instant := measure(t, p, spec.PrometheusMetric{Query: "q"}, time.Now())
+	ranged := measure(t, p, spec.PrometheusMetric{Query: "q", RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("1m")`, End: "now()", Step: "1m"}}, time.Now())
+	if instant.Display != "1" || ranged.Display != "[3]" {
+		t.Errorf("got %q (%v) and %q (%v), want 1 and [3]", instant.Display, instant.Err, ranged.Display, ranged.Err)
+	}
+	want := map[string]string{"/api/v1/query": "identity", "/api/v1/query_range": "gzip"}
+	if !equalValue(got, want) {
+		t.Errorf("Accept-Encoding %v, want %v", got, want)
+	}
+}
+
+// TestGetFallback: a server that refuses the POST (a proxy that only lets
+// GET through) gets client_golang's GET with the same parameters, as Argo's
+// does.
+func TestGetFallback(t *testing.T) {
+	for _, status := range []int{http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented} {
+		var got []string
+		srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+			got = append(got, r.Method+" "+r.URL.RawQuery)
+			if r.Method == http.MethodPost {
+				http.Error(w, "no", status)
+				return
+			}
+			answer(w, "vector", `[{"metric":{},"value":[1,"0.5"]}]`)
+		})
+		at := time.Date(2023, 8, 14, 0, 0, 0, 0, time.UTC)
+		obs := measure(t, newProvider(t, urls(srv.URL)), spec.PrometheusMetric{Query: "up"}, at)
+		want := []string{"POST ", "GET " + url.Values{"query": {"up"}, "time": {"1691971200"}, "timeout": {"30s"}}.Encode()}
+		if obs.Err != nil || obs.Display != "[0.5]" || !equalValue(got, want) {
+			t.Errorf("%d: got (%q, %v) after requests %q, want [0.5] after %q", status, obs.Display, obs.Err, got, want)
 		}
 	}
 }

@@ -1,15 +1,19 @@
 package prometheus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	promapi "github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
@@ -20,12 +24,20 @@ import (
 // source measures one metric. It holds no per-measurement state, so the
 // engine may call Measure from any goroutine.
 type source struct {
-	p       *Provider
-	ds      *datasource
-	api     v1.API
-	query   string
-	timeout time.Duration
-	rng     *rangeQuery
+	p  *Provider
+	ds *datasource
+	// ep sends the queries: the datasource's own, or the metric's when
+	// it has round trippers of its own (headers, authentication).
+	ep    *endpoint
+	query string
+	// escapedQuery is the query as the form carries it.
+	escapedQuery string
+	timeout      time.Duration
+	// opts and timeoutParam are the query options: the timeout that lets
+	// Prometheus stop evaluating a query nobody waits for.
+	opts         []v1.Option
+	timeoutParam string
+	rng          *rangeQuery
 	// secrets are scrubbed from every error text, with the credentials the
 	// requests carried (defence in depth: the transports are written not to
 	// put them there in the first place, but a server may echo them).
@@ -41,9 +53,24 @@ type rangeQuery struct {
 // whose start and end expressions see now() as at. Argo queries at
 // time.Now(); taking the engine's instant instead lets a backtest measure
 // the past with the same template.
+//
+// The request is the one client_golang's v1 API sends (Argo's client): a
+// form POST whose fields and order are the same. Its response is read here
+// when it is a plain success (decodeFast), and otherwise handed, as it
+// came, to client_golang, whose errors, GET fallback and decoding then
+// apply unchanged. The body is read on the measurement's goroutine, which
+// the request's context bounds: client_golang starts a goroutine per
+// request for that.
 func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation {
 	if at.IsZero() {
 		at = time.Now()
+	}
+	var r v1.Range
+	if s.rng != nil {
+		var err error
+		if r, err = s.rng.at(at); err != nil {
+			return analysis.Observation{Err: err}
+		}
 	}
 	// An explicit timeout of 0 yields a context that is already expired, so
 	// that every query fails with "context deadline exceeded": Argo's
@@ -53,30 +80,35 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	sent := &sentCredentials{}
 	ctx = context.WithValue(ctx, sentCredentialsKey{}, sent)
 
-	var opts []v1.Option
-	if s.timeout >= time.Second {
-		// Lets Prometheus stop evaluating a query nobody waits for. Whole
-		// seconds only: the client writes Go's "1.5s", which Prometheus'
-		// duration parser refuses, while "1m30s" is fine.
-		opts = append(opts, v1.WithTimeout(s.timeout.Truncate(time.Second)))
-	}
-
 	began := time.Now()
+	buf := s.p.getBuffer()
+	resp, body, err := s.post(ctx, buf, s.form(at, r))
+	if err == nil && resp.StatusCode == http.StatusOK {
+		if a, ok := decodeFast(body); ok {
+			s.observe(began, nil)
+			obs := analysis.Observation{Metadata: annotations(a.warnings, a.infos)}
+			if a.scalar {
+				obs.Value, obs.Display = a.value, model.SampleValue(a.value).String()
+			} else {
+				var display [64]byte
+				obs.Value, obs.Display = a.values, string(appendDisplay(display[:0], a.values))
+			}
+			s.p.putBuffer(buf)
+			return obs
+		}
+	}
+	// The buffer is not reused past this point: client_golang's decoding
+	// may keep references into the body.
+	api := v1.NewAPI(&replay{Client: s.ep.prom, resp: resp, body: body, err: err})
 	var (
 		value    model.Value
 		warnings v1.Warnings
 		infos    v1.Infos
-		err      error
 	)
 	if s.rng == nil {
-		value, warnings, infos, err = s.api.Query(ctx, s.query, at, opts...)
+		value, warnings, infos, err = api.Query(ctx, s.query, at, s.opts...)
 	} else {
-		var r v1.Range
-		r, err = s.rng.at(at)
-		if err != nil {
-			return analysis.Observation{Err: err}
-		}
-		value, warnings, infos, err = s.api.QueryRange(ctx, s.query, r, opts...)
+		value, warnings, infos, err = api.QueryRange(ctx, s.query, r, s.opts...)
 	}
 	s.observe(began, err)
 
@@ -87,6 +119,73 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	}
 	obs.Value, obs.Display, obs.Err = convert(value)
 	return obs
+}
+
+// form is the request's body, byte for byte what client_golang's Query and
+// QueryRange encode (url.Values.Encode: keys in order, values escaped).
+func (s *source) form(at time.Time, r v1.Range) string {
+	if s.rng == nil {
+		return "query=" + s.escapedQuery + "&time=" + url.QueryEscape(formatTime(at)) + s.timeoutParam
+	}
+	return "end=" + url.QueryEscape(formatTime(r.End)) +
+		"&query=" + s.escapedQuery +
+		"&start=" + url.QueryEscape(formatTime(r.Start)) +
+		"&step=" + url.QueryEscape(strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)) +
+		s.timeoutParam
+}
+
+// formatTime is client_golang's.
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
+}
+
+// post sends the query and reads the response into buf. It returns what
+// client_golang's client would: the transport's error as it is, and when
+// reading the body fails, the context's error if it is done and the read's
+// error otherwise, with no body.
+func (s *source) post(ctx context.Context, buf *bytes.Buffer, form string) (*http.Response, []byte, error) {
+	endpoint, header := s.ep.queryURL, s.p.instantHeader
+	if s.rng != nil {
+		endpoint, header = s.ep.rangeURL, s.p.rangeHeader
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header = header
+	resp, err := s.ep.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, err = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return resp, nil, err
+	}
+	return resp, buf.Bytes(), nil
+}
+
+// replay is a client_golang client that answers its first request with the
+// response the source has already received (the request is the same), and
+// sends any further one, client_golang's GET fallback after a 403, 405 or
+// 501, for real.
+type replay struct {
+	promapi.Client
+	resp *http.Response
+	body []byte
+	err  error
+	used bool
+}
+
+func (r *replay) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	if !r.used {
+		r.used = true
+		return r.resp, r.body, r.err
+	}
+	return r.Client.Do(ctx, req)
 }
 
 func (r *rangeQuery) at(now time.Time) (v1.Range, error) {
@@ -211,21 +310,30 @@ func (s *source) observe(began time.Time, err error) {
 	s.p.durations.WithLabelValues(s.ds.name, outcome(err)).Observe(time.Since(began).Seconds())
 }
 
+// The outcome label values of the query latency histogram.
+const (
+	outcomeSuccess     = "success"
+	outcomeError       = "error"
+	outcomeTimeout     = "timeout"
+	outcomeCanceled    = "canceled"
+	outcomeUnreachable = "unreachable"
+)
+
 func outcome(err error) string {
 	var apiErr *v1.Error
 	var netErr net.Error
 	switch {
 	case err == nil:
-		return "success"
+		return outcomeSuccess
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
+		return outcomeTimeout
 	case errors.Is(err, context.Canceled):
-		return "canceled"
+		return outcomeCanceled
 	case errors.As(err, &apiErr):
-		return "error"
+		return outcomeError
 	case errors.As(err, &netErr):
-		return "unreachable"
+		return outcomeUnreachable
 	default:
-		return "error"
+		return outcomeError
 	}
 }

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLimits checks the limits' defaults and that each is read from a flag,
+// a variable and the file, as every setting is.
+func TestLimits(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "c.yaml", "maxMetrics: 7\nmaxBacktestWindow: 48h\nmaxQueryTimeout: 20s\n")
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want func(*Limits)
+	}{
+		{name: "defaults", want: func(*Limits) {}},
+		{name: "flags", args: []string{"--max-metrics", "10", "--max-condition-length", "512", "--max-streams", "8", "--max-query-timeout", "15s",
+			"--max-backtests", "2", "--max-backtest-window", "72h", "--max-backtest-starts", "100", "--max-backtest-measurements", "5000"},
+			want: func(l *Limits) {
+				*l = Limits{MaxMetrics: 10, MaxConditionLength: 512, MaxStreams: 8, MaxQueryTimeout: 15 * time.Second,
+					MaxBacktests: 2, MaxBacktestWindow: 72 * time.Hour, MaxBacktestStarts: 100, MaxBacktestMeasurements: 5000}
+			}},
+		{name: "variables", env: []string{"CANARYD_MAX_STREAMS", "3", "CANARYD_MAX_BACKTESTS", "1"},
+			want: func(l *Limits) { l.MaxStreams, l.MaxBacktests = 3, 1 }},
+		{name: "file, and a flag over it", args: []string{"--config", file, "--max-metrics", "9"},
+			want: func(l *Limits) {
+				l.MaxMetrics, l.MaxBacktestWindow, l.MaxQueryTimeout = 9, 48*time.Hour, 20*time.Second
+			}},
+	}
+	for _, tt := range tests {
+		c, err := Load(tt.args, env(tt.env...), io.Discard)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		want := DefaultLimits()
+		tt.want(&want)
+		if !reflect.DeepEqual(c.Limits, want) {
+			t.Errorf("%s: limits\n got %+v\nwant %+v", tt.name, c.Limits, want)
+		}
+	}
+}
+
+// TestLimitsInvalid checks that a limit cannot be switched off or made
+// negative, and that every such problem is reported at once.
+func TestLimitsInvalid(t *testing.T) {
+	_, err := Load([]string{"--max-metrics", "0", "--max-streams", "-1", "--max-query-timeout", "0s", "--max-backtest-window", "-1h"}, env(), io.Discard)
+	var cerr *Error
+	if !errors.As(err, &cerr) {
+		t.Fatalf("Load: %v, want *Error", err)
+	}
+	want := []string{
+		"--max-backtest-window: must be positive, got -1h0m0s",
+		"--max-metrics: must be at least 1, got 0",
+		"--max-query-timeout: must be positive, got 0s",
+		"--max-streams: must be at least 1, got -1",
+	}
+	got := strings.Join(cerr.Problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("problems lack %q:\n%s", w, got)
+		}
+	}
+	if _, err := Load([]string{"--config", writeFile(t, t.TempDir(), "c.yaml", "maxStream: 3\n")}, env(), io.Discard); err == nil || !strings.Contains(err.Error(), "unknown key maxStream") {
+		t.Errorf("a misspelt limit key: %v, want an unknown key", err)
+	}
+}

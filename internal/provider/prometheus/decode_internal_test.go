@@ -1,0 +1,164 @@
+package prometheus
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// decodeFastSeeds are responses as Prometheus, Thanos and Mimir write them,
+// and near misses of each.
+var decodeFastSeeds = []string{
+	`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1763816000.123,"0.995"]}]}}`,
+	`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"pod":"b","__name__":"x"},"value":[1692000000,"11"]},{"metric":{"pod":"a"},"value":[1692000000,"10"]}]}}`,
+	`{"status":"success","data":{"resultType":"vector","result":[]}}`,
+	`{"status":"success","data":{"resultType":"scalar","result":[1692000000,"NaN"]}}`,
+	`{"status":"success","data":{"resultType":"scalar","result":[1692000000.5,"+Inf"]}}`,
+	`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"s":"1"},"values":[[1,"11"],[2,"12"]]},{"metric":{"s":"2"},"values":[[1,"13"],[2,"14"]]}]}}`,
+	`{"status":"success","data":{"resultType":"matrix","result":[]},"warnings":["w1","w2"],"infos":["i"]}`,
+	"{\n  \"status\" : \"success\",\n  \"data\" : {\"resultType\" : \"vector\", \"result\" : [ ]}\n}\n",
+	`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1e3"]}]}}`,
+	`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"0x1p-2"]}]}}`,
+	`{"status":"success","data":{"resultType":"vector","result":[{"value":[-1.12345,"-0"]}]}}`,
+}
+
+func TestDecodeFast(t *testing.T) {
+	tests := []struct {
+		name, body   string
+		wantOK       bool
+		wantScalar   bool
+		wantValue    float64
+		wantValues   []float64
+		wantWarnings []string
+	}{
+		{name: "vector", body: decodeFastSeeds[0], wantOK: true, wantValues: []float64{0.995}},
+		{name: "vector with labels", body: decodeFastSeeds[1], wantOK: true, wantValues: []float64{11, 10}},
+		{name: "empty vector", body: decodeFastSeeds[2], wantOK: true, wantValues: []float64{}},
+		{name: "scalar NaN", body: decodeFastSeeds[3], wantOK: true, wantScalar: true, wantValue: math.NaN()},
+		{name: "scalar +Inf", body: decodeFastSeeds[4], wantOK: true, wantScalar: true, wantValue: math.Inf(1)},
+		{name: "matrix", body: decodeFastSeeds[5], wantOK: true, wantValues: []float64{11, 12, 13, 14}},
+		{name: "warnings", body: decodeFastSeeds[6], wantOK: true, wantValues: []float64{}, wantWarnings: []string{"w1", "w2"}},
+		{name: "white space", body: decodeFastSeeds[7], wantOK: true, wantValues: []float64{}},
+		{name: "value with an exponent", body: decodeFastSeeds[8], wantOK: true, wantValues: []float64{1000}},
+
+		// Everything else is client_golang's to decide.
+		{name: "error status", body: `{"status":"error","errorType":"bad_data","error":"parse error"}`},
+		{name: "no data", body: `{"status":"success","data":null}`},
+		{name: "null result", body: `{"status":"success","data":{"resultType":"vector","result":null}}`},
+		{name: "string result", body: `{"status":"success","data":{"resultType":"string","result":[1,"x"]}}`},
+		{name: "result before its type", body: `{"status":"success","data":{"result":[],"resultType":"vector"}}`},
+		{name: "key in another case", body: `{"Status":"success","data":{"resultType":"vector","result":[]}}`},
+		{name: "duplicate key", body: `{"status":"success","status":"success","data":{"resultType":"vector","result":[]}}`},
+		{name: "unknown key", body: `{"status":"success","data":{"resultType":"vector","result":[]},"stats":{}}`},
+		{name: "trailing garbage", body: `{"status":"success","data":{"resultType":"vector","result":[]}}x`},
+		{name: "truncated", body: `{"status":"success","data":{"resultType":"vector","result":[`},
+		{name: "HTML", body: `<html>login</html>`},
+		{name: "escaped value", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"\u0031"]}]}}`},
+		{name: "escaped label", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"\"q\""},"value":[1,"1"]}]}}`},
+		{name: "non-ASCII label", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"é"},"value":[1,"1"]}]}}`},
+		{name: "dotted label name", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a.b":"1"},"value":[1,"1"]}]}}`},
+		{name: "histogram sample", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"histogram":[1,{"count":"1","sum":"1"}]}]}}`},
+		{name: "three-element pair", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1","2"]}]}}`},
+		{name: "one-element pair", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1]}]}}`},
+		{name: "timestamp with an exponent", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1e9,"1"]}]}}`},
+		{name: "timestamp with a leading zero", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[01,"1"]}]}}`},
+		{name: "timestamp as a string", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":["1","1"]}]}}`},
+		{name: "unquoted value", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,1]}]}}`},
+		{name: "value that is no number", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"x"]}]}}`},
+		{name: "null sample", body: `{"status":"success","data":{"resultType":"vector","result":[null]}}`},
+		{name: "trailing comma", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]},]}}`},
+	}
+	for _, tc := range tests {
+		got, ok := decodeFast([]byte(tc.body))
+		if ok != tc.wantOK {
+			t.Errorf("%s: ok = %v, want %v", tc.name, ok, tc.wantOK)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if got.scalar != tc.wantScalar || !sameFloat(got.value, tc.wantValue) || !sameFloats(got.values, tc.wantValues) {
+			t.Errorf("%s: got scalar %v %v values %v, want scalar %v %v values %v", tc.name, got.scalar, got.value, got.values, tc.wantScalar, tc.wantValue, tc.wantValues)
+		}
+		if len(got.warnings) != len(tc.wantWarnings) || (len(got.warnings) > 0 && !reflect.DeepEqual(got.warnings, tc.wantWarnings)) {
+			t.Errorf("%s: warnings %q, want %q", tc.name, got.warnings, tc.wantWarnings)
+		}
+	}
+}
+
+// FuzzDecodeFast checks decodeFast against client_golang: whatever it
+// reads, client_golang must read the same way, values, display, warnings
+// and infos alike.
+func FuzzDecodeFast(f *testing.F) {
+	for _, s := range decodeFastSeeds {
+		f.Add([]byte(s))
+	}
+	prom, err := promapi.NewClient(promapi.Config{Address: "http://127.0.0.1:1"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, ok := decodeFast(body)
+		if !ok {
+			return
+		}
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}
+		value, warnings, infos, err := v1.NewAPI(&replay{Client: prom, resp: resp, body: body}).Query(context.Background(), "q", time.Unix(1, 0))
+		if err != nil {
+			t.Fatalf("decodeFast read %q, client_golang refused it: %v", body, err)
+		}
+		wantValue, wantDisplay, err := convert(value)
+		if err != nil {
+			t.Fatalf("decodeFast read %q, convert refused client_golang's value: %v", body, err)
+		}
+		var gotValue any = got.values
+		gotDisplay := string(appendDisplay(nil, got.values))
+		if got.scalar {
+			gotValue, gotDisplay = got.value, v1SampleString(got.value)
+		}
+		if !sameValue(gotValue, wantValue) || gotDisplay != wantDisplay {
+			t.Fatalf("%q: decodeFast (%#v, %q), client_golang (%#v, %q)", body, gotValue, gotDisplay, wantValue, wantDisplay)
+		}
+		if g, w := annotations(got.warnings, got.infos), annotations(warnings, infos); !reflect.DeepEqual(g, w) {
+			t.Fatalf("%q: decodeFast annotations %v, client_golang %v", body, g, w)
+		}
+	})
+}
+
+func v1SampleString(v float64) string {
+	_, display, _ := convert(&model.Scalar{Value: model.SampleValue(v)})
+	return display
+}
+
+func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+func sameFloats(a, b []float64) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if !sameFloat(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameValue(got, want any) bool {
+	switch w := want.(type) {
+	case float64:
+		g, ok := got.(float64)
+		return ok && sameFloat(g, w)
+	case []float64:
+		g, ok := got.([]float64)
+		return ok && sameFloats(g, w)
+	}
+	return false
+}

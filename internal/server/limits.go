@@ -1,0 +1,96 @@
+package server
+
+import (
+	"time"
+
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// Limits bound what one caller can make this canaryd do. A zero field takes
+// its default (DefaultLimits); none can be switched off. The limits of
+// analyses running at once (AnalysesOptions.MaxRunning), of backtests
+// (MaxBacktests), of streams following one analysis (MaxStreams) and of an
+// analysis' duration (MaxDuration) are the Analyses' to enforce.
+type Limits struct {
+	// MaxMetrics is the most metrics one analysis may have: a 400 on
+	// metrics beyond it.
+	MaxMetrics int
+	// MaxConditionLength bounds each condition's length in bytes, and
+	// MaxConditionNodes its syntax tree (expr's node budget): a 400 on the
+	// condition beyond either.
+	MaxConditionLength int
+	MaxConditionNodes  uint
+	// MaxBacktestWindow is the longest history a backtest may replay, from
+	// start to end: a 400 on end beyond it.
+	MaxBacktestWindow time.Duration
+	// MaxBacktestStarts is the most analyses one backtest series may start:
+	// a 400 on every beyond it.
+	MaxBacktestStarts int
+	// MaxBacktestMeasurements bounds the measurements one backtest request
+	// may take, estimated from the schedule before it runs: a 400 on every
+	// (or end) beyond it.
+	MaxBacktestMeasurements int
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxMetrics         = 50
+	DefaultMaxConditionLength = 4096
+	// DefaultMaxConditionNodes is far above any condition a person writes
+	// (Argo's examples have a dozen nodes) and far below expr's own budget
+	// of 10,000, each node being work at every measurement.
+	DefaultMaxConditionNodes       = 1000
+	DefaultMaxBacktestWindow       = 31 * 24 * time.Hour
+	DefaultMaxBacktestStarts       = 1000
+	DefaultMaxBacktestMeasurements = 50000
+)
+
+// DefaultLimits returns the limits of a server whose Options set none.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxMetrics:              DefaultMaxMetrics,
+		MaxConditionLength:      DefaultMaxConditionLength,
+		MaxConditionNodes:       DefaultMaxConditionNodes,
+		MaxBacktestWindow:       DefaultMaxBacktestWindow,
+		MaxBacktestStarts:       DefaultMaxBacktestStarts,
+		MaxBacktestMeasurements: DefaultMaxBacktestMeasurements,
+	}
+}
+
+// withDefaults fills the fields left zero.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxMetrics <= 0 {
+		l.MaxMetrics = d.MaxMetrics
+	}
+	if l.MaxConditionLength <= 0 {
+		l.MaxConditionLength = d.MaxConditionLength
+	}
+	if l.MaxConditionNodes == 0 {
+		l.MaxConditionNodes = d.MaxConditionNodes
+	}
+	if l.MaxBacktestWindow <= 0 {
+		l.MaxBacktestWindow = d.MaxBacktestWindow
+	}
+	if l.MaxBacktestStarts <= 0 {
+		l.MaxBacktestStarts = d.MaxBacktestStarts
+	}
+	if l.MaxBacktestMeasurements <= 0 {
+		l.MaxBacktestMeasurements = d.MaxBacktestMeasurements
+	}
+	return l
+}
+
+// SpecLimits are the limits a spec is compiled with on this server; a
+// template store checks its templates with them too, so that a template
+// that no request could run is flagged when it loads. maxDuration is the
+// analyses' --max-analysis-duration (0: no bound).
+func (l Limits) SpecLimits(maxDuration time.Duration) spec.Limits {
+	l = l.withDefaults()
+	return spec.Limits{
+		MaxMetrics:         l.MaxMetrics,
+		MaxConditionLength: l.MaxConditionLength,
+		MaxConditionNodes:  l.MaxConditionNodes,
+		MaxDuration:        maxDuration,
+	}
+}
