@@ -3,9 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,45 +18,10 @@ import (
 // get the terminal Error result once the grace period is over, and the
 // process must exit 0 soon after.
 func TestServeEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build canaryd: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "canaryd")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	prom := promtest.Start(t)
 
 	const grace = time.Second
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--prometheus-url", prom.URL, "--shutdown-grace", grace.String())
-	cmd.Env = append(os.Environ(), "CANARYD_LOG_LEVEL=debug")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan int, 1)
-	logs := newServeLogs()
-	// Ends when the process exits and its stderr closes; then reports the
-	// exit code.
-	go func() {
-		logs.follow(t, stderr)
-		_ = cmd.Wait()
-		exited <- cmd.ProcessState.ExitCode()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	base := "http://" + logs.waitAddress(t, exited)
+	cmd, base, logs, exited := startServe(t, "--prometheus-url", prom.URL, "--shutdown-grace", grace.String())
 
 	// A request served to its end.
 	if status, a := postAnalysis(t, base, "?wait=true&arg.namespace=echo-good", seedSpec(t)); status != http.StatusOK || a.Phase != api.PhaseSuccessful {

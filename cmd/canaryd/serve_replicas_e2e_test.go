@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -54,30 +53,7 @@ func freePorts(t *testing.T, n int) []int {
 // added to the environment.
 func startReplicaProcess(t *testing.T, name string, args []string, env ...string) *replicaProcess {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"serve"}, args...)...)
-	cmd.Env = append(append(os.Environ(), "CANARYD_LOG_LEVEL=debug"), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan int, 1)
-	logs := newServeLogs()
-	// Ends when the process exits and its stderr closes; then reports the
-	// exit code.
-	go func() {
-		logs.follow(t, stderr)
-		_ = cmd.Wait()
-		exited <- cmd.ProcessState.ExitCode()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	cmd, logs, exited := startProcess(t, append([]string{"serve"}, args...), env...)
 	return &replicaProcess{name: name, base: "http://" + logs.waitAddress(t, exited), cmd: cmd, logs: logs, exited: exited}
 }
 

@@ -16,49 +16,12 @@ import (
 	"github.com/canaryd/canaryd/internal/server"
 )
 
-// buildCanaryd builds the binary into the test's temporary directory.
-func buildCanaryd(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build canaryd: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "canaryd")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // startServe starts the built binary's serve with args and returns its
 // base URL, its logs and a channel of its exit code. The process is killed
 // at the end of the test if it is still running.
 func startServe(t *testing.T, args ...string) (*exec.Cmd, string, *serveLogs, <-chan int) {
 	t.Helper()
-	cmd := exec.Command(buildCanaryd(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "CANARYD_LOG_LEVEL=debug")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan int, 1)
-	logs := newServeLogs()
-	// Ends when the process exits and its stderr closes; then reports the
-	// exit code.
-	go func() {
-		logs.follow(t, stderr)
-		_ = cmd.Wait()
-		exited <- cmd.ProcessState.ExitCode()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	cmd, logs, exited := startProcess(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...))
 	return cmd, "http://" + logs.waitAddress(t, exited), logs, exited
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -262,4 +263,36 @@ func TestServeHelp(t *testing.T) {
 	if !strings.Contains(stderr.String(), "--shutdown-grace") && !strings.Contains(stderr.String(), "-shutdown-grace") {
 		t.Errorf("serve -h does not list the flags:\n%s", stderr.String())
 	}
+}
+
+// startProcess starts the built binary with args (and env added to the
+// environment, debug logs on), following its logs. The process is killed at
+// the end of the test if it is still running; exited reports its exit code.
+func startProcess(t *testing.T, args []string, env ...string) (cmd *exec.Cmd, logs *serveLogs, exited <-chan int) {
+	t.Helper()
+	cmd = exec.Command(binary(t), args...)
+	cmd.Env = append(append(os.Environ(), "CANARYD_LOG_LEVEL=debug"), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	logs = newServeLogs()
+	// Ends when the process exits and its stderr closes; then reports the
+	// exit code.
+	go func() {
+		logs.follow(t, stderr)
+		_ = cmd.Wait()
+		done <- cmd.ProcessState.ExitCode()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return cmd, logs, done
 }

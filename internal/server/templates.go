@@ -397,7 +397,7 @@ func decodeTemplateBody(body []byte, isJSON bool, flagger bool) (templateBody, [
 			}
 			s, ok := scalar(v)
 			if !ok {
-				add(key, "must be a string, got %s", kindOf(v))
+				add(key, "must be a string, got %s", spec.JSONKind(v))
 				continue
 			}
 			switch key {
@@ -441,7 +441,7 @@ func decodeObject(body []byte, isJSON bool) (map[string]any, *api.FieldError) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, &api.FieldError{Field: "body", Message: fmt.Sprintf(`expected an object such as {"args": {"namespace": "echo"}}, got %s`, kindOf(v))}
+		return nil, &api.FieldError{Field: "body", Message: fmt.Sprintf(`expected an object such as {"args": {"namespace": "echo"}}, got %s`, spec.JSONKind(v))}
 	}
 	return obj, nil
 }
@@ -455,7 +455,7 @@ func stringMap(field string, v any, add func(field, format string, a ...any)) ma
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		add(field, `must be an object of NAME: VALUE, such as {"namespace": "echo"}, got %s`, kindOf(v))
+		add(field, `must be an object of NAME: VALUE, such as {"namespace": "echo"}, got %s`, spec.JSONKind(v))
 		return nil
 	}
 	out := make(map[string]string, len(obj))
@@ -466,7 +466,7 @@ func stringMap(field string, v any, add func(field, format string, a ...any)) ma
 		}
 		s, ok := scalar(obj[k])
 		if !ok {
-			add(field+"."+k, "must be a string (or a number or a boolean, read as a string), got %s", kindOf(obj[k]))
+			add(field+"."+k, "must be a string (or a number or a boolean, read as a string), got %s", spec.JSONKind(obj[k]))
 			continue
 		}
 		out[k] = s
@@ -477,7 +477,7 @@ func stringMap(field string, v any, add func(field, format string, a ...any)) ma
 func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody {
 	obj, ok := v.(map[string]any)
 	if !ok {
-		add(fieldWebhook, `must be an object such as {"url": "https://hooks.example.com/ci", "events": ["completed"]}, got %s`, kindOf(v))
+		add(fieldWebhook, `must be an object such as {"url": "https://hooks.example.com/ci", "events": ["completed"]}, got %s`, spec.JSONKind(v))
 		return nil
 	}
 	out := &webhookBody{}
@@ -489,7 +489,7 @@ func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody
 		case "url":
 			s, ok := obj[k].(string)
 			if !ok {
-				add(field, "must be a string, got %s", kindOf(obj[k]))
+				add(field, "must be a string, got %s", spec.JSONKind(obj[k]))
 				continue
 			}
 			out.url, out.hasURL = s, true
@@ -499,14 +499,14 @@ func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody
 			}
 			events, ok := obj[k].([]any)
 			if !ok {
-				add(field, `must be a list of event types ("measurement", "completed"), got %s`, kindOf(obj[k]))
+				add(field, `must be a list of event types ("measurement", "completed"), got %s`, spec.JSONKind(obj[k]))
 				continue
 			}
 			out.events = []string{}
 			for i, e := range events {
 				s, ok := e.(string)
 				if !ok {
-					add(fmt.Sprintf("%s[%d]", field, i), `must be a string, "measurement" or "completed", got %s`, kindOf(e))
+					add(fmt.Sprintf("%s[%d]", field, i), `must be a string, "measurement" or "completed", got %s`, spec.JSONKind(e))
 					continue
 				}
 				if err := webhook.CheckEvents([]string{s}); err != nil {
@@ -536,22 +536,4 @@ func scalar(v any) (string, bool) {
 		return strconv.FormatBool(x), true
 	}
 	return "", false
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -57,7 +57,7 @@ func Parse(data []byte) (*Document, []api.FieldError) {
 	if !ok {
 		return nil, []api.FieldError{{Field: bodyField, Message: fmt.Sprintf(
 			"expected an object (an Argo Rollouts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun, or a bare spec), got %s",
-			jsonKind(root))}}
+			JSONKind(root))}}
 	}
 
 	c := &checker{errs: errs}
@@ -346,7 +346,7 @@ func (c *checker) document(obj map[string]any) bool {
 			}
 			specObj, ok := v.(map[string]any)
 			if !ok {
-				c.add("spec", "must be an object, got "+jsonKind(v))
+				c.add("spec", "must be an object, got "+JSONKind(v))
 				continue
 			}
 			c.spec("", specObj, kind)
@@ -375,13 +375,13 @@ func (c *checker) metadata(v any) {
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		c.add("metadata", "must be an object, got "+jsonKind(v))
+		c.add("metadata", "must be an object, got "+JSONKind(v))
 		return
 	}
 	for _, key := range []string{"name", "namespace"} {
 		if s, ok := obj[key]; ok && s != nil {
 			if _, ok := s.(string); !ok {
-				c.add("metadata."+key, "must be a string, got "+jsonKind(s))
+				c.add("metadata."+key, "must be a string, got "+JSONKind(s))
 			}
 		}
 	}
@@ -457,7 +457,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 				c.add(path, "must be an integer (a 32-bit one) or a string, got "+x.String())
 			}
 		default:
-			c.add(path, "must be an integer or a string, got "+jsonKind(v))
+			c.add(path, "must be an integer or a string, got "+JSONKind(v))
 		}
 		return
 	}
@@ -468,7 +468,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			c.add(path, "must be an object, got "+jsonKind(v))
+			c.add(path, "must be an object, got "+JSONKind(v))
 			return
 		}
 		fields := jsonFields(t)
@@ -483,7 +483,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 	case reflect.Slice:
 		arr, ok := v.([]any)
 		if !ok {
-			c.add(path, "must be a list, got "+jsonKind(v))
+			c.add(path, "must be a list, got "+JSONKind(v))
 			return
 		}
 		for i, e := range arr {
@@ -491,16 +491,16 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			c.add(path, "must be a string, got "+jsonKind(v)+quoteHint(v))
+			c.add(path, "must be a string, got "+JSONKind(v)+quoteHint(v))
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			c.add(path, "must be true or false, got "+jsonKind(v))
+			c.add(path, "must be true or false, got "+JSONKind(v))
 		}
 	case reflect.Int32, reflect.Int64:
 		n, ok := v.(json.Number)
 		if !ok {
-			c.add(path, "must be an integer, got "+jsonKind(v))
+			c.add(path, "must be an integer, got "+JSONKind(v))
 			return
 		}
 		if _, err := strconv.ParseInt(n.String(), 10, t.Bits()); err != nil {
@@ -509,7 +509,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 	case reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			c.add(path, "must be a number, got "+jsonKind(v))
+			c.add(path, "must be a number, got "+JSONKind(v))
 			return
 		}
 		if _, err := strconv.ParseFloat(n.String(), 64); err != nil {
@@ -518,7 +518,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok || t.Key().Kind() != reflect.String {
-			c.add(path, "must be an object, got "+jsonKind(v))
+			c.add(path, "must be an object, got "+JSONKind(v))
 			return
 		}
 		for _, key := range sortedKeys(obj) {
@@ -575,8 +575,9 @@ func sortedKeys(obj map[string]any) []string {
 	return keys
 }
 
-// jsonKind names the JSON type of a decoded value.
-func jsonKind(v any) string {
+// JSONKind names the JSON type of a decoded value, for messages: "an
+// object", "a list", "a number"…
+func JSONKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
@@ -604,5 +605,5 @@ func display(v any) string {
 	case bool:
 		return strconv.FormatBool(x)
 	}
-	return jsonKind(v)
+	return JSONKind(v)
 }
