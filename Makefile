@@ -63,8 +63,32 @@ fuzz:
 demo: prometheus build
 	./deploy/demo/demo.sh
 
+# bench runs the benchmarks behind internal/benchmark/README-performance.md
+# (about three minutes) and writes what they print to bench.txt: the
+# conditions beside compiling them per measurement, a day's backtest (the
+# engine alone, and against a real Prometheus), /v1/evaluate beside the same
+# query sent straight to Prometheus, and 10,000 concurrent analyses, each
+# variant in a process of its own so that neither inherits the other's
+# memory. Every section is headed by the load average: other work on the
+# machine shows in the numbers, so run it on a quiet one.
+BENCH_OUT ?= bench.txt
+
 bench: prometheus
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@set -e; out="$(BENCH_OUT)"; \
+	{ echo "# canaryd benchmarks, $$(date -u +%Y-%m-%dT%H:%M:%SZ), $$(git describe --always --dirty 2>/dev/null || echo unknown)"; \
+	  echo "# $$($(GO) version), $$(nproc) CPUs: $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"; } > "$$out"; \
+	run() { \
+		echo "== $$*"; \
+		{ echo; echo "== $$*"; echo "# load average $$(cut -d' ' -f1-3 /proc/loadavg)"; } >> "$$out"; \
+		"$$@" >> "$$out" 2>&1 || { echo "failed; see $$out" >&2; exit 1; }; \
+	}; \
+	run $(GO) test -run '^$$' -bench . -benchmem ./internal/condition/; \
+	run $(GO) test -run '^$$' -bench BacktestDay -benchmem ./internal/analysis/; \
+	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/; \
+	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/; \
+	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/; \
+	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/; \
+	echo "results in $$out"
 
 clean:
-	rm -rf bin .demo
+	rm -rf bin .demo bench.txt
