@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -44,17 +45,21 @@ type inputReader struct {
 	limits spec.Limits
 	// now tells the time that backtest windows are relative to.
 	now func() time.Time
+	// programs shares compiled conditions between the specs of a server:
+	// Argo's web provider posts the same body at every interval, and every
+	// analysis of a template carries the same conditions.
+	programs *condition.Programs
 }
 
 // compileOptions are the options of spec.Compile on a route: the limits,
 // without the bound on an analysis' duration for a backtest, which runs in
 // virtual time within its own window.
-func (in *inputReader) compileOptions(params queryParams) spec.Option {
+func (in *inputReader) compileOptions(params queryParams) []spec.Option {
 	limits := in.limits
 	if params.backtest {
 		limits.MaxDuration = 0
 	}
-	return spec.WithLimits(limits)
+	return []spec.Option{spec.WithLimits(limits), spec.WithPrograms(in.programs)}
 }
 
 // specRequest is a request to run or evaluate a spec, decoded and checked.
@@ -125,7 +130,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	if len(problems) > 0 {
 		return nil, ptr(invalidInput(append(errs, problems...)))
 	}
-	compiled, problems := spec.Compile(doc, overrides, in.sources, in.compileOptions(params))
+	compiled, problems := spec.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
 	errs = append(errs, problems...)
 	if len(errs) > 0 {
 		return nil, ptr(invalidInput(errs))

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -131,6 +132,7 @@ func New(opts Options) (http.Handler, error) {
 			checkWebhook: opts.Analyses.CheckWebhook,
 			limits:       limits.SpecLimits(opts.Analyses.opts.MaxDuration),
 			now:          opts.Analyses.clock.Now,
+			programs:     condition.NewPrograms(condition.DefaultProgramsSize),
 		},
 		limits:          limits,
 		metrics:         metrics,

@@ -293,7 +293,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		if len(errs) > 0 {
 			return nil, ptr(invalidInput(errs))
 		}
-		compiled, problems := spec.Compile(t.Document, args, in.sources, in.compileOptions(params))
+		compiled, problems := spec.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
 		if len(problems) > 0 {
 			return nil, ptr(invalidInput(problems))
 		}
