@@ -19,6 +19,10 @@
 //     URL userinfo) into an error, a message, a metric label or a log line;
 //   - build an HTTP transport per measurement: transports belong to a
 //     datasource and are shared by every metric that queries it;
+//   - read a response differently from client_golang, Argo's client: the
+//     fast decoder (decodeFast) only reads what client_golang reads the
+//     same way (FuzzDecodeFast holds it to that), and hands everything
+//     else, errors and fallbacks included, to client_golang itself;
 //   - know about schedules, conditions or phases: that is the engine's work
 //     (internal/analysis); this package only measures.
 package prometheus
