@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/canaryd/canaryd/api"
 )
@@ -75,6 +76,11 @@ func (s *Spec) Resolve(overrides map[string]string) (*Spec, []api.FieldError) {
 	return out, nil
 }
 
+// notUTF8 says why an argument's value is refused: it is substituted into
+// a JSON document (as Argo does), where invalid bytes would silently become
+// U+FFFD and the query would ask for something the caller did not send.
+const notUTF8 = "the value is not valid UTF-8; send text (percent-encode it in a query string)"
+
 // mergeArgs merges the spec's arguments with the overrides. values maps
 // every declared name to its value, nil when it has none. args is a copy of
 // s.Args carrying those values.
@@ -100,13 +106,22 @@ func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values m
 	// if the values agree, and a later value fills a missing one, as in
 	// Argo's flattenArgs.
 	args = make([]Argument, len(s.Args))
+	refused := map[string]bool{} // values refused, already reported
 	for i, a := range s.Args {
 		args[i] = copyArgument(a)
 		var v *string
 		if o, ok := overrides[a.Name]; ok {
 			v = &o
+			if !utf8.ValidString(o) {
+				errs = append(errs, api.FieldError{Field: "args." + a.Name, Message: notUTF8})
+				v, refused[a.Name] = nil, true
+			}
 		} else if a.ValueFrom == nil {
 			v = a.Value
+			if v != nil && !utf8.ValidString(*v) {
+				errs = append(errs, api.FieldError{Field: indexPath("args", i) + ".value", Message: notUTF8})
+				v, refused[a.Name] = nil, true
+			}
 		}
 		switch prev := values[a.Name]; {
 		case v == nil:
@@ -120,7 +135,7 @@ func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values m
 
 	// Arguments left without a value, each reported once: on its valueFrom
 	// if it has one, else where it is first declared.
-	reported := map[string]bool{}
+	reported := refused
 	for i, a := range s.Args {
 		if values[a.Name] != nil || reported[a.Name] {
 			continue

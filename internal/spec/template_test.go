@@ -222,6 +222,27 @@ metrics:
 	checkErrors(t, "errors on their fields", errs, want)
 }
 
+// TestResolveRefusesInvalidUTF8 checks that an argument value that is not
+// text (a query string's %96) is refused on its field, once, rather than
+// substituted as U+FFFD.
+func TestResolveRefusesInvalidUTF8(t *testing.T) {
+	doc := mustParse(t, `
+args: [{name: ns}, {name: job, value: api}]
+metrics:
+- name: a
+  provider:
+    prometheus:
+      query: up{ns="{{args.ns}}",job="{{args.job}}"}
+`)
+	_, errs := doc.Spec.Resolve(map[string]string{"ns": "echo\x96"})
+	checkErrors(t, "an override", errs, []api.FieldError{fe("args.ns", notUTF8)})
+
+	bad := "a\xff"
+	doc.Spec.Args[1].Value = &bad
+	_, errs = doc.Spec.Resolve(map[string]string{"ns": "echo"})
+	checkErrors(t, "a default", errs, []api.FieldError{fe("args[1].value", notUTF8)})
+}
+
 func TestResolveStringCount(t *testing.T) {
 	tests := []struct {
 		name     string
