@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,9 +69,18 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	// plan may be shared by other runs (a server keeps the plans it
+	// compiled): a metric that needs its count filled in is given it in a
+	// copy.
+	copied := false
 	for i := range plan.Metrics {
-		if m := &plan.Metrics[i]; m.Count == nil && m.Interval == 0 {
-			m.Count = EffectiveCount(0, 0)
+		if m := plan.Metrics[i]; m.Count == nil && m.Interval == 0 {
+			if !copied {
+				p := *plan
+				p.Metrics = slices.Clone(plan.Metrics)
+				plan, copied = &p, true
+			}
+			plan.Metrics[i].Count = EffectiveCount(0, 0)
 		}
 	}
 	if opts.ErrorRetryInterval <= 0 {

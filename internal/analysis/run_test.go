@@ -609,3 +609,21 @@ func TestRunSelfTerminationRecordsInFlight(t *testing.T) {
 		t.Errorf("runSummary %+v", got.RunSummary)
 	}
 }
+
+// TestRunDoesNotChangeItsPlan checks that Start leaves the plan it is given
+// as it was, so that a plan can be shared by runs (a server keeps the plans
+// it compiled): a metric without an interval or a count gets its count of
+// one in the run's own copy.
+func TestRunDoesNotChangeItsPlan(t *testing.T) {
+	m := metric("once", func(m *Metric) { m.Count = nil })
+	m.Judge = phaseJudge{}
+	m.Source = phases(api.PhaseSuccessful)
+	plan := &Plan{Metrics: []Metric{m}}
+	got := start(t, plan).finish()
+	if got.Phase != api.PhaseSuccessful || got.MetricResults[0].Count != 1 {
+		t.Errorf("run %+v, want one Successful measurement", got)
+	}
+	if plan.Metrics[0].Count != nil {
+		t.Errorf("the plan's count was set to %d; the run must keep its own", *plan.Metrics[0].Count)
+	}
+}
