@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -84,18 +85,21 @@ func (req *specRequest) timeoutHeader(r *http.Request, params queryParams) []api
 	return nil
 }
 
-// withDeadline makes every metric of plan answer by the deadline of the
-// context it is measured with: a measurement still running when that
-// deadline passes is an Error "deadline exceeded …" at once, whatever its
-// source does. plan must be the request's own (spec.Compile builds a new
-// one each time).
-func withDeadline(plan *analysis.Plan, timeout time.Duration) {
-	for i := range plan.Metrics {
-		m := &plan.Metrics[i]
+// withDeadline returns a copy of plan in which every metric answers by the
+// deadline of the context it is measured with: a measurement still running
+// when that deadline passes is an Error "deadline exceeded …" at once,
+// whatever its source does. plan itself is not changed (it may be a
+// compiled spec that other requests share).
+func withDeadline(plan *analysis.Plan, timeout time.Duration) *analysis.Plan {
+	p := *plan
+	p.Metrics = slices.Clone(plan.Metrics)
+	for i := range p.Metrics {
+		m := &p.Metrics[i]
 		if m.Source != nil {
 			m.Source = deadlineSource{inner: m.Source, timeout: timeout}
 		}
 	}
+	return &p
 }
 
 // deadlineSource is a Source that returns when its context's deadline

@@ -49,6 +49,10 @@ type inputReader struct {
 	// Argo's web provider posts the same body at every interval, and every
 	// analysis of a template carries the same conditions.
 	programs *condition.Programs
+	// compiled keeps the specs compiled last, by what they were compiled
+	// from: a body (or a template's arguments) sent again is answered
+	// without parsing, validating or compiling it again.
+	compiled *compiledCache
 }
 
 // compileOptions are the options of spec.Compile on a route: the limits,
@@ -120,6 +124,19 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	errs = append(errs, req.timeoutHeader(r, params)...)
 	errs = append(errs, req.readWindow(params, in.now())...)
 
+	mediaType := []byte("yaml")
+	if isJSON {
+		mediaType = []byte("json")
+	}
+	key := compiledKey{sum: keySum(params, overrides, mediaType, body)}
+	cacheable := len(body) <= maxCachedBody
+	if cacheable && len(errs) == 0 {
+		if e, ok := in.compiled.get(key); ok {
+			req.compiled, req.template = e.compiled, e.template
+			return req, nil
+		}
+	}
+
 	if isJSON {
 		if err := checkJSON(body); err != nil {
 			errs = append(errs, api.FieldError{Field: "body", Message: err.Error()})
@@ -138,6 +155,9 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	req.compiled = compiled
 	if doc.Kind == spec.KindAnalysisTemplate || doc.Kind == spec.KindClusterAnalysisTemplate {
 		req.template = doc.Metadata.Name
+	}
+	if cacheable {
+		in.compiled.put(key, compiledEntry{compiled: req.compiled, template: req.template})
 	}
 	return req, nil
 }

@@ -208,8 +208,8 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 		timeout := cmp.Or(req.timeout, defaultTimeout)
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		withDeadline(req.compiled.Plan, timeout)
-		result, err := analyses.Evaluate(ctx, req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args})
+		plan := withDeadline(req.compiled.Plan, timeout)
+		result, err := analyses.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args})
 		if err != nil {
 			writeProblem(w, r, shuttingDown())
 			return

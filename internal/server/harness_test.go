@@ -116,6 +116,8 @@ type testServer struct {
 	analyses *server.Analyses
 	registry *promclient.Registry
 	logs     *observer.ObservedLogs
+	// store serves the templates of options.templates; nil without.
+	store *templates.Store
 }
 
 func start(t *testing.T, o options) *testServer {
@@ -183,7 +185,10 @@ func start(t *testing.T, o options) *testServer {
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)
 	}
-	var store server.TemplateStore
+	var (
+		store  server.TemplateStore
+		loaded *templates.Store
+	)
 	if o.templates != "" {
 		st, err := templates.Load(templates.Options{
 			Dir: o.templates,
@@ -197,7 +202,7 @@ func start(t *testing.T, o options) *testServer {
 		if err != nil {
 			t.Fatalf("templates.Load: %v", err)
 		}
-		store = st
+		store, loaded = st, st
 	}
 	handler, err := server.New(server.Options{
 		Logger:            log,
@@ -227,7 +232,7 @@ func start(t *testing.T, o options) *testServer {
 		analyses.Drain(ctx)
 		analyses.WaitWebhooks(ctx)
 	})
-	return &testServer{t: t, url: srv.URL, analyses: analyses, registry: reg, logs: logs}
+	return &testServer{t: t, url: srv.URL, analyses: analyses, registry: reg, logs: logs, store: loaded}
 }
 
 // response is a whole response, already checked against openapi.yaml.

@@ -133,6 +133,7 @@ func New(opts Options) (http.Handler, error) {
 			limits:       limits.SpecLimits(opts.Analyses.opts.MaxDuration),
 			now:          opts.Analyses.clock.Now,
 			programs:     condition.NewPrograms(condition.DefaultProgramsSize),
+			compiled:     newCompiledCache(defaultCompiledCacheSize),
 		},
 		limits:          limits,
 		metrics:         metrics,

@@ -293,11 +293,17 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		if len(errs) > 0 {
 			return nil, ptr(invalidInput(errs))
 		}
-		compiled, problems := spec.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
-		if len(problems) > 0 {
-			return nil, ptr(invalidInput(problems))
+		key := compiledKey{doc: t.Document, sum: keySum(params, args)}
+		if e, ok := in.compiled.get(key); ok {
+			req.compiled = e.compiled
+		} else {
+			compiled, problems := spec.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
+			if len(problems) > 0 {
+				return nil, ptr(invalidInput(problems))
+			}
+			req.compiled = compiled
+			in.compiled.put(key, compiledEntry{compiled: compiled, template: t.Name})
 		}
-		req.compiled = compiled
 		if f := tb.flagger; f != nil {
 			req.caller = []zap.Field{zap.String("template", t.Name), zap.String("flagger_canary", deref(f.namespace)+"/"+deref(f.name)),
 				zap.String("flagger_phase", f.phase), zap.String("flagger_checksum", f.checksum)}

@@ -1,0 +1,128 @@
+package server
+
+import (
+	linked "container/list"
+	"crypto/sha256"
+	"sync"
+
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// defaultCompiledCacheSize is how many compiled specs a server keeps: one
+// per distinct body and arguments that callers send again and again (Argo
+// Rollouts' web provider posts the same body at every interval of every
+// rollout's analysis). A few kilobytes each.
+const defaultCompiledCacheSize = 256
+
+// maxCachedBody is the largest body whose compiled spec is kept. Templates
+// are a few kilobytes, kubectl's managedFields included; what a larger body
+// compiles to (its queries, its conditions) is not kept, so that the cache
+// holds at most a few megabytes whatever callers send.
+const maxCachedBody = 64 << 10
+
+// compiledKey names what a compiled spec was compiled from. For a posted
+// document, doc is nil and sum covers the body, its media type, the
+// arguments and the route's options; for a named template, doc is the
+// template's parsed document (a reload makes a new one, so a reloaded
+// template is never answered from the old one's entries) and sum covers the
+// arguments and the route's options.
+type compiledKey struct {
+	doc *spec.Document
+	sum [sha256.Size]byte
+}
+
+// compiledEntry is what a request needs of a compiled spec.
+type compiledEntry struct {
+	compiled *spec.Compiled
+	// template is the document's name when it is a template.
+	template string
+}
+
+// compiledCache keeps the specs compiled most recently, so that a body
+// sent again is neither parsed, resolved, validated nor compiled again.
+// Only specs that compiled without a problem are kept. The entries are
+// shared by every request that finds them and must not be changed: a
+// request that needs a different plan copies it (withDeadline).
+type compiledCache struct {
+	mu    sync.Mutex
+	size  int
+	order *linked.List // of *cachedSpec, most recently used first
+	byKey map[compiledKey]*linked.Element
+}
+
+type cachedSpec struct {
+	key   compiledKey
+	entry compiledEntry
+}
+
+func newCompiledCache(size int) *compiledCache {
+	return &compiledCache{size: size, order: linked.New(), byKey: make(map[compiledKey]*linked.Element, size)}
+}
+
+func (c *compiledCache) get(k compiledKey) (compiledEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byKey[k]
+	if !ok {
+		return compiledEntry{}, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*cachedSpec).entry, true
+}
+
+func (c *compiledCache) put(k compiledKey, e compiledEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[k]; ok {
+		el.Value.(*cachedSpec).entry = e
+		c.order.MoveToFront(el)
+		return
+	}
+	c.byKey[k] = c.order.PushFront(&cachedSpec{key: k, entry: e})
+	for c.order.Len() > c.size {
+		oldest := c.order.Back()
+		c.order.Remove(oldest)
+		delete(c.byKey, oldest.Value.(*cachedSpec).key)
+	}
+}
+
+// len reports how many specs are kept.
+func (c *compiledCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+// keySum hashes the parts of a key, each length-prefixed so that no two
+// different lists of parts hash alike, then the arguments in name order.
+func keySum(params queryParams, args map[string]string, parts ...[]byte) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	write := func(b []byte) {
+		l := uint64(len(b))
+		for i := range n {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write(b)
+	}
+	flag := func(b bool) []byte {
+		if b {
+			return []byte{1}
+		}
+		return []byte{0}
+	}
+	// Only backtest changes how a spec is compiled (its duration is not
+	// bounded); the others are read per request.
+	write(flag(params.backtest))
+	for _, p := range parts {
+		write(p)
+	}
+	for _, name := range sortedKeys(args) {
+		write([]byte(name))
+		write([]byte(args[name]))
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
