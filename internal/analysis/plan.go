@@ -49,6 +49,15 @@ type Source interface {
 	Measure(ctx context.Context, at time.Time) Observation
 }
 
+// ContextBound is implemented by sources that return soon after the
+// context they measure with is done, whatever they are waiting for (an HTTP
+// request made with that context, for one). A caller that must answer by a
+// deadline can then call such a source on its own goroutine rather than
+// watch it from another.
+type ContextBound interface {
+	BoundByContext() bool
+}
+
 // SourceFunc adapts a function to Source.
 type SourceFunc func(ctx context.Context, at time.Time) Observation
 

@@ -110,6 +110,10 @@ type deadlineSource struct {
 }
 
 func (d deadlineSource) Measure(ctx context.Context, at time.Time) analysis.Observation {
+	if b, ok := d.inner.(analysis.ContextBound); ok && b.BoundByContext() {
+		// It returns by the deadline by itself: no goroutine to watch it.
+		return d.cutShort(ctx, d.inner.Measure(ctx, at))
+	}
 	got := make(chan analysis.Observation, 1)
 	// Ends when the wrapped source returns. Sources honour ctx, so that is
 	// at the latest soon after its deadline; the buffered channel lets it
@@ -117,18 +121,22 @@ func (d deadlineSource) Measure(ctx context.Context, at time.Time) analysis.Obse
 	go func() { got <- d.inner.Measure(ctx, at) }()
 	select {
 	case obs := <-got:
-		// A query that failed because our deadline cut it short says so
-		// in the caller's terms rather than the transport's.
-		if obs.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			obs.Err = d.exceeded()
-		}
-		return obs
+		return d.cutShort(ctx, obs)
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return analysis.Observation{Err: d.exceeded()}
 		}
 		return analysis.Observation{Err: ctx.Err()}
 	}
+}
+
+// cutShort makes a query that failed because the deadline cut it short say
+// so in the caller's terms rather than the transport's.
+func (d deadlineSource) cutShort(ctx context.Context, obs analysis.Observation) analysis.Observation {
+	if obs.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		obs.Err = d.exceeded()
+	}
+	return obs
 }
 
 func (d deadlineSource) exceeded() error {

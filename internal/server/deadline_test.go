@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 func TestParseTimeout(t *testing.T) {
@@ -80,4 +84,42 @@ func TestAbsoluteURL(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestDeadlineSource checks that a round's deadline holds for a source that
+// ignores its context (watched from another goroutine) as for one bound by
+// it (called directly), and that both say which deadline passed.
+func TestDeadlineSource(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	stuck := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
+		<-release
+		return analysis.Observation{Value: 1.0}
+	})
+	for name, src := range map[string]analysis.Source{"ignores its context": stuck, "bound by its context": boundSource{}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		obs := deadlineSource{inner: src, timeout: 50 * time.Millisecond}.Measure(ctx, time.Now())
+		cancel()
+		if obs.Err == nil || !strings.HasPrefix(obs.Err.Error(), "deadline exceeded") || !strings.Contains(obs.Err.Error(), "50ms") {
+			t.Errorf("a source that %s: %v, want deadline exceeded naming 50ms", name, obs.Err)
+		}
+	}
+	ok := deadlineSource{inner: boundSource{}, timeout: time.Second}.Measure(context.Background(), time.Now())
+	if ok.Err != nil || ok.Value != 1.0 {
+		t.Errorf("a source that answers in time: %+v", ok)
+	}
+}
+
+// boundSource waits for its context when it has a deadline, and answers 1
+// at once when it has none.
+type boundSource struct{}
+
+func (boundSource) BoundByContext() bool { return true }
+
+func (boundSource) Measure(ctx context.Context, _ time.Time) analysis.Observation {
+	if _, ok := ctx.Deadline(); !ok {
+		return analysis.Observation{Value: 1.0}
+	}
+	<-ctx.Done()
+	return analysis.Observation{Err: ctx.Err()}
 }

@@ -54,6 +54,17 @@ type Source struct {
 // New returns a Source for o.
 func New(o Options) *Source { return &Source{o: o} }
 
+// BoundByContext reports whether Measure returns when its context is done:
+// when both sides' sources do.
+func (s *Source) BoundByContext() bool {
+	return bound(s.o.Canary) && bound(s.o.Baseline)
+}
+
+func bound(src analysis.Source) bool {
+	b, ok := src.(analysis.ContextBound)
+	return ok && b.BoundByContext()
+}
+
 // Measure queries both sides as of at, concurrently, and judges them.
 func (s *Source) Measure(ctx context.Context, at time.Time) analysis.Observation {
 	if at.IsZero() {

@@ -138,6 +138,34 @@ func TestMeasureWithoutSources(t *testing.T) {
 	}
 }
 
+// TestBoundByContext: a judge metric is bound by its context when both of
+// its sides are.
+func TestBoundByContext(t *testing.T) {
+	unbound := fixed(values(1), nil)
+	for _, tc := range []struct {
+		name             string
+		canary, baseline analysis.Source
+		want             bool
+	}{
+		{"both bound", boundSide{}, boundSide{}, true},
+		{"the canary not", unbound, boundSide{}, false},
+		{"the baseline not", boundSide{}, unbound, false},
+		{"none", nil, nil, false},
+	} {
+		s := judgesource.New(judgesource.Options{Canary: tc.canary, Baseline: tc.baseline})
+		if got := s.BoundByContext(); got != tc.want {
+			t.Errorf("%s: BoundByContext() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+type boundSide struct{}
+
+func (boundSide) BoundByContext() bool { return true }
+func (boundSide) Measure(context.Context, time.Time) analysis.Observation {
+	return values(1)
+}
+
 func TestValue(t *testing.T) {
 	res := stats.Classify([]float64{130, 131, 129, 132, 128}, []float64{100, 101, 99, 102, 98}, stats.Config{})
 	v := judgesource.Value(res)

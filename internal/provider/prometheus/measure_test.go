@@ -14,6 +14,7 @@ import (
 
 	promclient "github.com/prometheus/client_golang/prometheus"
 
+	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -313,6 +314,10 @@ func TestCanceled(t *testing.T) {
 	obs := src.Measure(ctx, time.Now())
 	if got, want := errText(obs.Err), `Post "`+srv.URL+`/api/v1/query": context deadline exceeded`; got != want {
 		t.Errorf("err = %q, want %q: the caller's deadline bounds the query", got, want)
+	}
+	// Which is what it tells callers, who then need not watch it.
+	if b, ok := src.(analysis.ContextBound); !ok || !b.BoundByContext() {
+		t.Error("the source does not say that its context bounds it")
 	}
 }
 

@@ -49,6 +49,10 @@ type rangeQuery struct {
 	step       time.Duration
 }
 
+// BoundByContext reports that Measure returns when its context is done:
+// the request, and the reading of its body, are made with it.
+func (*source) BoundByContext() bool { return true }
+
 // Measure runs the query as of at: an instant query at at, or a range query
 // whose start and end expressions see now() as at. Argo queries at
 // time.Now(); taking the engine's instant instead lets a backtest measure
