@@ -23,60 +23,86 @@ import (
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
-// stubAddrEnv, when set, makes the test binary a stub Prometheus listening
-// there instead of running tests: the benchmarks start it as a separate
-// process so that its memory and CPU are not counted as canaryd's.
-const stubAddrEnv = "CANARYD_BENCH_STUB_ADDR"
+// Environment variables that make the test binary a helper process instead
+// of running tests: the benchmarks start their helpers as processes of
+// their own, so that their memory and CPU are not counted as canaryd's or
+// the benchmark's.
+const (
+	// stubAddrEnv makes it a stub Prometheus listening there.
+	stubAddrEnv = "CANARYD_BENCH_STUB_ADDR"
+	// proxyEnv makes it the thinnest possible gateway to a Prometheus (see
+	// serveProxy): "LISTEN PROMETHEUS_URL", the query in proxyQueryEnv.
+	proxyEnv      = "CANARYD_BENCH_PROXY"
+	proxyQueryEnv = "CANARYD_BENCH_PROXY_QUERY"
+)
 
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(stubAddrEnv); addr != "" {
-		serveStub(addr)
+		serve(addr, stubHandler())
+		return
+	}
+	if v := os.Getenv(proxyEnv); v != "" {
+		addr, prom, _ := strings.Cut(v, " ")
+		serve(addr, proxyHandler(prom, os.Getenv(proxyQueryEnv)))
 		return
 	}
 	os.Exit(m.Run())
 }
 
-// serveStub answers every instant query at once with one sample, until the
-// process is killed.
-func serveStub(addr string) {
-	body := func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%d,"0.995"]}]}}`, time.Now().Unix())
-	}
-	if err := http.ListenAndServe(addr, http.HandlerFunc(body)); err != nil {
-		fmt.Fprintln(os.Stderr, "stub prometheus:", err)
+func serve(addr string, h http.Handler) {
+	if err := http.ListenAndServe(addr, h); err != nil {
+		fmt.Fprintln(os.Stderr, "benchmark helper:", err)
 		os.Exit(1)
 	}
 }
 
-// stubPrometheus starts the stub in a child process and returns its URL
-// and process id.
-func stubPrometheus(tb testing.TB) (string, int) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+// stubHandler answers every instant query at once with one sample.
+func stubHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[%d,"0.995"]}]}}`, time.Now().Unix())
+	})
+}
+
+// startHelper starts the test binary as a helper process with the
+// environment variable name=value, waits until it answers HTTP at addr,
+// and returns its process id. The helper is killed when the test ends.
+func startHelper(tb testing.TB, addr, name, value string, env ...string) int {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), stubAddrEnv+"="+addr)
+	cmd.Env = append(append(os.Environ(), name+"="+value), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := "http://" + addr
 	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/api/v1/query")
+		resp, err := http.Get("http://" + addr + "/")
 		if err == nil {
 			resp.Body.Close()
-			return url, cmd.Process.Pid
+			return cmd.Process.Pid
 		}
 		if i > 200 {
-			tb.Fatalf("stub prometheus did not start: %v", err)
+			tb.Fatalf("%s=%s did not start: %v", name, value, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(tb testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// stubPrometheus starts the stub in a child process and returns its URL
+// and process id.
+func stubPrometheus(tb testing.TB) (string, int) {
+	addr := freeAddr(tb)
+	return "http://" + addr, startHelper(tb, addr, stubAddrEnv, addr)
 }
 
 // concurrentSpec is the spec every analysis runs; %d is its count.
