@@ -130,6 +130,13 @@ func MannWhitney(x, y []float64, confLevel float64) (MWResult, error) {
 	}
 	lower := root(qnorm(alpha/2, false))
 	upper := root(qnorm(alpha/2, true))
+	// Each end is found to within rootTolerance. Where the statistic jumps
+	// across both quantiles at one shift (heavily tied samples), both ends
+	// are that shift and may come out in either order; R leaves them so,
+	// canaryd orders them.
+	if lower > upper {
+		lower, upper = upper, lower
+	}
 	// The estimate is the zero of the statistic without the continuity
 	// correction: wilcox.test sets correct <- FALSE before finding it.
 	// (Kayenta keeps the correction here, which moves its estimate by less
