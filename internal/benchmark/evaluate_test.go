@@ -31,14 +31,31 @@ import (
 // back, parsing, checking and logging nothing (serveProxy). What it adds
 // over the direct query is the extra process and loopback hop, which
 // canaryd cannot avoid either; what canaryd adds over it is its own work.
+//
+// Two queries are measured: the seed's, which a small Prometheus answers in
+// under half a millisecond on loopback (so the hop is most of the ratio),
+// and the same success rate averaged over the last hour at one-second
+// steps (a subquery), which costs Prometheus a few milliseconds, as queries
+// over real traffic do, and shows what canaryd adds as a share of a query
+// of that cost.
 func BenchmarkEvaluateVsDirect(b *testing.B) {
+	prom := promtest.Start(b)
+	base := startServe(b, prom.URL)
+	seed := promtest.SeedQuery("echo-good")
+	for _, q := range []struct{ name, query string }{
+		{"query=seed", seed},
+		{"query=seed-hour-average", "avg_over_time((" + seed + ")[1h:1s])"},
+	} {
+		b.Run(q.name, func(b *testing.B) { evaluateVsDirect(b, prom.URL, base, q.query) })
+	}
+}
+
+func evaluateVsDirect(b *testing.B, promURL, base, query string) {
 	pairs := 2000
 	if s := os.Getenv("CANARYD_BENCH_PAIRS"); s != "" {
 		pairs, _ = strconv.Atoi(s)
 	}
-	prom := promtest.Start(b)
-	base := startServe(b, prom.URL)
-	query := promtest.SeedQuery("echo-good")
+	prom := struct{ URL string }{promURL}
 	proxyAddr := freeAddr(b)
 	startHelper(b, proxyAddr, proxyEnv, proxyAddr+" "+prom.URL, proxyQueryEnv+"="+query)
 	body, _ := json.Marshal(map[string]any{"metrics": []any{map[string]any{
@@ -74,10 +91,10 @@ func BenchmarkEvaluateVsDirect(b *testing.B) {
 			return post("evaluate", base+"/v1/evaluate", "application/json", string(body), `"phase":"Successful"`)
 		},
 		func() time.Duration {
-			return post("direct", prom.URL+"/api/v1/query", "application/x-www-form-urlencoded", queryForm(), `"0.995"`)
+			return post("direct", prom.URL+"/api/v1/query", "application/x-www-form-urlencoded", queryForm(), `"status":"success"`)
 		},
 		func() time.Duration {
-			return post("proxy", "http://"+proxyAddr+"/v1/evaluate", "application/json", string(body), `"0.995"`)
+			return post("proxy", "http://"+proxyAddr+"/v1/evaluate", "application/json", string(body), `"status":"success"`)
 		},
 	}
 	// Warm every path: connections, compiled conditions, Prometheus' caches.
