@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -64,6 +65,10 @@ func TestCompiledSpecsAreReused(t *testing.T) {
 	evaluate("?arg.q=good", argSpec+" ", api.PhaseSuccessful, 1)
 	// The timeout is read per request, not compiled in.
 	evaluate("?arg.q=good&timeout=5s", argSpec, api.PhaseSuccessful, 0)
+	// What a body over 64 KiB compiles to is not kept.
+	large := argSpec + strings.Repeat(" ", 64<<10)
+	evaluate("?arg.q=good", large, api.PhaseSuccessful, 1)
+	evaluate("?arg.q=good", large, api.PhaseSuccessful, 1)
 
 	// A problem in the query is reported with the body's own, which are
 	// none here: the cached spec does not hide it.

@@ -124,14 +124,15 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	errs = append(errs, req.timeoutHeader(r, params)...)
 	errs = append(errs, req.readWindow(params, in.now())...)
 
-	mediaType := []byte("yaml")
-	if isJSON {
-		mediaType = []byte("json")
-	}
-	key := compiledKey{sum: keySum(params, overrides, mediaType, body)}
+	var key compiledKey
 	cacheable := len(body) <= maxCachedBody
-	if cacheable && len(errs) == 0 {
-		if e, ok := in.compiled.get(key); ok {
+	if cacheable {
+		mediaType := []byte("yaml")
+		if isJSON {
+			mediaType = []byte("json")
+		}
+		key = compiledKey{sum: keySum(params, overrides, mediaType, body)}
+		if e, ok := in.compiled.get(key); ok && len(errs) == 0 {
 			req.compiled, req.template = e.compiled, e.template
 			return req, nil
 		}
