@@ -22,14 +22,12 @@ import (
 func Backtest(ctx context.Context, plan *Plan, start, end time.Time, opts Options) api.Analysis {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	prefetched := *plan
-	prefetched.Metrics = append([]Metric(nil), plan.Metrics...)
-	for i := range prefetched.Metrics {
-		if m := &prefetched.Metrics[i]; m.Interval > 0 {
+	plan = plan.Copy()
+	for i := range plan.Metrics {
+		if m := &plan.Metrics[i]; m.Interval > 0 {
 			m.Source = newPrefetcher(ctx, m.Source, m.Interval)
 		}
 	}
-	plan = &prefetched
 	clk := clock.NewFake(start)
 	idle := make(chan struct{}, 1)
 	opts.Clock = clk

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/canaryd/canaryd/api"
@@ -134,4 +135,13 @@ type Plan struct {
 	// and makes its phase follow the score (see AssessScored). Nil keeps
 	// Argo Rollouts' semantics.
 	Scoring *judge.ScoreConfig
+}
+
+// Copy returns a copy of p with a metric list of its own, for a caller
+// that changes a metric (its source, its count) without changing p, which
+// other runs may share.
+func (p *Plan) Copy() *Plan {
+	c := *p
+	c.Metrics = slices.Clone(p.Metrics)
+	return &c
 }

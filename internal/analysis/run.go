@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -76,9 +75,7 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 	for i := range plan.Metrics {
 		if m := plan.Metrics[i]; m.Count == nil && m.Interval == 0 {
 			if !copied {
-				p := *plan
-				p.Metrics = slices.Clone(plan.Metrics)
-				plan, copied = &p, true
+				plan, copied = plan.Copy(), true
 			}
 			plan.Metrics[i].Count = EffectiveCount(0, 0)
 		}

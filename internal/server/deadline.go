@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,15 +90,13 @@ func (req *specRequest) timeoutHeader(r *http.Request, params queryParams) []api
 // whatever its source does. plan itself is not changed (it may be a
 // compiled spec that other requests share).
 func withDeadline(plan *analysis.Plan, timeout time.Duration) *analysis.Plan {
-	p := *plan
-	p.Metrics = slices.Clone(plan.Metrics)
+	p := plan.Copy()
 	for i := range p.Metrics {
-		m := &p.Metrics[i]
-		if m.Source != nil {
+		if m := &p.Metrics[i]; m.Source != nil {
 			m.Source = deadlineSource{inner: m.Source, timeout: timeout}
 		}
 	}
-	return &p
+	return p
 }
 
 // deadlineSource is a Source that returns when its context's deadline
