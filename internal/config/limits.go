@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/canaryd/canaryd/internal/server"
 )
 
 // Limits bound what one caller can make the service do: how big an
@@ -35,50 +37,42 @@ type Limits struct {
 	MaxBacktestMeasurements int
 }
 
-// Defaults of the limits.
-const (
-	DefaultMaxMetrics              = 50
-	DefaultMaxConditionLength      = 4096
-	DefaultMaxStreams              = 64
-	DefaultMaxQueryTimeout         = time.Minute
-	DefaultMaxBacktests            = 4
-	DefaultMaxBacktestWindow       = 31 * 24 * time.Hour
-	DefaultMaxBacktestStarts       = 1000
-	DefaultMaxBacktestMeasurements = 50000
-)
+// DefaultMaxQueryTimeout is MaxQueryTimeout when none is set. The other
+// limits' defaults are those of the server, which enforces them.
+const DefaultMaxQueryTimeout = time.Minute
 
 // DefaultLimits returns the limits used when none is set.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxMetrics:              DefaultMaxMetrics,
-		MaxConditionLength:      DefaultMaxConditionLength,
-		MaxStreams:              DefaultMaxStreams,
+		MaxMetrics:              server.DefaultMaxMetrics,
+		MaxConditionLength:      server.DefaultMaxConditionLength,
+		MaxStreams:              server.DefaultMaxStreams,
 		MaxQueryTimeout:         DefaultMaxQueryTimeout,
-		MaxBacktests:            DefaultMaxBacktests,
-		MaxBacktestWindow:       DefaultMaxBacktestWindow,
-		MaxBacktestStarts:       DefaultMaxBacktestStarts,
-		MaxBacktestMeasurements: DefaultMaxBacktestMeasurements,
+		MaxBacktests:            server.DefaultMaxBacktests,
+		MaxBacktestWindow:       server.DefaultMaxBacktestWindow,
+		MaxBacktestStarts:       server.DefaultMaxBacktestStarts,
+		MaxBacktestMeasurements: server.DefaultMaxBacktestMeasurements,
 	}
 }
 
 // limitSettings are the flags of the limits, listed after the others.
 func limitSettings() []setting {
 	return []setting{
-		intSetting("max-metrics", fmt.Sprintf("most metrics one analysis may have; more is a 400 on metrics (default %d)", DefaultMaxMetrics),
+		intSetting("max-metrics", fmt.Sprintf("most metrics one analysis may have; more is a 400 on metrics (default %d)", server.DefaultMaxMetrics),
 			func(c *Config) *int { return &c.MaxMetrics }),
-		intSetting("max-condition-length", fmt.Sprintf("longest successCondition or failureCondition accepted, in bytes (default %d)", DefaultMaxConditionLength),
+		intSetting("max-condition-length", fmt.Sprintf("longest successCondition or failureCondition accepted, in bytes (default %d)", server.DefaultMaxConditionLength),
 			func(c *Config) *int { return &c.MaxConditionLength }),
-		intSetting("max-streams", fmt.Sprintf("streams that may follow one analysis at once; more get 429 (default %d)", DefaultMaxStreams),
+		intSetting("max-streams", fmt.Sprintf("streams that may follow one analysis at once; more get 429 (default %d)", server.DefaultMaxStreams),
 			func(c *Config) *int { return &c.MaxStreams }),
 		durationSetting("max-query-timeout", "cap on a metric's Prometheus timeout: a longer one is lowered to it (default 1m)",
 			func(c *Config) *time.Duration { return &c.MaxQueryTimeout }),
-		intSetting("max-backtests", fmt.Sprintf("backtests running at once before new ones get 429 (default %d)", DefaultMaxBacktests),
+		intSetting("max-backtests", fmt.Sprintf("backtests running at once before new ones get 429 (default %d)", server.DefaultMaxBacktests),
 			func(c *Config) *int { return &c.MaxBacktests }),
 		durationSetting("max-backtest-window", "longest window, from start to end, a backtest may replay (default 744h, 31 days)",
 			func(c *Config) *time.Duration { return &c.MaxBacktestWindow }),
-		intSetting("max-backtest-starts", fmt.Sprintf("most analyses one backtest series (every) may start (default %d)", DefaultMaxBacktestStarts),
+		intSetting("max-backtest-starts", fmt.Sprintf("most analyses one backtest series (every) may start (default %d)", server.DefaultMaxBacktestStarts),
 			func(c *Config) *int { return &c.MaxBacktestStarts }),
-		intSetting("max-backtest-measurements", fmt.Sprintf("most measurements one backtest request may take, estimated from its schedule (default %d)", DefaultMaxBacktestMeasurements),
+		intSetting("max-backtest-measurements", fmt.Sprintf("most measurements one backtest request may take, estimated from its schedule (default %d)", server.DefaultMaxBacktestMeasurements),
 			func(c *Config) *int { return &c.MaxBacktestMeasurements }),
 	}
 }
