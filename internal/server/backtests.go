@@ -175,13 +175,8 @@ func measurementsWithin(plan *analysis.Plan, span time.Duration) int {
 // that was cut short.
 func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, limits Limits) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if analyses.Draining() {
-			writeProblem(w, r, shuttingDown())
-			return
-		}
-		req, p := read(w, r)
-		if p != nil {
-			writeProblem(w, r, *p)
+		req, ok := admit(analyses, read, w, r)
+		if !ok {
 			return
 		}
 		if errs := checkBacktest(req.compiled.Plan, req.window, limits); len(errs) > 0 {

@@ -100,6 +100,22 @@ type queryParams struct {
 // read for a posted document, readTemplate for a named template.
 type requestReader func(w http.ResponseWriter, r *http.Request) (*specRequest, *api.Problem)
 
+// admit reads a request to run a spec with read. When the service is
+// shutting down or the request is refused, it answers with the problem and
+// returns false, having started nothing.
+func admit(analyses *Analyses, read requestReader, w http.ResponseWriter, r *http.Request) (*specRequest, bool) {
+	if analyses.Draining() {
+		writeProblem(w, r, shuttingDown())
+		return nil, false
+	}
+	req, p := read(w, r)
+	if p != nil {
+		writeProblem(w, r, *p)
+		return nil, false
+	}
+	return req, true
+}
+
 // document returns the reader of routes whose body is the document to run.
 func (in *inputReader) document(params queryParams) requestReader {
 	return func(w http.ResponseWriter, r *http.Request) (*specRequest, *api.Problem) {

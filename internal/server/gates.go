@@ -44,13 +44,8 @@ func gateTimedOut(timeout time.Duration, async string) string {
 // terminates the analysis, as on ?wait=true.
 func handleGate(log *zap.Logger, analyses *Analyses, read requestReader, named bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if analyses.Draining() {
-			writeProblem(w, r, shuttingDown())
-			return
-		}
-		req, p := read(w, r)
-		if p != nil {
-			writeProblem(w, r, *p)
+		req, ok := admit(analyses, read, w, r)
+		if !ok {
 			return
 		}
 		run, ok := start(log, analyses, req, w, r)

@@ -34,14 +34,9 @@ type AnalysisList struct {
 // unread; with one the webhook is still owed the result.
 func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReader, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if analyses.Draining() {
-			writeProblem(w, r, shuttingDown())
-			return
-		}
 		mode := negotiate(r)
-		req, p := read(w, r)
-		if p != nil {
-			writeProblem(w, r, *p)
+		req, ok := admit(analyses, read, w, r)
+		if !ok {
 			return
 		}
 		run, ok := start(log, analyses, req, w, r)
@@ -196,13 +191,8 @@ func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 // than a timeout of its own, and never a hang.
 func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if analyses.Draining() {
-			writeProblem(w, r, shuttingDown())
-			return
-		}
-		req, p := read(w, r)
-		if p != nil {
-			writeProblem(w, r, *p)
+		req, ok := admit(analyses, read, w, r)
+		if !ok {
 			return
 		}
 		timeout := cmp.Or(req.timeout, defaultTimeout)
