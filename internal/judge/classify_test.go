@@ -342,19 +342,8 @@ func TestConfigValidate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Errorf("%s: Validate() = %v; want nil", tc.name, err)
-				}
+			if !checkValidate(t, tc.name, err, tc.want) {
 				return
-			}
-			if err == nil {
-				t.Fatalf("%s: Validate() = nil; want %q", tc.name, tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("%s: Validate() = %q; want it to contain %q", tc.name, err, w)
-				}
 			}
 			if n := len(strings.Split(err.Error(), "\n")); n != len(tc.want) {
 				t.Errorf("%s: Validate() lists %d problems; want %d", tc.name, n, len(tc.want))
@@ -405,4 +394,26 @@ func TestEffectSizes(t *testing.T) {
 	if got := meanRatio(3, 2); got != 1.5 {
 		t.Errorf("meanRatio(3, 2) = %g; want 1.5", got)
 	}
+}
+
+// checkValidate checks the error of a Validate named name: nil when want is
+// empty, else one containing every text of want. It reports whether there
+// is an error to look at further.
+func checkValidate(t *testing.T, name string, err error, want []string) bool {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil {
+			t.Errorf("%s: Validate() = %v; want nil", name, err)
+		}
+		return false
+	}
+	if err == nil {
+		t.Fatalf("%s: Validate() = nil; want %q", name, want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: Validate() = %q; want it to contain %q", name, err, w)
+		}
+	}
+	return true
 }

@@ -108,21 +108,7 @@ func TestScoreConfigValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Errorf("%s: Validate() = %v; want nil", tc.name, err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("%s: Validate() = nil; want %q", tc.name, tc.want)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("%s: Validate() = %q; want it to contain %q", tc.name, err, w)
-				}
-			}
+			checkValidate(t, tc.name, tc.cfg.Validate(), tc.want)
 		})
 	}
 }
