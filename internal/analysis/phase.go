@@ -233,9 +233,12 @@ func metricMessage(m *Metric, r *api.MetricResult, phase api.Phase, terminating 
 		return ""
 	}
 	last := r.Measurements[len(r.Measurements)-1]
-	if phase == api.PhaseSuccessful && terminating && m.Count != nil && r.Count < *m.Count {
+	if phase == api.PhaseSuccessful && terminating && m.Count != nil && r.Count < *m.Count &&
+		!AssessMetric(m, r, false).Completed() {
 		// Argo calls this Successful (argo-rollouts #4479, #1329); say that
-		// the count was not reached.
+		// the count was not reached. Only of a metric that was cut short: one
+		// that completed on its own (its consecutiveSuccessLimit reached)
+		// in the round that ended the run was not terminated.
 		return fmt.Sprintf("Metric Terminated after %d of %d measurements", r.Count, *m.Count)
 	}
 	switch phase {

@@ -300,3 +300,37 @@ func TestMetricMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestTerminatedMessageOnlyWhenCutShort checks the message of a metric that
+// is Successful when another metric ends the run: "Metric Terminated after N
+// of M measurements" only where the count was not reached and the metric had
+// not completed on its own (its consecutiveSuccessLimit reached in the same
+// round).
+func TestTerminatedMessageOnlyWhenCutShort(t *testing.T) {
+	failed := func() *api.MetricResult {
+		return &api.MetricResult{Name: "fast", Phase: api.PhaseFailed, Count: 1, Failed: 1,
+			Measurements: []api.Measurement{{Phase: api.PhaseFailed}}}
+	}
+	oneSuccess := func() *api.MetricResult {
+		return &api.MetricResult{Name: "slow", Phase: api.PhaseRunning, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
+			Measurements: []api.Measurement{{Phase: api.PhaseSuccessful}}}
+	}
+	tests := []struct {
+		name string
+		slow Metric
+		want string
+	}{
+		{"cut short", metric("slow", withCount(3)), "Metric Terminated after 1 of 3 measurements"},
+		{"consecutiveSuccessLimit reached", metric("slow", withCount(3), limits(0, 0, 4, 1)), ""},
+	}
+	for _, tt := range tests {
+		results := []*api.MetricResult{failed(), oneSuccess()}
+		a := AssessRun([]Metric{metric("fast", withCount(3)), tt.slow}, results, false)
+		if a.Phase != api.PhaseFailed || results[1].Phase != api.PhaseSuccessful {
+			t.Fatalf("%s: run %s, slow %s; want Failed and Successful", tt.name, a.Phase, results[1].Phase)
+		}
+		if got := results[1].Message; got != tt.want {
+			t.Errorf("%s: message %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
