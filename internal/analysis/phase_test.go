@@ -180,6 +180,22 @@ func TestAssessRun(t *testing.T) {
 			wantRun:     api.RunSummary{Count: 1, Failed: 1},
 		},
 		{
+			// Argo counts both as Successful in runSummary; canaryd counts
+			// each under its own phase (README, differences from Argo).
+			name:      "consecutiveSuccessLimit not reached within count: Failed counted as Failed",
+			metrics:   []Metric{metric("m", withCount(3), limits(-1, 0, 4, 2))},
+			results:   []*api.MetricResult{result(api.MetricResult{Successful: 2, Failed: 1, ConsecutiveSuccess: 1, Count: 3})},
+			wantPhase: api.PhaseFailed,
+			wantRun:   api.RunSummary{Count: 1, Failed: 1},
+		},
+		{
+			name:      "consecutiveSuccessLimit not reached within count: Inconclusive counted as Inconclusive",
+			metrics:   []Metric{metric("m", withCount(3), limits(1, 0, 4, 2))},
+			results:   []*api.MetricResult{result(api.MetricResult{Successful: 2, Failed: 1, ConsecutiveSuccess: 1, Count: 3})},
+			wantPhase: api.PhaseInconclusive,
+			wantRun:   api.RunSummary{Count: 1, Inconclusive: 1},
+		},
+		{
 			name:    "failed beats error beats inconclusive",
 			metrics: []Metric{metric("i", indefinite), metric("e", indefinite), metric("f", indefinite)},
 			results: []*api.MetricResult{
