@@ -627,3 +627,44 @@ func TestRunDoesNotChangeItsPlan(t *testing.T) {
 		t.Errorf("the plan's count was set to %d; the run must keep its own", *plan.Metrics[0].Count)
 	}
 }
+
+// TestRunSlowMetricDoesNotHoldBackOthers checks that each metric is measured
+// on its own schedule: while one metric's query has not returned, another
+// metric takes all its measurements. (Argo's reconcile waits for every
+// measurement it started before the next; canaryd deliberately does not, as
+// the README's differences from Argo say.) The slow query returns only once
+// the fast metric has been measured three times, so a run that held the fast
+// metric back would never finish.
+func TestRunSlowMetricDoesNotHoldBackOthers(t *testing.T) {
+	fastDone := make(chan struct{})
+	var fastCalls int
+	fast := metric("fast", func(m *Metric) { m.Interval = time.Millisecond; m.Count = i32(3) })
+	fast.Judge = phaseJudge{}
+	fast.Source = SourceFunc(func(ctx context.Context, at time.Time) Observation {
+		fastCalls++ // measurements of one metric never overlap
+		if fastCalls == 3 {
+			close(fastDone)
+		}
+		return Observation{Value: api.PhaseSuccessful, Display: "fast"}
+	})
+	slow := metric("slow", withCount(1))
+	slow.Judge = phaseJudge{}
+	slow.Source = SourceFunc(func(ctx context.Context, at time.Time) Observation {
+		select {
+		case <-fastDone:
+		case <-ctx.Done():
+		}
+		return Observation{Value: api.PhaseFailed, Display: "slow"}
+	})
+	run := Start(context.Background(), &Plan{Metrics: []Metric{fast, slow}}, Options{ID: "test"})
+	select {
+	case <-run.Done():
+	case <-time.After(10 * time.Second):
+		run.Abort("test timed out")
+		t.Fatal("the fast metric was held back by the slow one")
+	}
+	got := run.Snapshot()
+	if got.Phase != api.PhaseFailed || got.MetricResults[0].Count != 3 {
+		t.Errorf("run %s, fast count %d; want Failed and 3", got.Phase, got.MetricResults[0].Count)
+	}
+}
