@@ -20,7 +20,51 @@ import (
 const (
 	requestIDHeader    = "X-Request-Id"
 	maxRequestIDLength = 128
+	// maxLoggedPath and maxLoggedMethod bound what the access log copies
+	// of a request line: a caller chooses both, and a path may be as long
+	// as the header limit (1 MiB) allows.
+	maxLoggedPath   = 256
+	maxLoggedMethod = 16
 )
+
+// otherLabel is the label value of a method, route or status code outside
+// the fixed set of its label.
+const otherLabel = "other"
+
+// methodLabel is a request's method as a label value: one of HTTP's own
+// methods, else otherLabel. The method is whatever token the caller sends,
+// so a label that copied it would let any caller grow /metrics without
+// bound.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return otherLabel
+}
+
+// codeLabel is a status code as a label value: the statuses canaryd
+// answers with (its own, and those of a peer it relays), else otherLabel.
+func codeLabel(status int) string {
+	switch status {
+	case http.StatusOK, http.StatusAccepted, http.StatusNoContent,
+		http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+		http.StatusMethodNotAllowed, http.StatusGone, http.StatusPreconditionFailed,
+		http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusTooManyRequests,
+		http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return strconv.Itoa(status)
+	}
+	return otherLabel
+}
+
+// cutLogged shortens a value the caller chose, for a log line.
+func cutLogged(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
 
 // requestInfo travels with a request so that the access log line can name
 // what the handler learnt: the analysis id, once there is one.
@@ -115,7 +159,7 @@ func (s *server) observe(next http.Handler) http.Handler {
 			abort := v == http.ErrAbortHandler //nolint:errorlint // net/http compares it so too
 			if v != nil && !abort {
 				s.log.Error("panic while handling a request", zap.String("request_id", info.id),
-					zap.String("method", r.Method), zap.String("path", r.URL.Path),
+					zap.String("method", cutLogged(r.Method, maxLoggedMethod)), zap.String("path", cutLogged(r.URL.Path, maxLoggedPath)),
 					zap.String("panic", fmt.Sprint(v)), zap.Stack("stack"))
 				if rec.status == 0 {
 					writeProblem(rec, r, internalProblem(info.id))
@@ -140,14 +184,17 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http sends 200
 	}
-	route := "unmatched"
+	route := unmatchedRoute
 	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePattern() != "" {
 		route = rctx.RoutePattern()
+		if !s.routeLabels[route] {
+			route = otherLabel
+		}
 	}
 	elapsed := time.Since(start)
-	code := strconv.Itoa(status)
-	s.metrics.requests.WithLabelValues(route, r.Method, code).Inc()
-	s.metrics.duration.WithLabelValues(route, r.Method, code).Observe(elapsed.Seconds())
+	method, code := methodLabel(r.Method), codeLabel(status)
+	s.metrics.requests.WithLabelValues(route, method, code).Inc()
+	s.metrics.duration.WithLabelValues(route, method, code).Observe(elapsed.Seconds())
 
 	level := zapcore.InfoLevel
 	switch {
@@ -162,8 +209,8 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 	}
 	fields := []zap.Field{
 		zap.String("request_id", info.id),
-		zap.String("method", r.Method),
-		zap.String("path", r.URL.Path),
+		zap.String("method", cutLogged(r.Method, maxLoggedMethod)),
+		zap.String("path", cutLogged(r.URL.Path, maxLoggedPath)),
 		zap.String("route", route),
 		zap.Int("status", status),
 		zap.Int64("bytes", rec.bytes),

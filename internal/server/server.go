@@ -91,7 +91,14 @@ type server struct {
 	evaluateTimeout time.Duration
 	// replicas is this replica and its peers; nil on its own.
 	replicas *Replicas
+	// routeLabels are the route patterns served: the values the route
+	// label of the HTTP metrics may take, with unmatchedRoute and
+	// otherLabel.
+	routeLabels map[string]bool
 }
+
+// unmatchedRoute is the route label of a request no route matched.
+const unmatchedRoute = "unmatched"
 
 // New returns the HTTP API. The handler does not own the analyses: the
 // caller drains them (Analyses.Drain) before shutting the HTTP server down,
@@ -151,5 +158,13 @@ func New(opts Options) (http.Handler, error) {
 	s.replicas = opts.Replicas
 	r := chi.NewRouter()
 	s.routes(r)
+	s.routeLabels = map[string]bool{}
+	err = chi.Walk(r, func(_ string, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		s.routeLabels[route] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return r, nil
 }
