@@ -129,11 +129,29 @@ type RunSummary struct {
 
 // WebhookStatus reports the deliveries of an analysis' webhook.
 type WebhookStatus struct {
-	URL        string `json:"url"`
-	Delivered  int    `json:"delivered"`
-	Failed     int    `json:"failed"`
+	URL       string `json:"url"`
+	Delivered int    `json:"delivered"`
+	Failed    int    `json:"failed"`
+	// Pending counts the events queued or being delivered.
+	Pending    int    `json:"pending,omitempty"`
 	LastStatus int    `json:"lastStatus,omitempty"`
 	LastError  string `json:"lastError,omitempty"`
+	// Retrying is set while the event being delivered waits for another
+	// attempt.
+	Retrying *WebhookRetry `json:"retrying,omitempty"`
+}
+
+// WebhookRetry is the event whose delivery is being retried.
+type WebhookRetry struct {
+	// WebhookID is the event's webhook-id.
+	WebhookID string `json:"webhookId"`
+	// Attempts made so far.
+	Attempts int `json:"attempts"`
+	// LastError is why the latest attempt failed, or why none is made
+	// (the destination's circuit breaker is open).
+	LastError string `json:"lastError"`
+	// NextAttemptAt is when the next attempt is due, at the latest.
+	NextAttemptAt time.Time `json:"nextAttemptAt"`
 }
 
 // EventType names the kinds of event an analysis emits.

@@ -244,7 +244,9 @@ type WebhookRequest struct {
 }
 
 // Start begins an analysis of plan. It fails with ErrDraining while the
-// service shuts down and with ErrTooMany at the limit of running analyses.
+// service shuts down, with ErrTooMany at the limit of running analyses, and
+// with webhook.ErrBacklogFull when it has a webhook and the Sender's limit
+// of webhooks with deliveries owed is reached.
 //
 // The run is not tied to any request: it ends when its metrics complete, on
 // Terminate, at its maximum duration, or when Drain aborts it. Its webhook,
@@ -265,7 +267,12 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	log := a.log.With(zap.String("analysis_id", id))
 	var hook *webhook.Stream
 	if so.Webhook != nil {
-		hook = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events)
+		// Fails with webhook.ErrBacklogFull at --max-webhook-backlog,
+		// before anything runs.
+		var err error
+		if hook, err = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events); err != nil {
+			return nil, err
+		}
 		a.hooks[hook] = id
 		// Ends when the stream has delivered or given up its last event:
 		// after the completed event, which every run sends, or when

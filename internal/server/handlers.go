@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // AnalysisList is the body of GET /v1/analyses.
@@ -79,6 +80,12 @@ func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.Respons
 	case errors.Is(err, ErrTooMany):
 		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
 			"the limit of analyses running at once (--max-analyses) is reached; retry later"))
+		return nil, false
+	case errors.Is(err, webhook.ErrBacklogFull):
+		p := problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
+			"the limit of analyses with webhook deliveries owed (--max-webhook-backlog) is reached; retry later")
+		p.Errors = []api.FieldError{{Field: "webhook", Message: err.Error()}}
+		writeProblem(w, r, p)
 		return nil, false
 	case err != nil:
 		internalError(log, w, r, err)

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrRefused is wrapped by every error of Check: the URL may not receive
@@ -47,29 +49,83 @@ func parseDestination(u *url.URL) (destination, string) {
 	if u.User != nil {
 		return destination{}, "it carries credentials (user:password@); sign deliveries with --webhook-secret-file instead"
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "" {
-		return destination{}, "it has no host"
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		host = ip.String()
+	host, ok := normalHost(u.Hostname())
+	if !ok {
+		return destination{}, "it has no host, or an IPv6 address with a zone"
 	}
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
+	if reason := pathProblem(u); reason != "" {
+		return destination{}, reason
+	}
 	var segments []string
 	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
 		segments = strings.Split(p, "/")
 	}
-	for _, s := range segments {
-		// A receiver resolves dot segments, so "/ci/../admin" would leave
-		// the prefix "/ci" that it appears to be under.
+	return destination{scheme: u.Scheme, host: host, port: port, segments: segments}, ""
+}
+
+// normalHost is the one spelling of a host that is compared with the allow
+// list and dialled: lower case, without a trailing dot, an IP address in
+// its canonical form ("127.0.0.1." is 127.0.0.1, "[0:0::1]" is ::1). ok is
+// false for an empty host and for an IPv6 address with a zone, which names
+// an interface of this machine and no webhook receiver.
+func normalHost(h string) (string, bool) {
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "" {
+		return "", false
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		if ip.Zone() != "" {
+			return "", false
+		}
+		return ip.String(), true
+	}
+	return h, true
+}
+
+// pathProblem says why u's path cannot be compared with a prefix, or ""
+// when it can. A path is compared decoded, segment by segment, and sent
+// as given; so it must mean the same to every receiver whichever way it
+// decodes and normalises it. Refused, because servers disagree on them:
+//
+//   - "." and ".." segments, which a receiver resolves, so that
+//     "/ci/../admin" leaves the prefix "/ci" it appears to be under;
+//   - an encoded dot or slash (%2e, %2f), which some servers decode before
+//     resolving dot segments or splitting the path, others after;
+//   - an encoded percent sign (%25), which a server that decodes twice
+//     turns into another escape ("%252e%252e" into "..");
+//   - ";" (raw or %3b), the path parameters of Java servers, which resolve
+//     "/ci/..;/admin" as "/admin";
+//   - "\" (raw or %5c), which Windows servers and some proxies take for
+//     "/", so that "/ci/..\admin" is "/admin";
+//   - control characters and bytes that are not UTF-8 once decoded
+//     (overlong encodings of "." and "/", such as %c0%ae).
+func pathProblem(u *url.URL) string {
+	// RawPath is the path as given whenever it differs from the default
+	// encoding of Path, which never encodes "." or "/".
+	raw := strings.ToLower(u.RawPath)
+	if strings.Contains(raw, "%2e") || strings.Contains(raw, "%2f") {
+		return `its path has an encoded "." or "/" (%2e, %2f), which receivers decode differently`
+	}
+	p := u.Path
+	if strings.Contains(p, "%") {
+		return `its path has an encoded "%" (%25), which a receiver that decodes twice turns into another character`
+	}
+	if strings.ContainsAny(p, ";\\") {
+		return `its path has ";" or "\" (or %3b, %5c), which some receivers take for a path parameter or a "/"`
+	}
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, unicode.IsControl) {
+		return "its path has control characters or is not UTF-8 once decoded"
+	}
+	for s := range strings.SplitSeq(p, "/") {
 		if s == "." || s == ".." {
-			return destination{}, `its path has "." or ".." segments`
+			return `its path has "." or ".." segments`
 		}
 	}
-	return destination{scheme: u.Scheme, host: host, port: port, segments: segments}, ""
+	return ""
 }
 
 // parsePrefix parses one --webhook-allow prefix.

@@ -61,7 +61,7 @@ func TestCheck(t *testing.T) {
 		{"metadata address, https", "https://169.254.169.254/ci", false, "allowed prefix"},
 		{"decimal IP", "http://2130706433:8080/", false, "allowed prefix"},
 		{"dot-dot escape", "https://hooks.example.com/ci/../admin", false, `".."`},
-		{"encoded dot-dot escape", "https://hooks.example.com/ci/%2e%2e/admin", false, `".."`},
+		{"encoded dot-dot escape", "https://hooks.example.com/ci/%2e%2e/admin", false, `encoded "."`},
 		{"dot segment", "https://hooks.example.com/ci/./x", false, `"."`},
 		{"bad escape", "https://hooks.example.com/ci/%zz", false, "not a valid URL"},
 		{"space in host", "https://hooks example.com/ci", false, "not a valid URL"},

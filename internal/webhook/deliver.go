@@ -196,28 +196,75 @@ func (s *Sender) backoff(n int) time.Duration {
 	return half + rand.N(b-half+1)
 }
 
-// deliver makes attempts to POST d to u until one succeeds, one fails for
-// good, the retry budget is spent, or ctx ends (the stream is abandoned). No
-// attempt starts later than MaxElapsed after the first, so a delivery lasts
-// at most MaxElapsed + AttemptTimeout.
-func (s *Sender) deliver(ctx context.Context, u *url.URL, d *delivery, log *zap.Logger) (res result) {
+// deliver makes attempts to POST d to st's URL until one succeeds, one
+// fails for good, the retry budget is spent, or ctx ends (the stream is
+// abandoned). No attempt starts later than MaxElapsed after the delivery
+// began, so a delivery lasts at most MaxElapsed + AttemptTimeout.
+//
+// Before each attempt it asks the destination's circuit breaker: while the
+// circuit is open no attempt is made; the delivery waits for the end of
+// the cool-down when that comes within its budget, and is given up at once
+// when it does not.
+func (s *Sender) deliver(ctx context.Context, st *Stream, d *delivery) (res result) {
 	start := time.Now()
 	deadline := start.Add(s.maxElapsed)
 	defer func() { s.metrics.duration.Observe(time.Since(start).Seconds()) }()
+	var last error // the latest attempt's failure
 	for {
+		adm := st.breaker.admit(time.Now())
+		if !adm.ok {
+			// The error ends with this delivery's own last failure when
+			// it had one, else with the one that opened the circuit.
+			lastText := "; last: " + adm.lastErr
+			if last != nil {
+				lastText = "; last: " + last.Error()
+			}
+			if !adm.probing && adm.until.After(deadline) {
+				res.err = fmt.Errorf("gave up after %d attempt(s): %s, past the retry budget of %s%s", res.attempts, adm.paused(), s.maxElapsed, lastText)
+				return res
+			}
+			wake := adm.until
+			if deadline.Before(wake) {
+				wake = deadline
+			}
+			st.retrying(d, res.attempts, adm.reason(), wake)
+			t := time.NewTimer(time.Until(wake))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				res.err = fmt.Errorf("abandoned after %d attempt(s) at shutdown: %s%s", res.attempts, adm.paused(), lastText)
+				return res
+			case <-adm.changed:
+				t.Stop()
+			case <-t.C:
+			}
+			if !time.Now().Before(deadline) {
+				res.err = fmt.Errorf("gave up after %d attempt(s) in %s: %s%s", res.attempts, time.Since(start).Round(time.Millisecond), adm.paused(), lastText)
+				return res
+			}
+			continue
+		}
+
 		res.attempts++
 		// An attempt, once started, gets its whole AttemptTimeout even past
 		// the budget: cutting it short would turn the receiver's answer
 		// into a timeout. The budget decides whether to start one.
 		actx, cancel := context.WithTimeout(ctx, s.attemptTimeout)
-		status, err := s.attempt(actx, u, d)
+		status, err := s.attempt(actx, st.url, d)
 		cancel()
+		abandoned := err != nil && ctx.Err() != nil
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		st.breaker.done(adm.probe, retryable(err), abandoned, msg, time.Now())
 		res.status = status
 		if err == nil {
 			res.err = nil
 			return res
 		}
-		if ctx.Err() != nil {
+		last = err
+		if abandoned {
 			res.err = fmt.Errorf("abandoned after %d attempt(s) at shutdown; last: %w", res.attempts, err)
 			return res
 		}
@@ -239,9 +286,10 @@ func (s *Sender) deliver(ctx context.Context, u *url.URL, d *delivery, log *zap.
 			}
 			return res
 		}
-		log.Debug("webhook attempt failed; retrying",
+		st.log.Debug("webhook attempt failed; retrying",
 			zap.String("webhook_id", d.id), zap.Int("attempt", res.attempts),
 			zap.Int("status", status), zap.String("error", err.Error()), zap.Duration("wait", wait))
+		st.retrying(d, res.attempts, err.Error(), time.Now().Add(wait))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

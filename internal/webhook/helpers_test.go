@@ -110,6 +110,16 @@ func newTestSender(t *testing.T, allow []string, mod func(*Options)) *testSender
 	return &testSender{Sender: s, reg: reg, logs: logs}
 }
 
+// stream is Stream, failing the test if it cannot be had.
+func (ts *testSender) stream(t *testing.T, analysisID, rawURL string, events []string) *Stream {
+	t.Helper()
+	st, err := ts.Stream(analysisID, rawURL, events)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	return st
+}
+
 // metric returns the value of the sample named by its text-format name and
 // labels, e.g. `canaryd_webhook_deliveries_total{outcome="delivered"}`; 0
 // when absent.

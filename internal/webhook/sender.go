@@ -1,10 +1,15 @@
 package webhook
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +23,23 @@ const (
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultAttemptTimeout = 10 * time.Second
 	DefaultQueueSize      = 64
+	// DefaultMaxBacklog is twice the default --max-analyses: room for
+	// every analysis that may run to have a webhook, and as many again
+	// whose last deliveries are still being retried.
+	DefaultMaxBacklog = 200
+	// DefaultMaxConnsPerHost bounds the connections to one destination:
+	// enough for a receiver that answers in 100 ms to take 160 events a
+	// second, few enough that a receiver that never answers holds few.
+	DefaultMaxConnsPerHost = 16
+	// DefaultBreakerFailures failed attempts in a row to one destination
+	// open its circuit for DefaultBreakerCooldown.
+	DefaultBreakerFailures = 5
+	DefaultBreakerCooldown = 30 * time.Second
 )
+
+// ErrBacklogFull is Stream's error when Options.MaxBacklog streams already
+// have deliveries owed. The server answers such a request with a 429.
+var ErrBacklogFull = errors.New("too many webhooks with deliveries owed")
 
 // maxRedirects bounds the redirects one attempt follows; each is checked
 // against the allow list as well.
@@ -41,13 +62,39 @@ type Options struct {
 	// Secret is the HMAC-SHA256 key that signs deliveries (see ParseSecret);
 	// nil sends them unsigned, without a webhook-signature header.
 	Secret []byte
-	// Client makes the requests. Nil means a client of its own with
-	// http.DefaultTransport's timeouts and AttemptTimeout as its overall
-	// timeout. Either way the Sender uses a copy whose redirect policy
-	// (checked before the client's own CheckRedirect) follows only 307 and
-	// 308, which repeat the POST, at most five times, and only to targets
-	// that Allow allows; any other redirect fails the delivery for good.
+	// Client makes the requests. Nil means a client of its own:
+	// http.DefaultTransport's timeouts, AttemptTimeout as its overall
+	// timeout, at most MaxConnsPerHost connections to one destination, no
+	// proxy whatever HTTP_PROXY, HTTPS_PROXY or ALL_PROXY say, and a
+	// dialler that dials a host only in the spelling the allow list
+	// compared (see Check). A Client given here keeps its own transport,
+	// and those three are its owner's business. Either way the Sender uses
+	// a copy whose redirect policy (checked before the client's own
+	// CheckRedirect) follows only 307 and 308, which repeat the POST, at
+	// most five times, and only to targets that Allow allows; any other
+	// redirect fails the delivery for good. Requests, redirects included,
+	// name the host as it was compared.
 	Client *http.Client
+	// MaxBacklog is how many Streams may have deliveries owed at once
+	// (--max-webhook-backlog): from Stream until the last event is
+	// delivered or given up. Beyond it Stream fails with ErrBacklogFull.
+	// It bounds the Sender's goroutines (one per Stream) and queued
+	// events. DefaultMaxBacklog when zero.
+	MaxBacklog int
+	// MaxConnsPerHost caps the connections of the Sender's own client to
+	// one destination (scheme, host and port); attempts beyond it wait
+	// for a connection within their AttemptTimeout.
+	// DefaultMaxConnsPerHost when zero.
+	MaxConnsPerHost int
+	// BreakerFailures failed attempts in a row to one destination (no
+	// response, 408, 429, 5xx) open its circuit for BreakerCooldown:
+	// deliveries to it make no attempt meanwhile, and wait for the
+	// cool-down when it ends within their retry budget or are given up at
+	// once when it does not. Then one attempt probes the destination, and
+	// its outcome closes the circuit or opens it again.
+	// DefaultBreakerFailures and DefaultBreakerCooldown when zero.
+	BreakerFailures int
+	BreakerCooldown time.Duration
 	// MaxElapsed is the retry budget of one delivery, from its first
 	// attempt; DefaultMaxElapsed when zero. When the next wait (backoff or
 	// Retry-After) would end past it, the delivery is given up at once; an
@@ -72,39 +119,54 @@ type Options struct {
 	//   canaryd_webhook_deliveries_total{outcome="delivered|failed|refused|dropped"}
 	//   canaryd_webhook_attempts_total{code="200|…|error"}
 	//   canaryd_webhook_delivery_duration_seconds
+	//   canaryd_webhook_backlog
+	//   canaryd_webhook_circuit_opens_total
 	Registerer prometheus.Registerer
 }
 
 // Sender delivers webhooks. It holds what every analysis shares: the allow
-// list, the key, the HTTP client and the metrics. It is safe for concurrent
-// use, and has no goroutines of its own: each Stream has one.
+// list, the key, the HTTP client, the circuit breakers and the metrics. It
+// is safe for concurrent use, and has no goroutines of its own: each
+// Stream has one, and at most MaxBacklog Streams are under way.
 type Sender struct {
-	allow          []destination
-	secret         []byte
-	client         *http.Client
-	maxElapsed     time.Duration
-	initialBackoff time.Duration
-	maxBackoff     time.Duration
-	attemptTimeout time.Duration
-	queueSize      int
-	log            *zap.Logger
-	metrics        *metrics
+	allow           []destination
+	secret          []byte
+	client          *http.Client
+	maxElapsed      time.Duration
+	initialBackoff  time.Duration
+	maxBackoff      time.Duration
+	attemptTimeout  time.Duration
+	queueSize       int
+	maxBacklog      int64
+	maxConnsPerHost int
+	log             *zap.Logger
+	metrics         *metrics
+	breakers        *breakers
+	// backlog counts the Streams with deliveries owed.
+	backlog atomic.Int64
+	// dial makes the connections of the Sender's own transport, to the
+	// address as checkedDial spells it; a field so that tests can see
+	// what is dialled.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // New returns a Sender configured by o. It fails when a prefix of o.Allow is
 // not an http or https URL, or when the metrics cannot be registered.
 func New(o Options) (*Sender, error) {
 	s := &Sender{
-		secret:         slices.Clone(o.Secret),
-		maxElapsed:     orDefault(o.MaxElapsed, DefaultMaxElapsed),
-		initialBackoff: orDefault(o.InitialBackoff, DefaultInitialBackoff),
-		maxBackoff:     orDefault(o.MaxBackoff, DefaultMaxBackoff),
-		attemptTimeout: orDefault(o.AttemptTimeout, DefaultAttemptTimeout),
-		queueSize:      orDefault(o.QueueSize, DefaultQueueSize),
-		log:            o.Logger,
+		secret:          slices.Clone(o.Secret),
+		maxElapsed:      orDefault(o.MaxElapsed, DefaultMaxElapsed),
+		initialBackoff:  orDefault(o.InitialBackoff, DefaultInitialBackoff),
+		maxBackoff:      orDefault(o.MaxBackoff, DefaultMaxBackoff),
+		attemptTimeout:  orDefault(o.AttemptTimeout, DefaultAttemptTimeout),
+		queueSize:       orDefault(o.QueueSize, DefaultQueueSize),
+		maxBacklog:      int64(orDefault(o.MaxBacklog, DefaultMaxBacklog)),
+		maxConnsPerHost: orDefault(o.MaxConnsPerHost, DefaultMaxConnsPerHost),
+		log:             o.Logger,
 	}
-	if o.MaxElapsed < 0 || o.InitialBackoff < 0 || o.MaxBackoff < 0 || o.AttemptTimeout < 0 || o.QueueSize < 0 {
-		return nil, errors.New("webhook: durations and the queue size must not be negative")
+	if o.MaxElapsed < 0 || o.InitialBackoff < 0 || o.MaxBackoff < 0 || o.AttemptTimeout < 0 || o.QueueSize < 0 ||
+		o.MaxBacklog < 0 || o.MaxConnsPerHost < 0 || o.BreakerFailures < 0 || o.BreakerCooldown < 0 {
+		return nil, errors.New("webhook: durations, the queue size and the limits must not be negative")
 	}
 	if s.maxBackoff < s.initialBackoff {
 		return nil, fmt.Errorf("webhook: MaxBackoff (%s) is less than InitialBackoff (%s)", s.maxBackoff, s.initialBackoff)
@@ -129,6 +191,9 @@ func New(o Options) (*Sender, error) {
 		return nil, err
 	}
 	s.metrics = m
+	s.breakers = newBreakers(orDefault(o.BreakerFailures, DefaultBreakerFailures), orDefault(o.BreakerCooldown, DefaultBreakerCooldown),
+		m.circuitOpens.Inc)
+	s.dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	s.client = s.wrapClient(o.Client)
 	return s, nil
 }
@@ -164,7 +229,14 @@ func (s *Sender) wrapClient(c *http.Client) *http.Client {
 	if c != nil {
 		out = *c
 	} else {
-		out = http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: s.attemptTimeout}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// The proxy variables are ignored, as by every client of
+		// canaryd: the allow list is the only way out.
+		t.Proxy = nil
+		t.DialContext = s.checkedDial
+		t.MaxConnsPerHost = s.maxConnsPerHost
+		t.MaxIdleConnsPerHost = s.maxConnsPerHost
+		out = http.Client{Transport: t, Timeout: s.attemptTimeout}
 	}
 	next := out.CheckRedirect
 	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -176,6 +248,8 @@ func (s *Sender) wrapClient(c *http.Client) *http.Client {
 			errors.As(err, &r)
 			return &errRedirectRefused{"its target is refused: " + r.reason}
 		}
+		// The request goes to the host in the spelling just checked.
+		req.URL.Host = requestHost(req.URL)
 		if req.Method != http.MethodPost {
 			// After a 301, 302 or 303 the client would send a GET without
 			// the event, and a 2xx to that is no delivery.
@@ -189,11 +263,45 @@ func (s *Sender) wrapClient(c *http.Client) *http.Client {
 	return &out
 }
 
+// checkedDial is the DialContext of the Sender's own transport: it dials
+// the host of addr in the one spelling the allow list compares
+// (normalHost), never as a request happened to spell it, so that
+// "127.0.0.1." is not looked up in DNS after 127.0.0.1 was allowed.
+func (s *Sender) checkedDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := normalHost(host)
+	if !ok {
+		return nil, errors.New("no host to dial")
+	}
+	return s.dial(ctx, network, net.JoinHostPort(h, port))
+}
+
+// requestHost is u's host:port as requests name it: the host in the
+// spelling the allow list compares (normalHost), the port as given.
+func requestHost(u *url.URL) string {
+	h, ok := normalHost(u.Hostname())
+	if !ok {
+		return u.Host // refused by check before it gets here
+	}
+	if p := u.Port(); p != "" {
+		return net.JoinHostPort(h, p)
+	}
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
+}
+
 // metrics are the Sender's metrics.
 type metrics struct {
-	deliveries *prometheus.CounterVec
-	attempts   *prometheus.CounterVec
-	duration   prometheus.Histogram
+	deliveries   *prometheus.CounterVec
+	attempts     *prometheus.CounterVec
+	duration     prometheus.Histogram
+	backlog      prometheus.Gauge
+	circuitOpens prometheus.Counter
 }
 
 // The outcomes of a delivery, the values of the outcome label.
@@ -219,6 +327,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time from an event's first attempt to its delivery or its giving up, retries included.",
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}),
+		backlog: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "canaryd_webhook_backlog",
+			Help: "Webhooks with deliveries owed: analyses with a webhook that are running, or whose last events are still being delivered or retried. New analyses with a webhook get 429 at --max-webhook-backlog.",
+		}),
+		circuitOpens: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "canaryd_webhook_circuit_opens_total",
+			Help: "Times a webhook destination's circuit breaker opened after failed attempts in a row: deliveries to it paused for the cool-down.",
+		}),
 	}
 	for _, o := range []string{outcomeDelivered, outcomeFailed, outcomeRefused, outcomeDropped} {
 		m.deliveries.WithLabelValues(o)
@@ -227,7 +343,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.deliveries, m.attempts, m.duration} {
+	for _, c := range []prometheus.Collector{m.deliveries, m.attempts, m.duration, m.backlog, m.circuitOpens} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -30,15 +32,19 @@ func CheckEvents(events []string) error {
 // Stream carries one analysis' events to one webhook URL, in order: an
 // event's delivery starts only after the previous one was delivered or given
 // up. It has one goroutine, which ends once the stream is closed and every
-// queued event is done, or when Wait's context ends.
+// queued event is done, or when Wait's context ends. Until then it counts
+// against the Sender's MaxBacklog.
 //
 // Each event has its own webhook-id, "<analysisID>.<n>", the same for every
 // attempt to deliver it; n counts the events the subscriber asked for from 1,
 // so a gap shows the receiver that a measurement event was dropped.
 type Stream struct {
-	s            *Sender
-	analysisID   string
-	url          *url.URL // nil when refused
+	s          *Sender
+	analysisID string
+	// url is the destination with its host spelt as the allow list
+	// compared it (requestHost); nil when refused.
+	url          *url.URL
+	breaker      *breaker // the destination's; nil when refused
 	refused      error
 	measurements bool
 	log          *zap.Logger
@@ -52,6 +58,7 @@ type Stream struct {
 	queue     []*delivery // measurement events, oldest first
 	completed *delivery   // the completed event; never dropped
 	closed    bool        // no more events accepted
+	inFlight  bool        // run is delivering an event
 	seq       int
 	dropped   int
 	status    api.WebhookStatus
@@ -66,9 +73,14 @@ type Stream struct {
 // event counts as failed in Status, with the reason as its error, and as
 // refused in the metrics. The server should have answered 400 instead.
 //
+// When Options.MaxBacklog streams already have deliveries owed, Stream
+// returns an error wrapping ErrBacklogFull and no Stream: the server answers
+// 429 before the analysis starts. A refused URL owes nothing and is never
+// counted.
+//
 // Every Stream must be ended, by its completed event, by Close, or by Wait's
 // context; otherwise its goroutine waits for events forever.
-func (s *Sender) Stream(analysisID, rawURL string, events []string) *Stream {
+func (s *Sender) Stream(analysisID, rawURL string, events []string) (*Stream, error) {
 	st := &Stream{
 		s:          s,
 		analysisID: analysisID,
@@ -89,15 +101,25 @@ func (s *Sender) Stream(analysisID, rawURL string, events []string) *Stream {
 		st.log.Warn("webhook refused", zap.String("error", err.Error()))
 		st.cancel()
 		close(st.done)
-		return st
+		return st, nil
 	}
-	st.url = u
+	if n := s.backlog.Add(1); n > s.maxBacklog {
+		s.backlog.Add(-1)
+		st.cancel()
+		return nil, fmt.Errorf("%w: %d webhooks already have deliveries owed, the limit (--max-webhook-backlog); retry later, or start the analysis without a webhook", ErrBacklogFull, s.maxBacklog)
+	}
+	s.metrics.backlog.Inc()
+	d, _ := parseDestination(u) // check parsed it already
+	c := *u
+	c.Host = requestHost(u)
+	st.url = &c
+	st.breaker = s.breakers.get(net.JoinHostPort(d.host, d.port))
 	st.status.URL = redact(u)
 	st.log = s.log.With(zap.String("analysis_id", analysisID), zap.String("url", st.status.URL))
 	// run ends when the stream is closed (Close or the completed event)
 	// and its queue is empty, or when Wait's context ends (st.ctx).
 	go st.run()
-	return st
+	return st, nil
 }
 
 // Send queues ev for delivery and returns at once; it never waits for the
@@ -200,15 +222,38 @@ func (st *Stream) Wait(ctx context.Context) error {
 }
 
 // Status reports the deliveries so far: the URL, with any userinfo removed
-// and its query replaced by REDACTED; how many events were delivered and how
+// and its query replaced by REDACTED; how many events were delivered, how
 // many failed (final status, retries given up, abandoned, refused or
-// dropped); LastStatus, the HTTP status of the most recent attempt (0 when it
-// got no response); LastError, the error of the most recent failure, which
-// stays after later deliveries succeed.
+// dropped) and how many are pending (queued or being delivered);
+// LastStatus, the HTTP status of the most recent delivery's last attempt (0
+// when it got no response); LastError, the error of the most recent
+// failure, which stays after later deliveries succeed; and Retrying, while
+// the event being delivered waits for another attempt: its id, the attempts
+// so far, why the latest failed (or why the destination is paused) and
+// when the next is due.
 func (st *Stream) Status() api.WebhookStatus {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.status
+	status := st.status
+	status.Pending = len(st.queue)
+	if st.completed != nil {
+		status.Pending++
+	}
+	if st.inFlight {
+		status.Pending++
+	}
+	if status.Retrying != nil {
+		r := *status.Retrying
+		status.Retrying = &r
+	}
+	return status
+}
+
+// retrying records that d's delivery waits for another attempt.
+func (st *Stream) retrying(d *delivery, attempts int, lastErr string, next time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.status.Retrying = &api.WebhookRetry{WebhookID: d.id, Attempts: attempts, LastError: lastErr, NextAttemptAt: next.UTC()}
 }
 
 // signal wakes run without blocking; one pending token is enough.
@@ -232,12 +277,14 @@ func (st *Stream) failLocked(outcome, msg string) {
 func (st *Stream) run() {
 	defer close(st.done)
 	defer st.cancel()
+	defer st.s.metrics.backlog.Dec()
+	defer st.s.backlog.Add(-1)
 	for {
 		d := st.next()
 		if d == nil {
 			return
 		}
-		res := st.s.deliver(st.ctx, st.url, d, st.log)
+		res := st.s.deliver(st.ctx, st, d)
 		st.record(d, res)
 	}
 }
@@ -263,11 +310,13 @@ func (st *Stream) next() *delivery {
 			d := st.queue[0]
 			st.queue[0] = nil
 			st.queue = st.queue[1:]
+			st.inFlight = true
 			st.mu.Unlock()
 			return d
 		case st.completed != nil:
 			d := st.completed
 			st.completed = nil
+			st.inFlight = true
 			st.mu.Unlock()
 			return d
 		case st.closed:
@@ -289,6 +338,8 @@ func (st *Stream) record(d *delivery, res result) {
 		zap.Int("attempts", res.attempts), zap.Int("status", res.status),
 	}
 	st.mu.Lock()
+	st.inFlight = false
+	st.status.Retrying = nil
 	st.status.LastStatus = res.status
 	if res.err == nil {
 		st.status.Delivered++

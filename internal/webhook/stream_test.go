@@ -44,7 +44,7 @@ func TestDelivery(t *testing.T) {
 			t.Parallel()
 			rc := newReceiver(t, codes(tc.codes...))
 			ts := newTestSender(t, []string{rc.URL()}, func(o *Options) { o.MaxElapsed = 300 * time.Millisecond })
-			st := ts.Stream("a1", rc.URL()+"/hook", nil)
+			st := ts.stream(t, "a1", rc.URL()+"/hook", nil)
 			st.Send(completed("a1"))
 			waitFor(t, st)
 
@@ -133,7 +133,7 @@ func TestSignature(t *testing.T) {
 				t.Fatal(err)
 			}
 			ts := newTestSender(t, []string{rc.URL()}, func(o *Options) { o.Secret = parsed })
-			st := ts.Stream("a1", rc.URL(), nil)
+			st := ts.stream(t, "a1", rc.URL(), nil)
 			st.Send(completed("a1"))
 			waitFor(t, st)
 
@@ -202,7 +202,7 @@ func TestRetryAfter(t *testing.T) {
 				w.WriteHeader(http.StatusOK)
 			})
 			ts := newTestSender(t, []string{rc.URL()}, nil)
-			st := ts.Stream("a1", rc.URL(), nil)
+			st := ts.stream(t, "a1", rc.URL(), nil)
 			st.Send(completed("a1"))
 			waitFor(t, st)
 			hits := rc.Hits()
@@ -227,7 +227,7 @@ func TestRetryAfterBeyondBudget(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
 	ts := newTestSender(t, []string{rc.URL()}, func(o *Options) { o.MaxElapsed = 2 * time.Second })
-	st := ts.Stream("a1", rc.URL(), nil)
+	st := ts.stream(t, "a1", rc.URL(), nil)
 	start := time.Now()
 	st.Send(completed("a1"))
 	waitFor(t, st)
@@ -247,8 +247,13 @@ func TestNetworkErrorGivesUp(t *testing.T) {
 	url := rc.URL()
 	rc.srv.Close() // nothing listens there any more: connection refused
 	const budget = 300 * time.Millisecond
-	ts := newTestSender(t, []string{url}, func(o *Options) { o.MaxElapsed = budget })
-	st := ts.Stream("a1", url, nil)
+	ts := newTestSender(t, []string{url}, func(o *Options) {
+		o.MaxElapsed = budget
+		// Retried for the whole budget, not cut short by the circuit
+		// breaker (see TestBreaker).
+		o.BreakerFailures = 1000
+	})
+	st := ts.stream(t, "a1", url, nil)
 	start := time.Now()
 	st.Send(completed("a1"))
 	waitFor(t, st)
@@ -299,7 +304,7 @@ func TestRedirect(t *testing.T) {
 				w.WriteHeader(http.StatusOK)
 			})
 			ts := newTestSender(t, []string{rc.URL()}, func(o *Options) { o.Client = tc.client })
-			st := ts.Stream("a1", rc.URL()+"/old", nil)
+			st := ts.stream(t, "a1", rc.URL()+"/old", nil)
 			st.Send(completed("a1"))
 			waitFor(t, st)
 
@@ -347,7 +352,7 @@ func TestMeasurementEventsInOrder(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	ts := newTestSender(t, []string{rc.URL()}, nil)
-	st := ts.Stream("a1", rc.URL(), []string{"measurement", "completed"})
+	st := ts.stream(t, "a1", rc.URL(), []string{"measurement", "completed"})
 	const n = 20
 	for i := range n {
 		st.Send(measurement("a1", i))
@@ -402,7 +407,7 @@ func TestOnlyCompletedByDefault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rc := newReceiver(t, codes(200))
 			ts := newTestSender(t, []string{rc.URL()}, nil)
-			st := ts.Stream("a1", rc.URL(), tc.events)
+			st := ts.stream(t, "a1", rc.URL(), tc.events)
 			for i := range 3 {
 				st.Send(measurement("a1", i))
 			}
@@ -430,7 +435,7 @@ func TestOverflowKeepsCompleted(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	})
 	ts := newTestSender(t, []string{rc.URL()}, func(o *Options) { o.QueueSize = 3 })
-	st := ts.Stream("a1", rc.URL(), []string{"measurement"})
+	st := ts.stream(t, "a1", rc.URL(), []string{"measurement"})
 	st.Send(measurement("a1", 0))
 	<-first
 	start := time.Now()
@@ -468,7 +473,7 @@ func TestOverflowKeepsCompleted(t *testing.T) {
 func TestCloseDeliversPending(t *testing.T) {
 	rc := newReceiver(t, codes(503, 200))
 	ts := newTestSender(t, []string{rc.URL()}, nil)
-	st := ts.Stream("a1", rc.URL(), []string{"measurement"})
+	st := ts.stream(t, "a1", rc.URL(), []string{"measurement"})
 	for i := range 3 {
 		st.Send(measurement("a1", i))
 	}
@@ -488,7 +493,7 @@ func TestCloseDeliversPending(t *testing.T) {
 func TestCompletedEndsStream(t *testing.T) {
 	rc := newReceiver(t, codes(200))
 	ts := newTestSender(t, []string{rc.URL()}, nil)
-	st := ts.Stream("a1", rc.URL(), []string{"measurement"})
+	st := ts.stream(t, "a1", rc.URL(), []string{"measurement"})
 	st.Send(completed("a1"))
 	st.Send(measurement("a1", 0)) // after the end: ignored
 	st.Send(completed("a1"))      // a second completed event: ignored
@@ -516,7 +521,7 @@ func TestWaitHonoursContext(t *testing.T) {
 				o.InitialBackoff, o.MaxBackoff = 50*time.Millisecond, time.Second
 				o.AttemptTimeout = 30 * time.Second
 			})
-			st := ts.Stream("a1", rc.URL(), []string{"measurement"})
+			st := ts.stream(t, "a1", rc.URL(), []string{"measurement"})
 			st.Send(measurement("a1", 0))
 			st.Send(measurement("a1", 1))
 			st.Send(completed("a1"))
@@ -554,7 +559,7 @@ func TestWaitHonoursContext(t *testing.T) {
 func TestRefusedStream(t *testing.T) {
 	rc := newReceiver(t, codes(200))
 	ts := newTestSender(t, []string{rc.URL() + "/ok"}, nil)
-	st := ts.Stream("a1", rc.URL()+"/other?token=hunter2", []string{"measurement"})
+	st := ts.stream(t, "a1", rc.URL()+"/other?token=hunter2", []string{"measurement"})
 	st.Send(measurement("a1", 0))
 	st.Send(completed("a1"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -578,7 +583,7 @@ func TestRefusedStream(t *testing.T) {
 func TestConcurrentSend(t *testing.T) {
 	rc := newReceiver(t, codes(200))
 	ts := newTestSender(t, []string{rc.URL()}, func(o *Options) { o.QueueSize = 1000 })
-	st := ts.Stream("a1", rc.URL(), []string{"measurement"})
+	st := ts.stream(t, "a1", rc.URL(), []string{"measurement"})
 	var wg sync.WaitGroup
 	for g := range 4 {
 		// Each sender ends after its 25 events.
@@ -672,7 +677,7 @@ func TestNothingSecretLeaks(t *testing.T) {
 			if err := ts.Check(u); err != nil {
 				texts = append(texts, err.Error())
 			}
-			st := ts.Stream("a1", u, []string{"measurement"})
+			st := ts.stream(t, "a1", u, []string{"measurement"})
 			st.Send(measurement("a1", 0))
 			st.Send(completed("a1"))
 			waitFor(t, st)
