@@ -7,14 +7,23 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxNameLength is the longest replica name: a DNS label's 63 characters.
 const MaxNameLength = 63
 
-// localIDLength is the length of the random part of an id: 128 bits in
+// RandomLength is the length of the random part of an id: 128 bits in
 // lower-case base32, as internal/server makes it.
-const localIDLength = 26
+const RandomLength = 26
+
+// EpochLength is the length of the epoch part of an id: the instant its
+// replica started, in milliseconds since 1970, as 9 digits of the same
+// base32 (45 bits, enough for a thousand years).
+const EpochLength = 9
+
+// alphabet is the base32 of ids, in the order of the digits' values.
+const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
 // CheckName returns nil when name can name a replica: an RFC 1123 DNS
 // label, 1 to 63 lower-case letters, digits and '-', starting and ending
@@ -71,12 +80,28 @@ func FromHostname(host string) string {
 // ID returns the id of the analysis that replica owner holds as local:
 // "owner.local", or local alone when owner is "" (a canaryd that runs
 // without a name). The '.' cannot occur in either part, so the id splits
-// back unambiguously.
+// back unambiguously. local is the replica's Epoch followed by the random
+// part (RandomLength characters); ids of versions before the epoch have
+// the random part alone.
 func ID(owner, local string) string {
 	if owner == "" {
 		return local
 	}
 	return owner + "." + local
+}
+
+// Epoch returns the epoch part of the ids made by a replica that started
+// at start: EpochLength characters. A replica that restarts has a later
+// one, so that it can tell an id of its earlier run (EpochOf) from one it
+// never made, and say that the analysis went with the restart.
+func Epoch(start time.Time) string {
+	ms := uint64(max(start.UnixMilli(), 0))
+	var b [EpochLength]byte
+	for i := EpochLength - 1; i >= 0; i-- {
+		b[i] = alphabet[ms&31]
+		ms >>= 5
+	}
+	return string(b[:])
 }
 
 // Owner returns the replica that id names, and false when it names none:
@@ -85,15 +110,46 @@ func ID(owner, local string) string {
 // are asked for.
 func Owner(id string) (string, bool) {
 	owner, local, ok := strings.Cut(id, ".")
-	if !ok || CheckName(owner) != nil || len(local) != localIDLength {
+	if !ok || CheckName(owner) != nil || !localID(local) {
 		return "", false
+	}
+	return owner, true
+}
+
+// EpochOf returns the replica and the start (Epoch) of the replica run
+// that made id, and false when id has no epoch: an id of an earlier
+// version, or one no replica could have made. The replica is "" for an
+// id without a replica part.
+func EpochOf(id string) (owner string, started time.Time, ok bool) {
+	local := id
+	if o, l, named := strings.Cut(id, "."); named {
+		if CheckName(o) != nil {
+			return "", time.Time{}, false
+		}
+		owner, local = o, l
+	}
+	if len(local) != EpochLength+RandomLength || !localID(local) {
+		return "", time.Time{}, false
+	}
+	var ms int64
+	for i := 0; i < EpochLength; i++ {
+		ms = ms<<5 | int64(strings.IndexByte(alphabet, local[i]))
+	}
+	return owner, time.UnixMilli(ms), true
+}
+
+// localID reports whether local is the part of an id after the replica:
+// the random part, after an epoch or (an earlier version's) alone.
+func localID(local string) bool {
+	if len(local) != RandomLength && len(local) != EpochLength+RandomLength {
+		return false
 	}
 	for i := 0; i < len(local); i++ {
 		if c := local[i]; !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
-			return "", false
+			return false
 		}
 	}
-	return owner, true
+	return true
 }
 
 // discoverPrefix marks a --peers entry that names the replicas by DNS.

@@ -3,6 +3,7 @@ package replica
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckName(t *testing.T) {
@@ -68,6 +69,8 @@ func TestIDs(t *testing.T) {
 		named bool
 	}{
 		{"made by ID", ID("canaryd-7d9f8b6c5-x2x9k", local), "canaryd-7d9f8b6c5-x2x9k", true},
+		{"with an epoch", ID("canaryd-0", "bqz3kpmaa"+local), "canaryd-0", true},
+		{"an epoch part outside base32", ID("canaryd-0", "bqz3kpma1"+local), "", false},
 		{"no replica part", local, "", false},
 		{"an empty replica part", "." + local, "", false},
 		{"a replica part that is no name", "Canaryd." + local, "", false},
@@ -125,6 +128,45 @@ func TestParsePeer(t *testing.T) {
 			t.Errorf("%s: ParsePeer(%q) = %+v, %v; want an error saying %q", tc.name, tc.in, got, err, tc.problem)
 		case err != nil && strings.Contains(err.Error(), "hunter2"):
 			t.Errorf("%s: the error quotes the credentials: %v", tc.name, err)
+		}
+	}
+}
+
+// TestEpoch checks that an id's epoch reads back as the instant its replica
+// started, to the millisecond, that later starts make later epochs, and
+// that ids without one (an earlier version's) or that no replica made
+// have none.
+func TestEpoch(t *testing.T) {
+	const random = "3qkd7vbl2rcw6xjh5m4fyzeonu"
+	start := time.Date(2026, 8, 12, 9, 14, 3, 123_456_789, time.UTC)
+	epoch := Epoch(start)
+	if len(epoch) != EpochLength {
+		t.Fatalf("Epoch = %q, want %d characters", epoch, EpochLength)
+	}
+	for _, id := range []string{ID("canaryd-0", epoch+random), ID("", epoch+random)} {
+		owner, got, ok := EpochOf(id)
+		if !ok || !got.Equal(start.Truncate(time.Millisecond)) {
+			t.Errorf("EpochOf(%q) = %v, %v; want %v", id, got, ok, start.Truncate(time.Millisecond))
+		}
+		if want, _, _ := strings.Cut(id, "."); strings.Contains(id, ".") && owner != want {
+			t.Errorf("EpochOf(%q) names replica %q, want %q", id, owner, want)
+		}
+	}
+	if later := Epoch(start.Add(time.Millisecond)); later == epoch {
+		t.Errorf("a start 1ms later has the same epoch %q", epoch)
+	}
+	if _, got, _ := EpochOf(Epoch(time.Unix(0, 0)) + random); !got.Equal(time.Unix(0, 0)) {
+		t.Errorf("the epoch of 1970 reads back as %v", got)
+	}
+	for _, id := range []string{
+		random, "canaryd-0." + random, // an earlier version's
+		"Canaryd-0." + epoch + random, // no replica's name
+		"canaryd-0." + epoch + random[1:],
+		"canaryd-0." + strings.ToUpper(epoch) + random,
+		"",
+	} {
+		if _, got, ok := EpochOf(id); ok {
+			t.Errorf("EpochOf(%q) = %v, want none", id, got)
 		}
 	}
 }

@@ -97,6 +97,11 @@ type Analyses struct {
 	webhooks *webhook.Sender
 	// backtests are the backtests running (backtests.go).
 	backtests *backtests
+	// started is when this set was made, to the millisecond: the start of
+	// this replica's run, whose Epoch its ids carry. An id of this
+	// replica with an earlier epoch was made by a run before a restart.
+	started time.Time
+	epoch   string
 
 	mu       sync.Mutex
 	running  map[string]*Run
@@ -203,7 +208,10 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 			return nil, err
 		}
 	}
+	started := time.UnixMilli(opts.Clock.Now().UnixMilli())
 	return &Analyses{
+		started:   started,
+		epoch:     replica.Epoch(started),
 		backtests: bt,
 		opts:      opts,
 		log:       opts.Logger,
@@ -262,7 +270,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	if len(a.running) >= a.opts.MaxRunning {
 		return nil, ErrTooMany
 	}
-	id := replica.ID(a.opts.Replica, newID())
+	id := replica.ID(a.opts.Replica, a.epoch+newID())
 	so.Args = redactArgs(so.Args)
 	log := a.log.With(zap.String("analysis_id", id))
 	var hook *webhook.Stream
@@ -374,6 +382,18 @@ func (a *Analyses) Get(id string) (*Run, bool) {
 	a.pruneLocked()
 	run, ok := a.byID[id]
 	return run, ok
+}
+
+// Restarted reports whether id names an analysis of this replica that
+// was started before the replica restarted (its epoch is earlier than
+// this run's), and when that earlier run started. Such an analysis was
+// held in the memory of the earlier run and went with it.
+func (a *Analyses) Restarted(id string) (time.Time, bool) {
+	owner, started, ok := replica.EpochOf(id)
+	if !ok || owner != a.opts.Replica || !started.Before(a.started) {
+		return time.Time{}, false
+	}
+	return started, true
 }
 
 // List returns every analysis held, newest first.
@@ -495,7 +515,9 @@ func (a *Analyses) WaitWebhooks(ctx context.Context) int {
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
 // newID returns an unguessable id: 128 random bits, 26 characters. Knowing
-// an id is what lets a caller read or terminate an analysis.
+// an id is what lets a caller read or terminate an analysis. An analysis'
+// id is this, after the replica's name and epoch (replica.ID); a round's
+// or a backtest's is this alone.
 func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)

@@ -36,8 +36,8 @@ func TestAPI(t *testing.T) {
 		if got, want := resp.header.Get("Location"), s.url+"/v1/analyses/"+a.ID; got != want {
 			t.Errorf("Location = %q, want %q", got, want)
 		}
-		if !regexp.MustCompile(`^[a-z2-7]{26}$`).MatchString(a.ID) {
-			t.Errorf("id %q is not 26 characters of lower-case base32", a.ID)
+		if !regexp.MustCompile(`^[a-z2-7]{35}$`).MatchString(a.ID) {
+			t.Errorf("id %q is not an epoch and 26 random characters, 35 of lower-case base32", a.ID)
 		}
 		if a.Phase != api.PhaseRunning || a.Template != "success-rate-args" || a.Args["namespace"] != "echo-good" {
 			t.Errorf("started analysis: phase %s, template %q, args %v; want Running, success-rate-args, namespace=echo-good", a.Phase, a.Template, a.Args)

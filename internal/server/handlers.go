@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +18,12 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
+
+// ProblemReplicaRestarted is the 410 of a request for an analysis that
+// this replica held before it restarted: the id carries the epoch of the
+// replica's earlier run (replica.EpochOf). openapi.yaml lists it with the
+// other problem types.
+const ProblemReplicaRestarted = typePrefix + "replica-restarted"
 
 // AnalysisList is the body of GET /v1/analyses.
 type AnalysisList struct {
@@ -223,6 +230,14 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 func lookup(analyses *Analyses, w http.ResponseWriter, r *http.Request) (*Run, bool) {
 	id := chi.URLParam(r, "id")
 	run, ok := analyses.Get(id)
+	if earlier, restarted := analyses.Restarted(id); !ok && restarted {
+		setAnalysisID(r, id)
+		writeProblem(w, r, problem(http.StatusGone, ProblemReplicaRestarted, fmt.Sprintf(
+			"analysis %s is gone: this replica restarted after the analysis started (its id names the replica's run that started at %s), "+
+				"and analyses live in the memory of the run that started them; start it again",
+			quote(id), earlier.UTC().Format(time.RFC3339Nano))))
+		return nil, false
+	}
 	if !ok {
 		writeProblem(w, r, problem(http.StatusNotFound, ProblemNotFound,
 			"no analysis "+quote(id)+": it never existed here, or it finished longer ago than the retention period, or this is another replica"))

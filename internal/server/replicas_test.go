@@ -276,7 +276,7 @@ func testReplicas(t *testing.T, promURL string, discovery bool) {
 		if owner, named := replica.Owner(a.ID); !named || owner != "a" {
 			t.Errorf("id %q names replica %q (%v), want a", a.ID, owner, named)
 		}
-		if !regexp.MustCompile(`^a\.[a-z2-7]{26}$`).MatchString(a.ID) {
+		if !regexp.MustCompile(`^a\.[a-z2-7]{35}$`).MatchString(a.ID) {
 			t.Errorf("id %q is not a.<26 characters of base32>", a.ID)
 		}
 		for _, via := range []string{"a", "b", "c"} {
