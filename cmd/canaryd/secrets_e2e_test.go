@@ -22,7 +22,7 @@ import (
 // The secrets of TestSecretsNeverLeak: every kind canaryd handles, each a
 // value found nowhere else.
 const (
-	secretAuthToken      = "auth-tok-7f3a9c"
+	secretAuthToken      = "auth-tok-7f3a9c0b4d6e21"
 	secretWebhookKey     = "whk-secret-51d2e8"
 	secretBearerFile     = "ds-bearer-93b1c7"
 	secretBasicFile      = "ds-basic-pass-2c8e4f"

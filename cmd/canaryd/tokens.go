@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,7 +27,9 @@ const authTokenPollInterval = 5 * time.Second
 // replace the set in force when they differ from the last ones read. A file
 // that cannot be read, or that holds no token, changes nothing: the last
 // good set stays in force and the problem is logged (once, until it
-// changes). Tokens never appear in a log line, only their number.
+// changes). So does a file with a token shorter than config.MinTokenLength,
+// which is refused at start. Tokens never appear in a log line, only their
+// number, or the line of one that is refused.
 type tokenFile struct {
 	path   string
 	tokens *server.Tokens
@@ -73,7 +76,12 @@ func watchTokenFile(ctx context.Context, cfg *config.Config, log *zap.Logger, in
 // asked is set on SIGHUP, when the operator expects a word either way.
 func (f *tokenFile) reload(asked bool) {
 	read, err := config.ReadTokens(f.path)
-	if err != nil {
+	switch {
+	case errors.Is(err, config.ErrShortToken):
+		// Named by file and line, never by content.
+		f.warn("--auth-token-file holds a token that is too short; the tokens read before stay in force", err.Error())
+		return
+	case err != nil:
 		// config's errors name the file and the reason, never content.
 		f.warn("--auth-token-file cannot be read; the tokens read before stay in force", err.Error())
 		return

@@ -18,9 +18,19 @@ import (
 	"github.com/canaryd/canaryd/internal/config"
 )
 
+// Tokens of the tests: long enough (config.MinTokenLength), and each with
+// "tok-" in it, which no log line may show.
+const (
+	tokOne   = "tok-one-0123456789"
+	tokTwo   = "tok-two-0123456789"
+	tokThree = "tok-three-0123456789"
+	tokFour  = "tok-four-0123456789"
+)
+
 // TestTokenFileReload drives the reloading of --auth-token-file step by
-// step: a changed file replaces the tokens; an unreadable or empty one
-// keeps the last good set and is logged once; tokens never reach the log.
+// step: a changed file replaces the tokens; an unreadable or empty one, or
+// one with a token too short, keeps the last good set and is logged once;
+// tokens never reach the log.
 func TestTokenFileReload(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "tokens")
 	write := func(content string) {
@@ -29,8 +39,8 @@ func TestTokenFileReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("tok-one\n")
-	cfg := &config.Config{AuthTokenFile: path, AuthTokens: []config.Secret{"tok-one"}}
+	write(tokOne + "\n")
+	cfg := &config.Config{AuthTokenFile: path, AuthTokens: []config.Secret{tokOne}}
 	core, logs := observer.New(zapcore.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
 	var background sync.WaitGroup
@@ -40,7 +50,7 @@ func TestTokenFileReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &tokenFile{path: path, tokens: tokens, log: zap.New(core), seen: digestTokens([]string{"tok-one"})}
+	f := &tokenFile{path: path, tokens: tokens, log: zap.New(core), seen: digestTokens([]string{tokOne})}
 
 	steps := []struct {
 		name     string
@@ -49,13 +59,14 @@ func TestTokenFileReload(t *testing.T) {
 		refused  []string
 		logged   string // the message of the line the step logs, "" for none
 	}{
-		{"unchanged", func() {}, []string{"tok-one"}, []string{"tok-two"}, ""},
-		{"comments and blank lines change nothing", func() { write("# rotated soon\n\ntok-one\n") }, []string{"tok-one"}, nil, ""},
-		{"rotated", func() { write("tok-two\ntok-three\n") }, []string{"tok-two", "tok-three"}, []string{"tok-one"}, "auth tokens reloaded"},
-		{"removed: the last good set stays", func() { _ = os.Remove(path) }, []string{"tok-two"}, nil, "--auth-token-file cannot be read; the tokens read before stay in force"},
-		{"still removed: logged once", func() {}, []string{"tok-two"}, nil, ""},
-		{"emptied: the last good set stays", func() { write("# nothing\n") }, []string{"tok-two"}, nil, "--auth-token-file holds no token; the tokens read before stay in force (an empty file would not open the API)"},
-		{"back", func() { write("tok-four\n") }, []string{"tok-four"}, []string{"tok-two"}, "auth tokens reloaded"},
+		{"unchanged", func() {}, []string{tokOne}, []string{tokTwo}, ""},
+		{"comments and blank lines change nothing", func() { write("# rotated soon\n\n" + tokOne + "\n") }, []string{tokOne}, nil, ""},
+		{"rotated", func() { write(tokTwo + "\n" + tokThree + "\n") }, []string{tokTwo, tokThree}, []string{tokOne}, "auth tokens reloaded"},
+		{"removed: the last good set stays", func() { _ = os.Remove(path) }, []string{tokTwo}, nil, "--auth-token-file cannot be read; the tokens read before stay in force"},
+		{"still removed: logged once", func() {}, []string{tokTwo}, nil, ""},
+		{"a short token: the last good set stays", func() { write(tokThree + "\n\nshort-tok-1\n") }, []string{tokTwo, tokThree}, []string{"short-tok-1"}, "--auth-token-file holds a token that is too short; the tokens read before stay in force"},
+		{"emptied: the last good set stays", func() { write("# nothing\n") }, []string{tokTwo}, nil, "--auth-token-file holds no token; the tokens read before stay in force (an empty file would not open the API)"},
+		{"back", func() { write(tokFour + "\n") }, []string{tokFour}, []string{tokTwo}, "auth tokens reloaded"},
 	}
 	for _, st := range steps {
 		before := logs.Len()
@@ -105,7 +116,7 @@ func TestServeAuthTokenReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("first-token\n")
+	write("first-token-0123456789\n")
 	cmd, base, logs, _ := startServe(t, "--prometheus-url", "http://127.0.0.1:9", "--auth-token-file", path)
 	status := func(token string) int {
 		req, _ := http.NewRequest(http.MethodGet, base+"/v1/analyses", nil)
@@ -125,24 +136,24 @@ func TestServeAuthTokenReload(t *testing.T) {
 			}
 		}
 	}
-	expect("at start", map[string]int{"first-token": 200, "second-token": 401})
+	expect("at start", map[string]int{"first-token-0123456789": 200, "second-token-0123456789": 401})
 
-	write("second-token\n")
+	write("second-token-0123456789\n")
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitLog(t, logs, `"msg":"auth tokens reloaded"`)
-	expect("after SIGHUP", map[string]int{"first-token": 401, "second-token": 200})
+	expect("after SIGHUP", map[string]int{"first-token-0123456789": 401, "second-token-0123456789": 200})
 
-	write("third-token\n")
+	write("third-token-0123456789\n")
 	deadline := time.Now().Add(authTokenPollInterval + 5*time.Second)
-	for status("third-token") != http.StatusOK {
+	for status("third-token-0123456789") != http.StatusOK {
 		if time.Now().After(deadline) {
 			t.Fatalf("the poll did not pick up the change within %s:\n%s", authTokenPollInterval+5*time.Second, logs.text())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	expect("after the poll", map[string]int{"second-token": 401, "third-token": 200})
+	expect("after the poll", map[string]int{"second-token-0123456789": 401, "third-token-0123456789": 200})
 
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -151,8 +162,8 @@ func TestServeAuthTokenReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLog(t, logs, `"msg":"--auth-token-file cannot be read; the tokens read before stay in force"`)
-	expect("with the file gone", map[string]int{"third-token": 200})
-	for _, tok := range []string{"first-token", "second-token", "third-token"} {
+	expect("with the file gone", map[string]int{"third-token-0123456789": 200})
+	for _, tok := range []string{"first-token-0123456789", "second-token-0123456789", "third-token-0123456789"} {
 		if strings.Contains(logs.text(), tok) {
 			t.Errorf("the log shows %s", tok)
 		}

@@ -580,36 +580,60 @@ func pathError(err error) error {
 // path to a large file must not be read into memory.
 const maxSecretFile = 1 << 20
 
-func readSecret(path string) (string, error) {
+// readLimited reads a secret file whole, up to maxSecretFile.
+func readLimited(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", pathError(err)
+		return nil, pathError(err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
-		return "", pathError(err)
+		return nil, pathError(err)
 	}
 	if len(data) > maxSecretFile {
-		return "", fmt.Errorf("%s: larger than %d bytes", path, maxSecretFile)
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSecretFile)
 	}
-	return strings.TrimSpace(string(data)), nil
+	return data, nil
 }
 
+// MinTokenLength is the shortest bearer token accepted, in bytes: a token
+// is a credential to guess, and a short one (a placeholder, a word typed
+// by hand) is guessed. `openssl rand -hex 32` makes one of 64.
+const MinTokenLength = 16
+
+// ErrShortToken is ReadTokens' error, wrapped with the file and lines, for
+// a token shorter than MinTokenLength.
+var ErrShortToken = fmt.Errorf("a token must be at least %d bytes long (make one with `openssl rand -hex 32`)", MinTokenLength)
+
 // ReadTokens reads a bearer token file: one token a line, surrounding
-// white space trimmed, blank lines and lines starting with # skipped.
+// white space trimmed, blank lines and lines starting with # skipped. A
+// token shorter than MinTokenLength is an error naming the file and its
+// line, never the token; then no token is returned.
 func ReadTokens(path string) ([]Secret, error) {
-	text, err := readSecret(path)
+	data, err := readLimited(path)
 	if err != nil {
 		return nil, err
 	}
 	var tokens []Secret
-	for _, line := range strings.Split(text, "\n") {
+	var short []string
+	for n, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		if len(line) < MinTokenLength {
+			short = append(short, strconv.Itoa(n+1))
+			continue
+		}
 		tokens = append(tokens, Secret(line))
+	}
+	if len(short) > 0 {
+		lines := "line " + short[0]
+		if len(short) > 1 {
+			lines = "lines " + strings.Join(short, ", ")
+		}
+		return nil, fmt.Errorf("%s: %s: %w", path, lines, ErrShortToken)
 	}
 	return tokens, nil
 }

@@ -222,13 +222,13 @@ func TestInvalid(t *testing.T) {
 
 func TestSecretsNeverPrint(t *testing.T) {
 	dir := t.TempDir()
-	tokens := writeFile(t, dir, "tokens", "# comment\ntoken-one\n\n  token-two  \n")
+	tokens := writeFile(t, dir, "tokens", "# comment\ntoken-one-0123456789\n\n  token-two-0123456789  \n")
 	secret := writeFile(t, dir, "secret", "hmac-key\n")
 	c, err := Load([]string{"--auth-token-file", tokens, "--webhook-secret-file", secret}, env(), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.AuthTokens) != 2 || c.AuthTokens[0].Reveal() != "token-one" || c.AuthTokens[1].Reveal() != "token-two" || c.WebhookSecret.Reveal() != "hmac-key" {
+	if len(c.AuthTokens) != 2 || c.AuthTokens[0].Reveal() != "token-one-0123456789" || c.AuthTokens[1].Reveal() != "token-two-0123456789" || c.WebhookSecret.Reveal() != "hmac-key" {
 		t.Fatalf("secrets read wrongly: %d tokens", len(c.AuthTokens))
 	}
 	js, _ := json.Marshal(c)
