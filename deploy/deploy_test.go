@@ -3,6 +3,7 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -74,7 +75,12 @@ func TestKustomize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := render(t, tc.dir)
+			dir := tc.dir
+			if tc.auth {
+				// The overlay's tokens are the operator's to create.
+				dir = withTokens(t, tc.dir, testTokens)
+			}
+			objs := render(t, dir)
 
 			var kinds []string
 			for _, o := range objs {
@@ -148,7 +154,7 @@ func TestKustomize(t *testing.T) {
 			c := checkDeployment(t, dep, sa, tc.image)
 			checkPrometheus(t, c, np, tc.prometheusURL, tc.namespace)
 			checkTemplates(t, c, dep, cm, tc.pinnedAddressesAllowed)
-			checkAuth(t, c, dep, sec, tc.auth)
+			checkAuth(t, c, dep, sec, tc.auth, testTokens)
 			checkService(t, svc, dep, c)
 			checkServiceMonitor(t, sm, svc)
 			checkReplicas(t, c, dep, svc, services, np, sm)
@@ -447,9 +453,10 @@ func checkTemplates(t *testing.T, c serveConfig, dep deployment, cm configMap, p
 }
 
 // checkAuth: with auth, --auth-token-file names a key of the rendered
-// Secret, mounted and required; without, the flag is absent (the Secret is
-// optional, and a missing token file must not be what a pod starts with).
-func checkAuth(t *testing.T, c serveConfig, dep deployment, sec secret, auth bool) {
+// Secret, mounted and required, that holds the tokens the operator's file
+// holds; without, the flag is absent (the Secret is optional, and a
+// missing token file must not be what a pod starts with).
+func checkAuth(t *testing.T, c serveConfig, dep deployment, sec secret, auth bool, tokens string) {
 	t.Helper()
 	file := c.flag("auth-token-file")
 	if !auth {
@@ -474,8 +481,98 @@ func checkAuth(t *testing.T, c serveConfig, dep deployment, sec secret, auth boo
 	case v.Secret.Optional != nil && *v.Secret.Optional:
 		t.Errorf("Secret volume %q is optional although --auth-token-file is set", m.Name)
 	}
-	if tokens := sec.Data[path.Base(file)]; tokens == "" {
-		t.Errorf("Secret %s has no key %q", sec.Metadata.Name, path.Base(file))
+	encoded, ok := sec.Data[path.Base(file)]
+	if !ok {
+		t.Fatalf("Secret %s has no key %q", sec.Metadata.Name, path.Base(file))
+	}
+	if got, err := base64.StdEncoding.DecodeString(encoded); err != nil || string(got) != tokens {
+		t.Errorf("Secret %s key %q does not hold the tokens file (%v)", sec.Metadata.Name, path.Base(file), err)
+	}
+}
+
+// testTokens is what the operator's tokens file holds in the tests: two
+// tokens as `openssl rand -hex 32` makes them.
+const testTokens = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0\n" +
+	"# the second pipeline\n" +
+	"d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3\n"
+
+// withTokens copies deploy/kustomize into a temporary directory, with the
+// file `tokens` that an operator creates beside the overlay's
+// kustomization, and returns the overlay's directory in the copy. A tokens
+// file of the working tree (an operator's own) is not copied.
+func withTokens(t *testing.T, overlay, tokens string) string {
+	t.Helper()
+	root := copyKustomize(t)
+	if err := os.WriteFile(filepath.Join(root, overlay, "tokens"), []byte(tokens), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, overlay)
+}
+
+// copyKustomize copies the kustomize tree into a temporary directory, as
+// the repository has it: without any tokens file, which is the operator's
+// to create and never committed. It returns the copy's root, under which
+// "kustomize/..." paths are the same as here.
+func copyKustomize(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	err := filepath.WalkDir("kustomize", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(root, p)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if d.Name() == "tokens" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestOverlayShipsNoToken: the example overlay carries no bearer token,
+// not even a placeholder that canaryd would accept. Its Secret comes from
+// a file the operator creates, which Git ignores; without it the overlay
+// does not build, rather than build with a guessable token.
+func TestOverlayShipsNoToken(t *testing.T) {
+	const overlay = "kustomize/overlays/example"
+	root := copyKustomize(t)
+	_, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, overlay))
+	if err == nil || !strings.Contains(err.Error(), "tokens") {
+		t.Errorf("the overlay builds without the operator's tokens file (error %v); it must not ship a token", err)
+	}
+
+	ignore, err := os.ReadFile(filepath.Join(overlay, ".gitignore"))
+	if err != nil {
+		t.Fatalf("the overlay has no .gitignore for its tokens file: %v", err)
+	}
+	if !slices.Contains(strings.Fields(string(ignore)), "/tokens") {
+		t.Errorf("%s/.gitignore does not list /tokens:\n%s", overlay, ignore)
+	}
+
+	// The documentation says how to make the file.
+	kustomization, err := os.ReadFile(filepath.Join(overlay, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "openssl rand -hex 32 > deploy/kustomize/overlays/example/tokens"; !strings.Contains(string(kustomization), want) {
+		t.Errorf("%s/kustomization.yaml does not say %q", overlay, want)
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "openssl rand -hex 32 > deploy/kustomize/overlays/prod/tokens"; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }
 
