@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -207,13 +208,29 @@ func EnvName(flagName string) string {
 
 func durationSetting(name, usage string, field func(*Config) *time.Duration) setting {
 	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
+		d, err := ParseDuration(v)
 		if err != nil {
-			return fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 1h)", v)
+			return err
 		}
 		*field(c) = d
 		return nil
 	}}
+}
+
+// ParseDuration reads an operator's duration in Go's form (90s, 1.5h,
+// 500ms) or Prometheus' (30d, 1w, 1y, 1d12h: a day is 24h, a week 7d, a
+// year 365d), so that --retention=30d means what it means in Prometheus'
+// own flags. A leading - is kept, for the settings' checks to refuse with
+// their own words.
+func ParseDuration(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	d, err := model.ParseDurationAllowNegative(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 1h, 1d12h, 30d, 1w)", s)
+	}
+	return time.Duration(d), nil
 }
 
 func intSetting(name, usage string, field func(*Config) *int) setting {

@@ -108,6 +108,17 @@ func (b *breaker) admit(now time.Time) admission {
 	}
 }
 
+// pausedUntil returns when the open circuit lets a probe through; zero
+// when the circuit is closed, or its cool-down is over.
+func (b *breaker) pausedUntil(now time.Time) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.openUntil.IsZero() || !now.Before(b.openUntil) {
+		return time.Time{}
+	}
+	return b.openUntil
+}
+
 // done records the outcome of an admitted attempt: failed when another
 // attempt might succeed where this one did not, msg its error; abandoned
 // when there is no outcome (the stream was abandoned at shutdown).

@@ -63,6 +63,27 @@ func TestCheck(t *testing.T) {
 		{"dot-dot escape", "https://hooks.example.com/ci/../admin", false, `".."`},
 		{"encoded dot-dot escape", "https://hooks.example.com/ci/%2e%2e/admin", false, `encoded "."`},
 		{"dot segment", "https://hooks.example.com/ci/./x", false, `"."`},
+		// Spellings that servers resolve as ".." or "/" although the
+		// decoded path has no dot segment.
+		{"Java path parameter", "https://hooks.example.com/ci/..;/admin", false, `";"`},
+		{"path parameter on a segment", "https://hooks.example.com/ci;x=1/deploy", false, `";"`},
+		{"encoded path parameter", "https://hooks.example.com/ci/..%3b/admin", false, `";"`},
+		{"encoded backslash", "https://hooks.example.com/ci/..%5C/admin", false, `%5c`},
+		{"encoded backslash, lower case", "https://hooks.example.com/ci/..%5c..%5cadmin", false, `%5c`},
+		{"double-encoded dots", "https://hooks.example.com/ci/%252e%252e/admin", false, `encoded "%"`},
+		{"double-encoded slash", "https://hooks.example.com/ci%252fadmin", false, `encoded "%"`},
+		{"encoded dots, upper case", "https://hooks.example.com/ci/%2E%2E/admin", false, `encoded "."`},
+		{"one encoded dot", "https://hooks.example.com/ci/.%2e/admin", false, `encoded "."`},
+		{"encoded dot in a name", "https://hooks.example.com/ci/a%2ejson", false, `encoded "."`},
+		{"encoded slash", "https://hooks.example.com/ci%2f..%2fadmin", false, `encoded "." or "/"`},
+		{"encoded slash in a segment", "https://hooks.example.com/ci/a%2Fb", false, `encoded "." or "/"`},
+		{"overlong dot", "https://hooks.example.com/ci/%c0%ae%c0%ae/admin", false, "not UTF-8"},
+		{"encoded NUL", "https://hooks.example.com/ci/x%00", false, "control characters"},
+		{"encoded space is fine", "https://hooks.example.com/ci/a%20b", true, ""},
+		{"encoded non-ASCII is fine", "https://hooks.example.com/ci/%C3%A9t%C3%A9", true, ""},
+		{"dots inside a name are fine", "https://hooks.example.com/ci/v1.2..3/x.json", true, ""},
+		{"empty segments stay under the prefix", "https://hooks.example.com/ci//x", true, ""},
+		{"ipv6 zone", "http://[fe80::1%25eth0]:9000/x", false, "zone"},
 		{"bad escape", "https://hooks.example.com/ci/%zz", false, "not a valid URL"},
 		{"space in host", "https://hooks example.com/ci", false, "not a valid URL"},
 		{"no host", "https:///ci", false, "absolute"},
@@ -109,6 +130,10 @@ func TestNewRejects(t *testing.T) {
 		{"allow with query", Options{Allow: []string{"https://hooks.example.com/?a=b"}}, "query"},
 		{"allow ftp", Options{Allow: []string{"ftp://hooks.example.com"}}, "not an http"},
 		{"every bad prefix named", Options{Allow: []string{"ftp://a", "https://ok", "gopher://b"}}, "gopher://b"},
+		{"allow with a path parameter", Options{Allow: []string{"https://hooks.example.com/ci;x/"}}, `";"`},
+		{"allow with an encoded slash", Options{Allow: []string{"https://hooks.example.com/ci%2fx"}}, `encoded "." or "/"`},
+		{"negative backlog", Options{MaxBacklog: -1}, "negative"},
+		{"negative breaker cool-down", Options{BreakerCooldown: -time.Second}, "negative"},
 		{"negative duration", Options{MaxElapsed: -time.Second}, "negative"},
 		{"max below initial backoff", Options{InitialBackoff: time.Second, MaxBackoff: time.Millisecond}, "MaxBackoff"},
 	} {
@@ -255,7 +280,8 @@ func FuzzCheck(f *testing.F) {
 	for _, seed := range []string{
 		"https://hooks.example.com/ci/x", "https://hooks.example.com.evil.com/ci",
 		"https://hooks.example.com@evil/ci", "http://169.254.169.254/", "https://hooks.example.com/ci/%2e%2e/x",
-		"HTTPS://HOOKS.EXAMPLE.COM:443/ci?q=1#f",
+		"HTTPS://HOOKS.EXAMPLE.COM:443/ci?q=1#f", "https://hooks.example.com/ci/..;/admin", "https://hooks.example.com/ci/..%5C/x",
+		"https://hooks.example.com/ci/%252e%252e/x", "https://hooks.example.com/ci%2f..%2fx", "https://hooks.example.com./ci/%c0%ae",
 	} {
 		f.Add(seed)
 	}
@@ -286,6 +312,13 @@ func FuzzCheck(f *testing.F) {
 			if seg == "." || seg == ".." {
 				t.Fatalf("Check(%q) allowed a dot segment", raw)
 			}
+		}
+		// Nothing that a receiver could decode or split differently.
+		if strings.ContainsAny(u.Path, ";\\%") {
+			t.Fatalf("Check(%q) allowed a path with ';', '\\' or an encoded '%%'", raw)
+		}
+		if low := strings.ToLower(u.EscapedPath()); strings.Contains(low, "%2e") || strings.Contains(low, "%2f") {
+			t.Fatalf("Check(%q) allowed an encoded dot or slash", raw)
 		}
 	})
 }

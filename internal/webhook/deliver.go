@@ -278,6 +278,11 @@ func (s *Sender) deliver(ctx context.Context, st *Stream, d *delivery) (res resu
 		if asked {
 			wait = ae.retryAfter
 		}
+		if until := st.breaker.pausedUntil(time.Now()); !until.IsZero() && !until.Before(time.Now().Add(wait)) {
+			// The circuit is open, and its cool-down outlasts the wait:
+			// wait for it instead (above), so that the status says so.
+			continue
+		}
 		if time.Now().Add(wait).After(deadline) {
 			if asked {
 				res.err = fmt.Errorf("gave up after %d attempt(s): the receiver asked to retry after %s, beyond the retry budget of %s; last: %w", res.attempts, wait, s.maxElapsed, err)

@@ -13,12 +13,21 @@
 // other status is final.
 //
 // A Sender holds the configuration shared by every analysis (allowed
-// destinations, key, HTTP client, metrics); a Stream carries one analysis'
-// events to one URL, in order, on one goroutine of its own.
+// destinations, key, HTTP client, circuit breakers, metrics); a Stream
+// carries one analysis' events to one URL, in order, on one goroutine of
+// its own.
+//
+// What a caller can make it spend is bounded before it is spent: Streams
+// with deliveries owed (MaxBacklog; one more is ErrBacklogFull, a 429),
+// and with them goroutines and queued events; connections to one
+// destination (MaxConnsPerHost); attempts to a destination that keeps
+// failing (a circuit breaker per destination pauses them for a cool-down);
+// the time one event is retried (MaxElapsed).
 //
 // What the package must not do:
 //   - send anything to a URL that Check refuses, and that includes following
-//     a redirect to one;
+//     a redirect to one, going through a proxy, or dialling a host in
+//     another spelling than the one Check compared;
 //   - put a URL's userinfo or query, or the signing key, in an error, a log
 //     line or a Status (query strings often hold tokens);
 //   - block the analysis that produces the events: Send only queues, and a
