@@ -64,6 +64,9 @@ type Store struct {
 	log   *zap.Logger
 	poll  time.Duration
 	m     *metrics
+	// args are values that stand in for placeholders (CheckFile's
+	// Options.Args); nil for a store that Load made.
+	args map[string]string
 
 	// mu serialises reloads and guards the fields below it.
 	mu     sync.Mutex
@@ -96,6 +99,7 @@ type version struct {
 	docs      int // documents in the file, skipped ones included
 	templates []*Template
 	broken    []brokenDoc
+	skipped   []brokenDoc // documents of other kinds: index, line and kind
 }
 
 // brokenDoc is a document that did not load.
@@ -292,6 +296,7 @@ func (s *Store) loadDocuments(file string, data []byte, v *version) {
 		t, bad, skipped := s.loadDocument(file, d, v.loadedAt)
 		switch {
 		case skipped != "":
+			v.skipped = append(v.skipped, brokenDoc{index: d.index, line: d.line, kind: skipped})
 			s.log.Info("skipping a document that is not an AnalysisTemplate or ClusterAnalysisTemplate",
 				zap.String("file", file), zap.Int("line", d.line), zap.String("kind", skipped))
 		case bad != nil:
@@ -342,7 +347,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 	if e := checkName(doc.Metadata.Name); e != nil {
 		problems = append(problems, *e)
 	}
-	problems = append(problems, checkDocument(doc, s.check)...)
+	problems = append(problems, checkDocument(withValues(doc, s.args), s.check)...)
 	if len(problems) > 0 {
 		return broken(doc.Metadata.Name, doc.Kind, problems)
 	}
