@@ -71,6 +71,16 @@ type Judge interface {
 	Judge(value any) (api.Phase, error)
 }
 
+// ContextJudge is a Judge that can be waited for with a context: it
+// returns when ctx is done, with phase Error, even if the judging it started
+// has not finished (condition.Conditions runs heavier conditions on a
+// bounded pool this way). The engine uses it when a metric's Judge has it,
+// so that a stopped measurement, a terminated analysis and a round past its
+// deadline answer at once whatever a condition is doing.
+type ContextJudge interface {
+	JudgeContext(ctx context.Context, value any) (api.Phase, error)
+}
+
 // Metric is one metric of a plan, with its arguments resolved, its limits
 // defaulted and its conditions compiled.
 type Metric struct {

@@ -390,7 +390,13 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 		ms.Message = fmt.Sprintf("no data: the query returned %s (noData: %s)", describeNoData(obs.Value), m.NoData)
 		return ms
 	}
-	phase, err := m.Judge.Judge(obs.Value)
+	var phase api.Phase
+	var err error
+	if j, ok := m.Judge.(ContextJudge); ok {
+		phase, err = j.JudgeContext(ctx, obs.Value)
+	} else {
+		phase, err = m.Judge.Judge(obs.Value)
+	}
 	ms.Phase = phase
 	if err != nil {
 		ms.Phase = api.PhaseError

@@ -40,6 +40,10 @@ type compiled struct {
 	// shared, when set, compiles the programs: other Conditions of the
 	// same text share them (see Programs).
 	shared *Programs
+	// cost bounds an evaluation's work (see checkCost); known is false
+	// for conditions that were not validated (tests reproducing Argo).
+	cost  cost
+	known bool
 }
 
 // typedProgram caches the compile error too: a condition that cannot compile
@@ -52,8 +56,13 @@ type typedProgram struct {
 // Compile checks both conditions once, when a spec is validated; the
 // programs that evaluate them are compiled lazily, once per Go type of the
 // measured value (see Judge). Empty strings mean "not set". It reports every
-// problem it can know before any value is measured: syntax errors, unknown names and expressions whose type
-// can never be bool. Problems that depend on the measured value's type (for
+// problem it can know before any value is measured: syntax errors, unknown
+// names and expressions whose type can never be bool. It also refuses what
+// canaryd will not run although Argo would: a built-in outside the
+// allow-list (AllowedBuiltins), a range that is not a small literal one
+// (MaxRangeValues), iteration over the result nested in another, and a
+// condition whose work may exceed MaxStepsPerValue steps per result value
+// plus MaxFixedSteps. Problems that depend on the measured value's type (for
 // example comparing a number with a string) are left to Judge, because Argo
 // accepts such a spec and errors only when a measurement has that type.
 // Field is "successCondition" or "failureCondition"; the caller prefixes the
@@ -67,7 +76,8 @@ func Compile(success, failure string, opts ...Option) (*Conditions, []api.FieldE
 		opt(&o)
 	}
 	var errs []api.FieldError
-	for _, f := range []struct{ field, text string }{
+	var costs [2]cost
+	for i, f := range []struct{ field, text string }{
 		{successField, success},
 		{failureField, failure},
 	} {
@@ -81,17 +91,20 @@ func Compile(success, failure string, opts ...Option) (*Conditions, []api.FieldE
 				"the condition is %d bytes long, longer than the %d this canaryd accepts (--max-condition-length)", len(f.text), o.maxLength)})
 			continue
 		}
-		if err := o.programs.validate(f.text, o.maxNodes); err != nil {
+		c, err := o.programs.validate(f.text, o.maxNodes)
+		if err != nil {
 			errs = append(errs, api.FieldError{Field: f.field, Message: err.Error()})
 		}
+		costs[i] = c
 	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	c := newConditions(success, failure)
-	for _, cc := range []*compiled{c.success, c.failure} {
+	for i, cc := range []*compiled{c.success, c.failure} {
 		if cc != nil {
 			cc.shared = o.programs
+			cc.cost, cc.known = costs[i], true
 		}
 	}
 	return c, nil

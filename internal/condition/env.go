@@ -7,6 +7,11 @@ import (
 	"sync"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -87,31 +92,55 @@ type validationEnv struct {
 }
 
 // validate reports syntax errors, unknown names and conditions whose type is
-// known not to be bool. Its messages are those a measurement would get.
-// maxNodes, when not 0, is the node budget (see MaxNodes).
-func validate(condition string, maxNodes uint) (err error) {
+// known not to be bool, with the messages a measurement would get; and it
+// refuses what canaryd will not run: a built-in outside the allow-list
+// (checkBuiltins) and a condition whose work it cannot bound (checkCost). It
+// returns the bound. maxNodes, when not 0, is the node budget (see MaxNodes).
+//
+// It is expr.Compile taken apart, so that the tree can be looked at between
+// its steps: parsed (the built-ins are refused before anything else is said
+// about their calls), type-checked (the cost needs to know which + may join
+// strings), then optimized and compiled exactly as expr.Compile does.
+func validate(condition string, maxNodes uint) (c cost, err error) {
 	defer recoverInto(&err)
-	opts := []expr.Option{expr.Env(validationEnv{})}
+	config := conf.CreateNew()
+	config.WithEnv(validationEnv{})
 	if maxNodes > 0 {
-		opts = append(opts, expr.MaxNodes(maxNodes))
+		config.MaxNodes = maxNodes
 	}
-	program, err := expr.Compile(condition, opts...)
+	tree, err := parser.ParseWithConfig(condition, config)
 	if err != nil {
 		if maxNodes > 0 && strings.Contains(err.Error(), "exceeds maximum allowed nodes") {
-			return fmt.Errorf("the condition is too complex: it has more than %d syntax nodes, the most this canaryd accepts", maxNodes)
+			return cost{}, fmt.Errorf("the condition is too complex: it has more than %d syntax nodes, the most this canaryd accepts", maxNodes)
 		}
-		return cleanError(err)
+		return cost{}, cleanError(err)
+	}
+	if err := checkBuiltins(tree.Node); err != nil {
+		return cost{}, err
+	}
+	if _, err := checker.Check(tree, config); err != nil {
+		return cost{}, cleanError(err)
+	}
+	if c, err = checkCost(tree.Node); err != nil {
+		return cost{}, err
+	}
+	if err := optimizer.Optimize(&tree.Node, config); err != nil {
+		return cost{}, cleanError(err)
+	}
+	program, err := compiler.Compile(tree, config)
+	if err != nil {
+		return cost{}, cleanError(err)
 	}
 	// expr.AsBool would also reject non-bool conditions, but with its own
 	// wording ("but got unknown" for nil); Argo's is the %T of the output.
 	nt := program.Node().Nature()
 	switch {
 	case nt.Nil:
-		return fmt.Errorf("expected bool, but got %T", nil)
+		return cost{}, fmt.Errorf("expected bool, but got %T", nil)
 	case nt.Type != nil && nt.Kind != reflect.Interface && nt.Kind != reflect.Bool:
-		return fmt.Errorf("expected bool, but got %s", nt.Type)
+		return cost{}, fmt.Errorf("expected bool, but got %s", nt.Type)
 	}
-	return nil
+	return c, nil
 }
 
 // compileTyped compiles condition for results of value's type, the way Argo
@@ -132,6 +161,7 @@ func run(program *vm.Program, raw, value any) (ok bool, err error) {
 	defer r.release()
 	r.raw = raw
 	r.vars["result"] = value
+	r.vm.MemoryBudget = MemoryBudget
 	out, err := r.vm.Run(program, r.vars)
 	if err != nil {
 		return false, cleanError(err)

@@ -29,13 +29,19 @@ type Programs struct {
 	max int
 
 	mu      sync.Mutex
-	checked map[checkKey]error
+	checked map[checkKey]verdict
 	typed   map[typedKey]*typedProgram
 }
 
 type checkKey struct {
 	text     string
 	maxNodes uint
+}
+
+// verdict is validate's answer for one text.
+type verdict struct {
+	cost cost
+	err  error
 }
 
 type typedKey struct {
@@ -50,7 +56,7 @@ func NewPrograms(max int) *Programs {
 	if max < 1 {
 		max = DefaultProgramsSize
 	}
-	return &Programs{max: max, checked: map[checkKey]error{}, typed: map[typedKey]*typedProgram{}}
+	return &Programs{max: max, checked: map[checkKey]verdict{}, typed: map[typedKey]*typedProgram{}}
 }
 
 // WithPrograms makes Compile share validation verdicts and compiled programs
@@ -58,25 +64,25 @@ func NewPrograms(max int) *Programs {
 func WithPrograms(p *Programs) Option { return func(o *options) { o.programs = p } }
 
 // validate is the package's validate, remembered.
-func (p *Programs) validate(text string, maxNodes uint) error {
+func (p *Programs) validate(text string, maxNodes uint) (cost, error) {
 	if p == nil {
 		return validate(text, maxNodes)
 	}
 	key := checkKey{text, maxNodes}
 	p.mu.Lock()
-	err, ok := p.checked[key]
+	v, ok := p.checked[key]
 	p.mu.Unlock()
 	if ok {
-		return err
+		return v.cost, v.err
 	}
 	// Compiled without the lock: two callers may both compile a new text,
 	// which is harmless and cheaper than serialising every compile.
-	err = validate(text, maxNodes)
+	v.cost, v.err = validate(text, maxNodes)
 	p.mu.Lock()
 	makeRoom(p.checked, p.max)
-	p.checked[key] = err
+	p.checked[key] = v
 	p.mu.Unlock()
-	return err
+	return v.cost, v.err
 }
 
 // program returns text compiled for results of value's type (key), the

@@ -5,7 +5,11 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -44,7 +48,28 @@ func CompileTime(expression string) (*TimeExpr, error) {
 
 func compileTime(expression string) (_ *vm.Program, err error) {
 	defer recoverInto(&err)
-	program, err := expr.Compile(expression, expr.Env(timeEnv(time.Time{})))
+	// As validate does for conditions, with the same allow-list and cost
+	// bound: a time expression is as much the caller's text as a condition,
+	// and it is evaluated on every measurement.
+	config := conf.CreateNew()
+	config.WithEnv(timeEnv(time.Time{}))
+	tree, err := parser.ParseWithConfig(expression, config)
+	if err != nil {
+		return nil, cleanError(err)
+	}
+	if err := checkBuiltins(tree.Node); err != nil {
+		return nil, err
+	}
+	if _, err := checker.Check(tree, config); err != nil {
+		return nil, cleanError(err)
+	}
+	if _, err := checkCost(tree.Node); err != nil {
+		return nil, err
+	}
+	if err := optimizer.Optimize(&tree.Node, config); err != nil {
+		return nil, cleanError(err)
+	}
+	program, err := compiler.Compile(tree, config)
 	if err != nil {
 		return nil, cleanError(err)
 	}
@@ -65,7 +90,8 @@ func (t *TimeExpr) Eval(now time.Time) (time.Time, error) {
 
 func evalTimeProgram(program *vm.Program, now time.Time) (_ time.Time, err error) {
 	defer recoverInto(&err)
-	out, err := expr.Run(program, timeEnv(now))
+	machine := vm.VM{MemoryBudget: MemoryBudget}
+	out, err := machine.Run(program, timeEnv(now))
 	if err != nil {
 		return time.Time{}, cleanError(err)
 	}

@@ -1,0 +1,329 @@
+package condition
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+)
+
+// cappedResultValues is --max-result-values' default: the largest result a
+// condition meets unless the operator raises it.
+const cappedResultValues = 10_000
+
+// FuzzCostBound generates conditions from the grammar of what conditions
+// do with results (iteration, nesting, ranges, lists, let, membership) and
+// checks the cost bound against the work actually done: every condition
+// Compile accepts, evaluated on a result of cappedResultValues values,
+// evaluates no more syntax nodes than its bound allows. The nodes are
+// counted, not timed: each is wrapped in a call to a counting function.
+func FuzzCostBound(f *testing.F) {
+	for _, seed := range []string{
+		"", "\x01", "\x01\x00\x00", "\x01\x01\x02\x00\x00", "\x06\x02\x04\x01\x00\x03",
+		"\x01\x03\x00\x01\x00\x00", "\x03\x04\x00\x00\x05", "\x0a\x00\x00\x00\x00",
+		"\x01\x02\x04\x01\x02\x04\x00", "\x06\x00\x01\x01\x07\x00\x00\x00",
+	} {
+		f.Add([]byte(seed))
+	}
+	result := make([]float64, cappedResultValues)
+	for i := range result {
+		result[i] = float64(i%100) / 100
+	}
+	f.Fuzz(func(t *testing.T, program []byte) {
+		g := &grammar{b: program}
+		cond := g.boolean(4)
+		bound, err := validate(cond, 0)
+		if err != nil {
+			return // refused, or not a condition
+		}
+		steps, err := countSteps(cond, result)
+		if err != nil {
+			t.Fatalf("counting %q: %v", cond, err)
+		}
+		if limit := bound.At(len(result)); float64(steps) > limit {
+			t.Fatalf("%q evaluated %d nodes on %d values; its bound is %v (%.0f)", cond, steps, len(result), bound, limit)
+		}
+	})
+}
+
+// TestCostBoundHolds runs FuzzCostBound's check on conditions written out,
+// heavy ones among them.
+func TestCostBoundHolds(t *testing.T) {
+	result := make([]float64, 2000)
+	for i := range result {
+		result[i] = float64(i%100) / 100
+	}
+	for _, cond := range []string{
+		"all(result, {# >= 0})",
+		"all(result, {any(1..100, {# > 0})})",
+		"len(filter(result, {# > 0.5})) > 0 && sum(map(result, {# * 2})) > 0",
+		"median(result) > 0 && max(result) > 0 && mean(result) >= 0",
+		"let r = 1..100; all(r, {all(r, {# > 0})})",
+		"all([1, 2, 3], {all(result, {# >= 0})})",
+		"count(result, {# in [0.1, 0.2, 0.3]}) >= 0",
+		"len(map(result, {[#, #]})) > 0",
+		"all(result, {# + # >= 0})",
+		"findLastIndex(result, {# > 2}) == -1",
+		"none(filter(map(result, {# * 2}), {# > 1}), {# > 3})",
+	} {
+		bound, err := validate(cond, 0)
+		if err != nil {
+			t.Errorf("validate(%q): %v", cond, err)
+			continue
+		}
+		steps, err := countSteps(cond, result)
+		if err != nil {
+			t.Errorf("counting %q: %v", cond, err)
+			continue
+		}
+		if limit := bound.At(len(result)); float64(steps) > limit {
+			t.Errorf("%q evaluated %d nodes on %d values; its bound is %v (%.0f)", cond, steps, len(result), bound, limit)
+		}
+		if steps == 0 {
+			t.Errorf("%q: no node counted (does it type-check for []float64?)", cond)
+		}
+	}
+}
+
+// countSteps evaluates cond on result with every node counted.
+func countSteps(cond string, result []float64) (int, error) {
+	steps := 0
+	env := map[string]any{
+		"result":  result,
+		"asInt":   asInt,
+		"asFloat": asFloat,
+		"isNaN":   isNaN,
+		"isInf":   isInf,
+		"isNil":   isNilFunc(result),
+		"default": defaultFunc(result),
+		"tick":    func() bool { steps++; return true },
+	}
+	config := conf.CreateNew()
+	config.WithEnv(env)
+	config.MaxNodes = 0
+	tree, err := parser.ParseWithConfig(cond, config)
+	if err != nil {
+		return 0, err
+	}
+	instrument(&tree.Node)
+	if _, err := checker.Check(tree, config); err != nil {
+		// Wrong for a []float64 result, as the measurement would say:
+		// nothing is evaluated.
+		return 0, nil
+	}
+	program, err := compiler.Compile(tree, config)
+	if err != nil {
+		return 0, err
+	}
+	machine := vm.VM{MemoryBudget: MemoryBudget}
+	// A run-time error (an index out of range, a type mismatch) ends the
+	// evaluation early: the count so far is still bounded.
+	_, _ = machine.Run(program, env)
+	return steps, nil
+}
+
+// instrument wraps every node that is evaluated as a value in a sequence
+// that first calls tick: (tick(); node).
+func instrument(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.UnaryNode:
+		instrument(&n.Node)
+	case *ast.BinaryNode:
+		instrument(&n.Left)
+		instrument(&n.Right)
+	case *ast.MemberNode:
+		instrument(&n.Node)
+	case *ast.SliceNode:
+		instrument(&n.Node)
+		if n.From != nil {
+			instrument(&n.From)
+		}
+		if n.To != nil {
+			instrument(&n.To)
+		}
+	case *ast.CallNode:
+		for i := range n.Arguments {
+			instrument(&n.Arguments[i])
+		}
+	case *ast.BuiltinNode:
+		for i := range n.Arguments {
+			if p, ok := n.Arguments[i].(*ast.PredicateNode); ok {
+				instrument(&p.Node)
+				continue
+			}
+			instrument(&n.Arguments[i])
+		}
+	case *ast.ConditionalNode:
+		instrument(&n.Cond)
+		instrument(&n.Exp1)
+		instrument(&n.Exp2)
+	case *ast.VariableDeclaratorNode:
+		instrument(&n.Value)
+		instrument(&n.Expr)
+	case *ast.SequenceNode:
+		for i := range n.Nodes {
+			instrument(&n.Nodes[i])
+		}
+	case *ast.ArrayNode:
+		for i := range n.Nodes {
+			instrument(&n.Nodes[i])
+		}
+	case *ast.MapNode:
+		for _, p := range n.Pairs {
+			instrument(&p.(*ast.PairNode).Value)
+		}
+	case *ast.ChainNode, *ast.PredicateNode:
+		return
+	}
+	*node = &ast.SequenceNode{Nodes: []ast.Node{
+		&ast.CallNode{Callee: &ast.IdentifierNode{Value: "tick"}},
+		*node,
+	}}
+}
+
+// grammar writes a condition from fuzz input, one choice a byte.
+type grammar struct {
+	b      []byte
+	i      int
+	inPred int
+	vars   int
+}
+
+func (g *grammar) pick(n int) int {
+	if g.i >= len(g.b) {
+		return 0
+	}
+	v := int(g.b[g.i]) % n
+	g.i++
+	return v
+}
+
+var rangeEnds = []int{0, 3, 10, 100, 999, 1000, 1200}
+
+func (g *grammar) list(d int) string {
+	if d <= 0 {
+		return "result"
+	}
+	switch g.pick(9) {
+	case 1:
+		return fmt.Sprintf("[%s, %s]", g.number(d-1), g.number(d-1))
+	case 2:
+		return fmt.Sprintf("1..%d", rangeEnds[g.pick(len(rangeEnds))])
+	case 3:
+		return fmt.Sprintf("filter(%s, {%s})", g.list(d-1), g.pred(func() string { return g.boolean(d - 1) }))
+	case 4:
+		return fmt.Sprintf("map(%s, {%s})", g.list(d-1), g.pred(func() string { return g.number(d - 1) }))
+	case 5:
+		return "result[1:]"
+	case 6:
+		if g.vars > 0 {
+			return fmt.Sprintf("v%d", g.pick(g.vars))
+		}
+		return "result"
+	case 7:
+		return fmt.Sprintf("map(%s, {[#]})", g.list(d-1))
+	case 8:
+		return "$env.result"
+	}
+	return "result"
+}
+
+func (g *grammar) pred(body func() string) string {
+	g.inPred++
+	defer func() { g.inPred-- }()
+	return body()
+}
+
+func (g *grammar) number(d int) string {
+	if d <= 0 {
+		if g.inPred > 0 {
+			return "#"
+		}
+		return "0.5"
+	}
+	switch g.pick(13) {
+	case 1:
+		return fmt.Sprint(g.pick(7))
+	case 2:
+		return "len(" + g.list(d-1) + ")"
+	case 3:
+		return "sum(" + g.list(d-1) + ")"
+	case 4:
+		return "max(" + g.list(d-1) + ")"
+	case 5:
+		return "median(" + g.list(d-1) + ")"
+	case 6:
+		return g.number(d-1) + " + " + g.number(d-1)
+	case 7:
+		return fmt.Sprintf("count(%s, {%s})", g.list(d-1), g.pred(func() string { return g.boolean(d - 1) }))
+	case 8:
+		return "first(" + g.list(d-1) + ")"
+	case 9:
+		return "abs(" + g.number(d-1) + ")"
+	case 10:
+		return "mean(" + g.list(d-1) + ")"
+	case 11:
+		return fmt.Sprintf("findIndex(%s, {%s})", g.list(d-1), g.pred(func() string { return g.boolean(d - 1) }))
+	case 12:
+		return "result[0]"
+	}
+	if g.inPred > 0 {
+		return "#"
+	}
+	return "0.5"
+}
+
+func (g *grammar) boolean(d int) string {
+	if d <= 0 {
+		return g.number(0) + " > 0.5"
+	}
+	builtins := []string{"all", "any", "none", "one"}
+	switch g.pick(11) {
+	case 1, 2, 7, 8:
+		return fmt.Sprintf("%s(%s, {%s})", builtins[g.pick(4)], g.list(d-1), g.pred(func() string { return g.boolean(d - 1) }))
+	case 3:
+		return g.number(d-1) + " in " + g.list(d-1)
+	case 4:
+		return "(" + g.boolean(d-1) + " && " + g.boolean(d-1) + ")"
+	case 5:
+		return "!(" + g.boolean(d-1) + ")"
+	case 6:
+		v := g.list(d - 1)
+		name := fmt.Sprintf("v%d", g.vars)
+		g.vars++
+		body := g.boolean(d - 1)
+		g.vars--
+		return "(let " + name + " = " + v + "; " + body + ")"
+	case 9:
+		return "isNaN(" + g.number(d-1) + ")"
+	case 10:
+		return g.list(d-1) + " == " + g.list(d-1)
+	}
+	return g.number(d-1) + " > " + g.number(d-1)
+}
+
+// TestGrammarWritesConditions keeps the fuzz target honest: its grammar
+// writes conditions that parse, and some that Compile accepts.
+func TestGrammarWritesConditions(t *testing.T) {
+	accepted := 0
+	for i := range 200 {
+		b := []byte(strings.Repeat(string(rune(i%256)), 3) + fmt.Sprint(i*7919))
+		g := &grammar{b: b}
+		cond := g.boolean(4)
+		if _, err := parser.Parse(cond); err != nil {
+			t.Fatalf("the grammar wrote %q, which does not parse: %v", cond, err)
+		}
+		if _, err := validate(cond, 0); err == nil {
+			accepted++
+		}
+	}
+	if accepted == 0 {
+		t.Errorf("none of the grammar's conditions was accepted")
+	}
+}
