@@ -216,7 +216,10 @@ func New(opts Options) (*Provider, error) {
 		if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			return nil, fmt.Errorf("prometheus OAuth2 token URLs[%d]: must be an http or https URL without userinfo, query or fragment", i)
 		}
-		key := addressKey(u)
+		if reason := checkPath(u); reason != "" {
+			return nil, fmt.Errorf("prometheus OAuth2 token URLs[%d]: its path must not have %s", i, reason)
+		}
+		key := tokenURLKey(u)
 		if strings.HasSuffix(u.Path, "/") {
 			key += "/"
 		}
@@ -579,15 +582,13 @@ func (p *Provider) checkOAuth2(o spec.OAuth2Config, add func(field, format strin
 		add(f+".tokenUrl", "oauth2 tokenUrl must be an http or https URL without userinfo")
 		return
 	}
-	// A token endpoint resolves dot segments, so "/oauth/../admin" would
-	// leave the allowed prefix "/oauth/" that it appears to be under.
-	for _, seg := range strings.Split(u.Path, "/") {
-		if seg == "." || seg == ".." {
-			add(f+".tokenUrl", `oauth2 tokenUrl must not have "." or ".." path segments`)
-			return
-		}
+	// Compared decoded, sent as given: nothing a token endpoint could
+	// decode or resolve into a path outside the allowed prefix.
+	if reason := checkPath(u); reason != "" {
+		add(f+".tokenUrl", "oauth2 tokenUrl's path must not have %s", reason)
+		return
 	}
-	key := addressKey(u)
+	key := tokenURLKey(u)
 	if u.RawQuery == "" {
 		for _, allowed := range p.tokenURLs {
 			if key == allowed || (strings.HasSuffix(allowed, "/") && strings.HasPrefix(key, allowed)) {
