@@ -135,6 +135,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Secret:         webhookKey,
 		MaxElapsed:     cfg.WebhookMaxElapsed,
 		AttemptTimeout: cfg.WebhookTimeout,
+		MaxBacklog:     cfg.MaxWebhookBacklog,
 		Logger:         log,
 		Registerer:     reg,
 	})
@@ -373,6 +374,7 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		zap.Bool("webhook_signed", cfg.WebhookSecret.Reveal() != ""),
 		zap.Duration("webhook_max_elapsed", cfg.WebhookMaxElapsed),
 		zap.Duration("webhook_timeout", cfg.WebhookTimeout),
+		zap.Int("max_webhook_backlog", cfg.MaxWebhookBacklog),
 		zap.String("templates", cfg.Templates),
 		zap.Duration("templates_poll_interval", cfg.TemplatesPollInterval),
 		zap.Duration("evaluate_timeout", cfg.EvaluateTimeout),

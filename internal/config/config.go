@@ -62,6 +62,10 @@ type Config struct {
 	WebhookMaxElapsed time.Duration
 	// WebhookTimeout bounds one webhook delivery attempt.
 	WebhookTimeout time.Duration
+	// MaxWebhookBacklog is how many analyses may have webhook deliveries
+	// owed at once (running with a webhook, or finished with deliveries
+	// still being made); beyond it a new analysis with a webhook gets 429.
+	MaxWebhookBacklog int
 	// AuthTokenFile holds the bearer tokens that /v1 calls need, one a
 	// line, and AuthTokens are those tokens. None means the API is open.
 	AuthTokenFile string
@@ -176,6 +180,7 @@ func Default() *Config {
 		EvaluateTimeout:       DefaultEvaluateTimeout,
 		WebhookMaxElapsed:     DefaultWebhookMaxElapsed,
 		WebhookTimeout:        DefaultWebhookTimeout,
+		MaxWebhookBacklog:     webhook.DefaultMaxBacklog,
 	}
 }
 
@@ -296,6 +301,8 @@ func settings() []setting {
 			func(c *Config) *time.Duration { return &c.WebhookMaxElapsed }),
 		durationSetting("webhook-timeout", "how long one webhook delivery attempt may take, redirects included (default 10s)",
 			func(c *Config) *time.Duration { return &c.WebhookTimeout }),
+		intSetting("max-webhook-backlog", fmt.Sprintf("analyses with webhook deliveries owed (running with a webhook, or finished with deliveries still being made or retried) before new analyses with a webhook get 429 (default %d)", webhook.DefaultMaxBacklog),
+			func(c *Config) *int { return &c.MaxWebhookBacklog }),
 		stringSetting("auth-token-file", "file of bearer tokens, one a line; when set, every /v1 call needs Authorization: Bearer <token>",
 			func(c *Config) *string { return &c.AuthTokenFile }),
 		intSetting("max-analyses", fmt.Sprintf("analyses running at once before new ones get 429 (default %d)", DefaultMaxAnalyses),
@@ -480,6 +487,9 @@ func (c *Config) validate() []string {
 	}
 	positive("webhook-max-elapsed", c.WebhookMaxElapsed)
 	positive("webhook-timeout", c.WebhookTimeout)
+	if c.MaxWebhookBacklog < 1 {
+		add("--max-webhook-backlog: must be at least 1, got %d", c.MaxWebhookBacklog)
+	}
 	c.AuthTokens = nil
 	if c.AuthTokenFile != "" {
 		tokens, err := ReadTokens(c.AuthTokenFile)

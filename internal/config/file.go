@@ -27,6 +27,7 @@ type fileConfig struct {
 	WebhookSecretFile        *string      `yaml:"webhookSecretFile"`
 	WebhookMaxElapsed        *string      `yaml:"webhookMaxElapsed"`
 	WebhookTimeout           *string      `yaml:"webhookTimeout"`
+	MaxWebhookBacklog        *string      `yaml:"maxWebhookBacklog"`
 	AuthTokenFile            *string      `yaml:"authTokenFile"`
 	MaxAnalyses              *string      `yaml:"maxAnalyses"`
 	MaxFinished              *string      `yaml:"maxFinished"`
@@ -75,6 +76,7 @@ func loadFile(c *Config, path string) []string {
 		"webhook-secret-file":     relative(f.WebhookSecretFile),
 		"webhook-max-elapsed":     f.WebhookMaxElapsed,
 		"webhook-timeout":         f.WebhookTimeout,
+		"max-webhook-backlog":     f.MaxWebhookBacklog,
 		"auth-token-file":         relative(f.AuthTokenFile),
 		"max-analyses":            f.MaxAnalyses,
 		"max-finished":            f.MaxFinished,

@@ -163,3 +163,39 @@ func errorsText(errs []api.FieldError) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// TestCheckFileEveryProblem: a typo does not hide the other problems of
+// its document, and a document of another kind with a typo is not skipped
+// silently.
+func TestCheckFileEveryProblem(t *testing.T) {
+	const file = `apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: t}
+spec:
+  metrics:
+    - name: m
+      count: 3
+      failureLimt: 1
+      successCondition: result[0] >=
+      provider: {prometheus: {query: up}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisRun
+metadata: {name: r}
+spec:
+  metrics: [{name: m, provider: {prometheus: {query: up, adress: x}}}]
+`
+	got := CheckFile("t.yaml", []byte(file), CheckOptions{})
+	if len(got) != 2 {
+		t.Fatalf("%d documents, want 2: %+v", len(got), got)
+	}
+	text := errorsText(got[0].Errors)
+	for _, want := range []string{"metrics[0].failureLimt: unknown field", "metrics[0].interval: interval must be specified when count > 1", "metrics[0].successCondition: "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("errors %q lack %q", text, want)
+		}
+	}
+	if got[1].Skipped || !strings.Contains(errorsText(got[1].Errors), "metrics[0].provider.prometheus.adress: unknown field") {
+		t.Errorf("the AnalysisRun with a typo: %+v, want its unknown field listed", got[1])
+	}
+}

@@ -321,8 +321,11 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 	broken := func(name, kind string, errs []api.FieldError) (*Template, *brokenDoc, string) {
 		return nil, &brokenDoc{index: d.index, line: d.line, name: name, kind: kind, errors: errs}, ""
 	}
+	// A document whose only problems are unknown fields is still returned,
+	// and checked further, so that a typo and a bad condition are listed
+	// together (as spec.ParseAndCompile does).
 	doc, errs := spec.Parse(d.data)
-	if len(errs) > 0 {
+	if doc == nil {
 		kind, name := peek(d.data)
 		if kind == "List" {
 			// What `kubectl get analysistemplates -o yaml` prints: the
@@ -338,12 +341,15 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 	switch doc.Kind {
 	case spec.KindAnalysisTemplate, spec.KindClusterAnalysisTemplate:
 	case "":
-		return broken("", "", []api.FieldError{{Field: "kind", Message: "a bare spec cannot be a named template: give it apiVersion " +
-			spec.APIVersion + ", kind " + spec.KindAnalysisTemplate + " or " + spec.KindClusterAnalysisTemplate + ", and metadata.name"}})
+		return broken("", "", append([]api.FieldError{{Field: "kind", Message: "a bare spec cannot be a named template: give it apiVersion " +
+			spec.APIVersion + ", kind " + spec.KindAnalysisTemplate + " or " + spec.KindClusterAnalysisTemplate + ", and metadata.name"}}, errs...))
 	default: // an AnalysisRun
+		if len(errs) > 0 {
+			return broken(doc.Metadata.Name, doc.Kind, errs)
+		}
 		return nil, nil, doc.Kind
 	}
-	var problems []api.FieldError
+	problems := errs
 	if e := checkName(doc.Metadata.Name); e != nil {
 		problems = append(problems, *e)
 	}

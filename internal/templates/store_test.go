@@ -63,7 +63,8 @@ func TestLoad(t *testing.T) {
 				"good.yaml":   template("good", simple("30s")),
 				"broken.yaml": template("broken", strings.Replace(simple("30s"), "interval:", "intervall:", 1)),
 			},
-			want:       []row{{"broken", "broken.yaml:1", "error", "metrics[0].intervall"}, {"good", "good.yaml:1", "ok", ""}},
+			// The typo and what it leaves missing, listed together.
+			want:       []row{{"broken", "broken.yaml:1", "error", "metrics[0].intervall,metrics[0].interval"}, {"good", "good.yaml:1", "ok", ""}},
 			served:     map[string]string{"good": "good.yaml"},
 			wantLoaded: 1, wantBroken: 1, wantErrors: map[string]float64{"broken.yaml": 1, "good.yaml": 0},
 			wantInfoMsg: map[string]string{"broken.yaml": "unknown field"},
