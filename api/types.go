@@ -3,8 +3,10 @@
 // follow Argo Rollouts' AnalysisRun status field for field, so that anyone who
 // reads `kubectl get analysisrun -o yaml` reads these.
 //
-// The package has no behaviour: it is imported by the engine, the HTTP layer
-// and the command line alike, and must stay free of their dependencies.
+// The package has no behaviour beyond how these are written as JSON
+// (NewEncoder, Marshal: every JSON canaryd writes goes through them): it is
+// imported by the engine, the HTTP layer and the command line alike, and
+// must stay free of their dependencies.
 package api
 
 import "time"

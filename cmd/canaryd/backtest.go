@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -73,14 +72,14 @@ func (e *environment) backtestCommand(args []string) int {
 
 	var out []byte
 	if *every > 0 {
-		out, err = json.MarshalIndent(struct {
+		out, err = api.MarshalIndent(struct {
 			Start   time.Time                 `json:"start"`
 			End     time.Time                 `json:"end"`
 			Every   string                    `json:"every"`
 			Results []analysis.BacktestResult `json:"results"`
 		}{start, end, every.String(), results}, "", "  ")
 	} else {
-		out, err = json.MarshalIndent(results[0].Analysis, "", "  ")
+		out, err = api.MarshalIndent(results[0].Analysis, "", "  ")
 	}
 	if err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)

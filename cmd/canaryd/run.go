@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -164,7 +163,7 @@ func (e *environment) runCommand(args []string) int {
 	})
 	<-run.Done()
 	result := run.Snapshot()
-	out, err := json.MarshalIndent(result, "", "  ")
+	out, err := api.MarshalIndent(result, "", "  ")
 	if err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return exitError

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -75,7 +74,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p api.Problem) {
 	}
 	w.WriteHeader(p.Status)
 	// The client may be gone; there is no one left to tell.
-	_ = json.NewEncoder(w).Encode(p)
+	_ = api.NewEncoder(w).Encode(p)
 }
 
 // writeJSON writes v as a JSON response with the given status.
@@ -83,5 +82,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", jsonContentType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_ = api.NewEncoder(w).Encode(v)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -142,7 +141,7 @@ type eventWriter struct {
 }
 
 func (e *eventWriter) write(ev api.Event) error {
-	data, err := json.Marshal(ev)
+	data, err := api.Marshal(ev)
 	if err != nil {
 		return err
 	}
@@ -162,7 +161,7 @@ func (e *eventWriter) heartbeat(id string) error {
 	if e.sse {
 		_, err = io.WriteString(e.w, ": heartbeat\n\n")
 	} else {
-		err = json.NewEncoder(e.w).Encode(api.Event{Type: eventHeartbeat, AnalysisID: id})
+		err = api.NewEncoder(e.w).Encode(api.Event{Type: eventHeartbeat, AnalysisID: id})
 	}
 	if err != nil {
 		return err

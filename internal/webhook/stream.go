@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -146,7 +145,7 @@ func (st *Stream) Send(ev api.Event) {
 	if st.refused == nil {
 		// Encoded now, outside the lock, so the event is captured as it is
 		// when sent.
-		body, merr = json.Marshal(ev)
+		body, merr = api.Marshal(ev)
 	}
 
 	st.mu.Lock()
