@@ -161,6 +161,9 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Webhooks:           webhooks,
 		MaxBacktests:       cfg.MaxBacktests,
 		MaxStreams:         cfg.MaxStreams,
+		MaxRounds:          cfg.MaxRounds,
+		MaxRetainedBytes:   cfg.MaxRetainedBytes,
+		MinRetention:       cfg.MinRetention,
 	})
 	if err != nil {
 		return err
@@ -386,6 +389,9 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		zap.Duration("max_backtest_window", cfg.MaxBacktestWindow),
 		zap.Int("max_backtest_starts", cfg.MaxBacktestStarts),
 		zap.Int("max_backtest_measurements", cfg.MaxBacktestMeasurements),
+		zap.Int("max_rounds", cfg.MaxRounds),
+		zap.Int64("max_retained_bytes", cfg.MaxRetainedBytes),
+		zap.Duration("min_retention", cfg.MinRetention),
 	)
 }
 

@@ -520,7 +520,7 @@ func (c *Config) validate() []string {
 	if c.MaxAnalysisDuration < 0 {
 		add("--max-analysis-duration: must not be negative (0 means no bound), got %s", c.MaxAnalysisDuration)
 	}
-	problems = append(problems, c.Limits.validate()...)
+	problems = append(problems, c.Limits.validate(c.Retention)...)
 	problems = append(problems, c.Replicas.validate()...)
 	return problems
 }

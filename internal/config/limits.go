@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/canaryd/canaryd/internal/server"
@@ -35,6 +37,17 @@ type Limits struct {
 	// MaxBacktestMeasurements bounds the measurements one backtest request
 	// may take, as estimated from its schedule before it runs.
 	MaxBacktestMeasurements int
+	// MaxRounds is how many rounds (the evaluate endpoints) and gates may
+	// be answered at once.
+	MaxRounds int
+	// MaxRetainedBytes bounds the results held in memory (running and
+	// finished analyses, estimated from what they recorded); finished
+	// ones are evicted oldest first to stay under it.
+	MaxRetainedBytes int64
+	// MinRetention is how long a finished analysis is kept at least,
+	// whatever MaxRetainedBytes and --max-finished say: a new analysis is
+	// refused rather than evict a younger one.
+	MinRetention time.Duration
 }
 
 // DefaultMaxQueryTimeout is MaxQueryTimeout when none is set. The other
@@ -52,6 +65,9 @@ func DefaultLimits() Limits {
 		MaxBacktestWindow:       server.DefaultMaxBacktestWindow,
 		MaxBacktestStarts:       server.DefaultMaxBacktestStarts,
 		MaxBacktestMeasurements: server.DefaultMaxBacktestMeasurements,
+		MaxRounds:               server.DefaultMaxRounds,
+		MaxRetainedBytes:        server.DefaultMaxRetainedBytes,
+		MinRetention:            server.DefaultMinRetention,
 	}
 }
 
@@ -74,25 +90,71 @@ func limitSettings() []setting {
 			func(c *Config) *int { return &c.MaxBacktestStarts }),
 		intSetting("max-backtest-measurements", fmt.Sprintf("most measurements one backtest request may take, estimated from its schedule (default %d)", server.DefaultMaxBacktestMeasurements),
 			func(c *Config) *int { return &c.MaxBacktestMeasurements }),
+		intSetting("max-rounds", fmt.Sprintf("rounds (/evaluate) and gates answered at once before new ones get 429 (default %d)", server.DefaultMaxRounds),
+			func(c *Config) *int { return &c.MaxRounds }),
+		bytesSetting("max-retained-bytes", "results held in memory, running and finished analyses, in bytes (256MiB, 1GiB); finished ones are evicted oldest first, and new analyses get 429 when none can be (default 256MiB)",
+			func(c *Config) *int64 { return &c.MaxRetainedBytes }),
+		durationSetting("min-retention", "how long a finished analysis is kept at least, whatever --max-retained-bytes and --max-finished say; at most --retention (default 1m)",
+			func(c *Config) *time.Duration { return &c.MinRetention }),
 	}
 }
 
+// bytesSetting reads a size in bytes: a number, optionally followed by
+// KiB, MiB or GiB (or KB, MB, GB in powers of ten).
+func bytesSetting(name, usage string, field func(*Config) *int64) setting {
+	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
+		n, err := parseBytes(v)
+		if err != nil {
+			return err
+		}
+		*field(c) = n
+		return nil
+	}}
+}
+
+// parseBytes reads a size such as 268435456, 256MiB or 1GB.
+func parseBytes(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	unit := int64(1)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, unit = strings.TrimSpace(rest), u.size
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > (1<<62)/unit {
+		return 0, fmt.Errorf("invalid size %q (want bytes, or a number with KiB, MiB, GiB: 256MiB)", v)
+	}
+	return n * unit, nil
+}
+
 // validate returns the limits' problems: every one must be positive, since
-// none may be switched off.
-func (l Limits) validate() []string {
+// none may be switched off, and the minimum retention at most retention.
+func (l Limits) validate(retention time.Duration) []string {
 	var problems []string
 	for flag, n := range map[string]int{
 		"max-metrics": l.MaxMetrics, "max-condition-length": l.MaxConditionLength, "max-streams": l.MaxStreams,
 		"max-backtests": l.MaxBacktests, "max-backtest-starts": l.MaxBacktestStarts, "max-backtest-measurements": l.MaxBacktestMeasurements,
+		"max-rounds": l.MaxRounds,
 	} {
 		if n < 1 {
 			problems = append(problems, fmt.Sprintf("--%s: must be at least 1, got %d", flag, n))
 		}
 	}
-	for flag, d := range map[string]time.Duration{"max-query-timeout": l.MaxQueryTimeout, "max-backtest-window": l.MaxBacktestWindow} {
+	for flag, d := range map[string]time.Duration{"max-query-timeout": l.MaxQueryTimeout, "max-backtest-window": l.MaxBacktestWindow, "min-retention": l.MinRetention} {
 		if d <= 0 {
 			problems = append(problems, fmt.Sprintf("--%s: must be positive, got %s", flag, d))
 		}
+	}
+	if l.MaxRetainedBytes < 1<<20 {
+		problems = append(problems, fmt.Sprintf("--max-retained-bytes: must be at least 1MiB, got %d bytes", l.MaxRetainedBytes))
+	}
+	if l.MinRetention > retention && retention > 0 {
+		problems = append(problems, fmt.Sprintf("--min-retention: must be at most --retention (%s), got %s", retention, l.MinRetention))
 	}
 	slices.Sort(problems) // map order must not decide the message order
 	return problems
@@ -108,6 +170,9 @@ type fileLimits struct {
 	MaxBacktestWindow       *string `yaml:"maxBacktestWindow"`
 	MaxBacktestStarts       *string `yaml:"maxBacktestStarts"`
 	MaxBacktestMeasurements *string `yaml:"maxBacktestMeasurements"`
+	MaxRounds               *string `yaml:"maxRounds"`
+	MaxRetainedBytes        *string `yaml:"maxRetainedBytes"`
+	MinRetention            *string `yaml:"minRetention"`
 }
 
 // scalars are the values the file gives, by flag name.
@@ -121,5 +186,8 @@ func (f fileLimits) scalars() map[string]*string {
 		"max-backtest-window":       f.MaxBacktestWindow,
 		"max-backtest-starts":       f.MaxBacktestStarts,
 		"max-backtest-measurements": f.MaxBacktestMeasurements,
+		"max-rounds":                f.MaxRounds,
+		"max-retained-bytes":        f.MaxRetainedBytes,
+		"min-retention":             f.MinRetention,
 	}
 }

@@ -72,6 +72,20 @@ type AnalysesOptions struct {
 	// MaxStreams is how many streams may follow one analysis at once; more
 	// are refused (Run.follow). DefaultMaxStreams when 0.
 	MaxStreams int
+	// MaxRounds is how many rounds (Evaluate) and gates (AcquireRound)
+	// may be answered at once; more get ErrTooManyRounds.
+	// DefaultMaxRounds when 0.
+	MaxRounds int
+	// MaxRetainedBytes bounds the bytes the analyses held take, running
+	// and finished, as estimated from what they recorded (retained.go):
+	// finished ones are evicted oldest first to stay under it, and Start
+	// fails with ErrRetainedFull when none can be.
+	// DefaultMaxRetainedBytes when 0.
+	MaxRetainedBytes int64
+	// MinRetention is how long a finished analysis is kept at least:
+	// neither MaxRetainedBytes nor MaxFinished evicts a younger one (Start
+	// fails instead). DefaultMinRetention when 0; at most Retention.
+	MinRetention time.Duration
 }
 
 // DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0: more than
@@ -102,6 +116,11 @@ type Analyses struct {
 	// replica with an earlier epoch was made by a run before a restart.
 	started time.Time
 	epoch   string
+	// rounds are the rounds and gates being answered (rounds.go).
+	rounds roundSlots
+	// retained is the size of the analyses held, running and finished,
+	// as their ledgers estimate it (retained.go).
+	retained atomic.Int64
 
 	mu       sync.Mutex
 	running  map[string]*Run
@@ -116,8 +135,9 @@ type Analyses struct {
 }
 
 type finishedRun struct {
-	run *Run
-	at  time.Time
+	run   *Run
+	at    time.Time
+	phase api.Phase
 }
 
 // Run is an analysis this service holds: the engine's run and, when its
@@ -127,6 +147,10 @@ type finishedRun struct {
 type Run struct {
 	*analysis.Run
 	hook *webhook.Stream // nil without a webhook
+	// startedAt is when the analysis started, its place in the list.
+	startedAt time.Time
+	// ledger is the run's share of the retained bytes.
+	ledger *ledger
 	// streams counts the streams following the run, up to maxStreams.
 	streams    atomic.Int32
 	maxStreams int32
@@ -192,6 +216,16 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
+	if opts.MaxRounds <= 0 {
+		opts.MaxRounds = DefaultMaxRounds
+	}
+	if opts.MaxRetainedBytes <= 0 {
+		opts.MaxRetainedBytes = DefaultMaxRetainedBytes
+	}
+	if opts.MinRetention <= 0 {
+		opts.MinRetention = DefaultMinRetention
+	}
+	opts.MinRetention = min(opts.MinRetention, opts.Retention)
 	m, err := newAnalysisMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -209,7 +243,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		}
 	}
 	started := time.UnixMilli(opts.Clock.Now().UnixMilli())
-	return &Analyses{
+	a := &Analyses{
 		started:   started,
 		epoch:     replica.Epoch(started),
 		backtests: bt,
@@ -221,7 +255,16 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		running:   map[string]*Run{},
 		byID:      map[string]*Run{},
 		hooks:     map[*webhook.Stream]string{},
-	}, nil
+		rounds:    roundSlots{max: int64(opts.MaxRounds)},
+	}
+	retained := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "canaryd_analyses_retained_bytes",
+		Help: "Bytes the analyses held take, running and finished, as estimated from what they recorded; bounded by --max-retained-bytes.",
+	}, func() float64 { return float64(a.retained.Load()) })
+	if err := register(opts.Registerer, retained); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // CheckWebhook returns nil when rawURL may receive webhooks, else an error
@@ -270,8 +313,17 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	if len(a.running) >= a.opts.MaxRunning {
 		return nil, ErrTooMany
 	}
+	// What is held is pruned: what is left over a bound cannot be evicted.
+	if a.retained.Load() > a.opts.MaxRetainedBytes {
+		return nil, ErrRetainedFull
+	}
+	if len(a.finished) >= a.opts.MaxFinished && a.clock.Now().Sub(a.finished[0].at) < a.opts.MinRetention {
+		// This one would make them more, with none to evict.
+		return nil, ErrFinishedFull
+	}
 	id := replica.ID(a.opts.Replica, a.epoch+newID())
 	so.Args = redactArgs(so.Args)
+	led := newLedger(&a.retained, plan, id, so)
 	log := a.log.With(zap.String("analysis_id", id))
 	var hook *webhook.Stream
 	if so.Webhook != nil {
@@ -306,13 +358,16 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 			if hook != nil {
 				hook.Send(ev)
 			}
-			a.observe(log, ev)
+			a.observe(log, led, ev)
 			if so.Observer != nil {
 				so.Observer(ev)
 			}
 		},
 	})
-	run := &Run{Run: engineRun, hook: hook, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32))}
+	run := &Run{Run: engineRun, hook: hook, ledger: led, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32))}
+	if started := engineRun.Snapshot().StartedAt; started != nil {
+		run.startedAt = *started
+	}
 	a.running[id] = run
 	a.byID[id] = run
 	a.metrics.started.Inc()
@@ -330,19 +385,28 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 // observe counts and logs an event of a run; on the completed event it
 // moves the run to the finished analyses. It must not block: it is called
 // on the run's goroutine.
-func (a *Analyses) observe(log *zap.Logger, ev api.Event) {
+func (a *Analyses) observe(log *zap.Logger, led *ledger, ev api.Event) {
 	switch ev.Type {
 	case api.EventMeasurement:
+		led.measured(ev.Metric, ev.Measurement)
+		if a.retained.Load() > a.opts.MaxRetainedBytes {
+			// Over the bound: evict what may be, now rather than at the
+			// next request.
+			a.mu.Lock()
+			a.pruneLocked()
+			a.mu.Unlock()
+		}
 		a.metrics.measurements.WithLabelValues(string(ev.Measurement.Phase)).Inc()
 		log.Debug("measurement", zap.String("metric", ev.Metric), zap.String("phase", string(ev.Measurement.Phase)),
 			zap.String("value", ev.Measurement.Value), zap.String("message", ev.Measurement.Message),
 			zap.String("metric_phase", string(ev.MetricPhase)))
 	case api.EventCompleted:
 		final := ev.Analysis
+		led.completed(final)
 		a.mu.Lock()
 		if run, ok := a.running[ev.AnalysisID]; ok {
 			delete(a.running, ev.AnalysisID)
-			a.finished = append(a.finished, finishedRun{run: run, at: a.clock.Now()})
+			a.finished = append(a.finished, finishedRun{run: run, at: a.clock.Now(), phase: final.Phase})
 		}
 		a.metrics.running.Set(float64(len(a.running)))
 		a.pruneLocked()
@@ -357,16 +421,22 @@ func (a *Analyses) observe(log *zap.Logger, ev api.Event) {
 }
 
 // pruneLocked drops finished analyses past their retention, and the oldest
-// beyond MaxFinished.
+// while they are more than MaxFinished or the analyses held take more than
+// MaxRetainedBytes; but none finished less than MinRetention ago.
 func (a *Analyses) pruneLocked() {
 	now := a.clock.Now()
 	drop := 0
 	for drop < len(a.finished) {
 		f := a.finished[drop]
-		if len(a.finished)-drop <= a.opts.MaxFinished && now.Sub(f.at) < a.opts.Retention {
+		age := now.Sub(f.at)
+		over := len(a.finished)-drop > a.opts.MaxFinished || a.retained.Load() > a.opts.MaxRetainedBytes
+		if age < a.opts.Retention && !(over && age >= a.opts.MinRetention) {
+			// The finished analyses are in the order they finished:
+			// the ones after this are younger still.
 			break
 		}
 		delete(a.byID, f.run.ID())
+		f.run.ledger.release()
 		drop++
 	}
 	if drop > 0 {
@@ -419,13 +489,21 @@ func (a *Analyses) List() []api.Analysis {
 }
 
 // Evaluate takes one round of plan now (see analysis.Evaluate) and counts
-// its measurements. It fails with ErrDraining while the service shuts down.
+// its measurements. It fails with ErrDraining while the service shuts
+// down, and with ErrTooManyRounds when MaxRounds rounds and gates are
+// being answered. It returns at the latest stopGrace after ctx is done,
+// whatever the round's measurements and conditions are doing: a round
+// not finished by then is an Error round (see evaluateBounded).
 func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOptions) (api.Analysis, error) {
 	if a.Draining() {
 		return api.Analysis{}, ErrDraining
 	}
+	release, ok := a.rounds.acquire()
+	if !ok {
+		return api.Analysis{}, ErrTooManyRounds
+	}
 	id := newID()
-	result := analysis.Evaluate(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: redactArgs(so.Args)})
+	result := evaluateBounded(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: redactArgs(so.Args)}, release)
 	for _, m := range result.MetricResults {
 		for _, ms := range m.Measurements {
 			a.metrics.measurements.WithLabelValues(string(ms.Phase)).Inc()
@@ -449,6 +527,10 @@ func (a *Analyses) Draining() bool {
 // every waiter, stream and webhook has its terminal result before the HTTP
 // server shuts down. Running backtests are stopped too, once ctx is done.
 // It returns how many analyses it aborted.
+//
+// Once ctx is done it waits at most stopTimeout for the aborted analyses
+// and backtests to stop: one whose measurement or condition does not
+// return is logged and left behind, so that the shutdown keeps its bound.
 //
 // The webhooks' deliveries are not waited for: WaitWebhooks does that,
 // after Drain.
@@ -476,8 +558,24 @@ func (a *Analyses) Drain(ctx context.Context) int {
 			a.log.Warn("analysis aborted: the shutdown grace period ran out", zap.String("analysis_id", run.ID()))
 		}
 	}
+	stopBy := time.NewTimer(stopTimeout)
+	defer stopBy.Stop()
+	late := false
 	for _, run := range runs {
-		<-run.Done()
+		if !late {
+			select {
+			case <-run.Done():
+				continue
+			case <-stopBy.C:
+				late = true
+			}
+		}
+		select {
+		case <-run.Done():
+		default:
+			a.log.Error("analysis left running at shutdown: it did not stop within "+stopTimeout.String()+" of being aborted",
+				zap.String("analysis_id", run.ID()))
+		}
 	}
 	// Backtests get what is left of the grace; their callers then get a
 	// 503 (see Backtest).

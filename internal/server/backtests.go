@@ -334,7 +334,15 @@ func (a *Analyses) drainBacktests(ctx context.Context) int {
 	left := b.running
 	a.mu.Unlock()
 	b.stop(ErrDraining)
-	<-done
+	// A backtest stops at once; one whose condition does not return is
+	// left behind rather than hold the shutdown beyond its bound.
+	stopped := time.NewTimer(stopTimeout)
+	defer stopped.Stop()
+	select {
+	case <-done:
+	case <-stopped.C:
+		a.log.Error("backtests left running at shutdown: they did not stop within " + stopTimeout.String())
+	}
 	if left > 0 {
 		a.log.Warn("backtests stopped: the shutdown grace period ran out", zap.Int("backtests", left))
 	}

@@ -48,10 +48,30 @@ func handleGate(log *zap.Logger, analyses *Analyses, read requestReader, named b
 		if !ok {
 			return
 		}
-		run, ok := start(log, analyses, req, w, r)
-		if !ok {
+		release, err := analyses.AcquireRound()
+		if err != nil {
+			writeProblem(w, r, tooManyRounds(analyses.rounds.max))
 			return
 		}
+		run, ok := start(log, analyses, req, w, r)
+		if !ok {
+			release()
+			return
+		}
+		// The slot is the gate's until its analysis has stopped: a run
+		// left stopping still holds it.
+		defer func() {
+			select {
+			case <-run.Done():
+				release()
+			default:
+				// Ends when the run does.
+				go func() {
+					<-run.Done()
+					release()
+				}()
+			}
+		}()
 		var deadline <-chan time.Time
 		if req.timeout > 0 {
 			timer := time.NewTimer(req.timeout)
@@ -65,11 +85,21 @@ func handleGate(log *zap.Logger, analyses *Analyses, read requestReader, named b
 			if named {
 				async = "POST /v1/templates/" + req.template + "/analyses"
 			}
-			run.Abort(gateTimedOut(req.timeout, async))
+			message := gateTimedOut(req.timeout, async)
+			run.Abort(message)
 			log.Info("gate timed out; analysis stopped", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()), zap.Duration("timeout", req.timeout))
-			select {
-			case <-run.Done():
-			case <-r.Context().Done():
+			if !waitStopped(r.Context(), run) {
+				if r.Context().Err() != nil {
+					return
+				}
+				// The analysis has not stopped within stopTimeout (a
+				// measurement or condition that does not return): the
+				// gate answers with what it has, as the Error it will
+				// end with.
+				final := run.Snapshot()
+				now := analyses.clock.Now()
+				final.Phase, final.Message, final.CompletedAt = api.PhaseError, message, &now
+				writeJSON(w, gateStatus(final.Phase), final)
 				return
 			}
 		case <-r.Context().Done():

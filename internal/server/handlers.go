@@ -88,6 +88,9 @@ func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.Respons
 		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
 			"the limit of analyses running at once (--max-analyses) is reached; retry later"))
 		return nil, false
+	case errors.Is(err, ErrRetainedFull), errors.Is(err, ErrFinishedFull):
+		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses, analyses.retentionFull(err)))
+		return nil, false
 	case errors.Is(err, webhook.ErrBacklogFull):
 		p := problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
 			"the limit of analyses with webhook deliveries owed (--max-webhook-backlog) is reached; retry later")
@@ -173,7 +176,10 @@ func handleGetAnalysis(analyses *Analyses, heartbeat time.Duration) http.Handler
 // handleDeleteAnalysis terminates an analysis with Argo's terminate
 // semantics (no new measurements; metrics whose limits did not trip end
 // Successful) and answers with the final analysis. A finished analysis is
-// returned unchanged.
+// returned unchanged. It answers within stopTimeout whatever the run is
+// doing: a run that has not stopped by then (a measurement or condition
+// that does not return) is answered as it stands, 202, still Running with
+// its stop under way.
 func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		run, ok := lookup(analyses, w, r)
@@ -186,10 +192,13 @@ func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 			run.Terminate()
 			log.Info("analysis terminated by request", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()))
 		}
-		select {
-		case <-run.Done():
+		switch {
+		case waitStopped(r.Context(), run):
 			writeJSON(w, http.StatusOK, run.Snapshot())
-		case <-r.Context().Done():
+		case r.Context().Err() == nil:
+			log.Warn("analysis terminated by request has not stopped yet", zap.String("request_id", infoOf(r).id),
+				zap.String("analysis_id", run.ID()), zap.Duration("waited", stopTimeout))
+			writeJSON(w, http.StatusAccepted, run.Snapshot())
 		}
 	})
 }
@@ -214,7 +223,11 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 		defer cancel()
 		plan := withDeadline(req.compiled.Plan, timeout)
 		result, err := analyses.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args})
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrTooManyRounds):
+			writeProblem(w, r, tooManyRounds(analyses.rounds.max))
+			return
+		case err != nil:
 			writeProblem(w, r, shuttingDown())
 			return
 		}

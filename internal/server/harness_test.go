@@ -97,9 +97,13 @@ type options struct {
 	templates string
 	// limits are the server's; production's when zero.
 	limits server.Limits
-	// maxBacktests and maxStreams are the Analyses' limits; production's
-	// when 0.
-	maxBacktests, maxStreams int
+	// maxBacktests, maxStreams and maxRounds are the Analyses' limits;
+	// production's when 0.
+	maxBacktests, maxStreams, maxRounds int
+	// maxRetainedBytes and minRetention bound the results held;
+	// production's when 0.
+	maxRetainedBytes int64
+	minRetention     time.Duration
 	// maxDuration bounds each analysis; a minute when 0.
 	maxDuration time.Duration
 	// webhookAttemptTimeout bounds one webhook attempt; 2s when 0.
@@ -181,6 +185,9 @@ func start(t *testing.T, o options) *testServer {
 		Webhooks:           hooks,
 		MaxBacktests:       o.maxBacktests,
 		MaxStreams:         o.maxStreams,
+		MaxRounds:          o.maxRounds,
+		MaxRetainedBytes:   o.maxRetainedBytes,
+		MinRetention:       o.minRetention,
 	})
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+)
+
+// TestLedger checks the estimate of an analysis' size: it grows with what
+// each measurement holds, forgets the measurements a metric's retention
+// drops, is set from the final state on completion, and leaves the sum
+// when the analysis is evicted.
+func TestLedger(t *testing.T) {
+	var total atomic.Int64
+	plan := &analysis.Plan{Metrics: []analysis.Metric{{Name: "kept-2", Retention: 2}, {Name: "all"}}}
+	l := newLedger(&total, plan, "id", StartOptions{Template: "t", Args: map[string]string{"a": "b"}})
+	base := l.size.Load()
+	if base < analysisOverhead || total.Load() != base {
+		t.Fatalf("a new run: size %d, sum %d; want at least %d, and the sum its size", base, total.Load(), analysisOverhead)
+	}
+	big := &api.Measurement{Value: strings.Repeat("9", 10_000)}
+	for range 5 {
+		l.measured("kept-2", big)
+		l.measured("all", big)
+	}
+	// kept-2 keeps 2 of its 5, all keeps its 5.
+	want := base + 7*sizeOfMeasurement(big)
+	if got := l.size.Load(); got != want || total.Load() != want {
+		t.Errorf("after 5 measurements of each metric: size %d, sum %d; want %d", got, total.Load(), want)
+	}
+	final := &api.Analysis{ID: "id", MetricResults: []api.MetricResult{{Name: "all", Measurements: []api.Measurement{*big}}}}
+	l.completed(final)
+	if got := l.size.Load(); got != sizeOfAnalysis(final) || total.Load() != got {
+		t.Errorf("completed: size %d, sum %d; want the final state's %d", got, total.Load(), sizeOfAnalysis(final))
+	}
+	if got := sizeOfAnalysis(final); got < 10_000 {
+		t.Errorf("an analysis holding a 10 kB value is estimated at %d bytes", got)
+	}
+	l.release()
+	if total.Load() != 0 {
+		t.Errorf("after release the sum is %d, want 0", total.Load())
+	}
+}
