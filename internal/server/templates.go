@@ -212,6 +212,22 @@ type templateBody struct {
 	// flagger is set when the body carries any field of Flagger's
 	// payload.
 	flagger *flaggerPayload
+	// tree is the body as decoded, in which its problems are located
+	// (at); nil without a body.
+	tree map[string]any
+}
+
+// at returns a problem with the body's field, with the field's pointer
+// into the body when it is there (see pointerTo).
+func (tb templateBody) at(field, message string) api.FieldError {
+	e := api.FieldError{Field: field, Message: message}
+	if tb.tree == nil {
+		return e
+	}
+	if p, _, ok := pointerTo(tb.tree, field); ok {
+		e.Pointer = &p
+	}
+	return e
 }
 
 // webhookBody is the body's webhook: {"url": …, "events": […]}.
@@ -275,14 +291,14 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		if tb.webhook != nil {
 			switch {
 			case !params.webhook:
-				errs = append(errs, api.FieldError{Field: fieldWebhook, Message: noWebhookHere})
+				errs = append(errs, tb.at(fieldWebhook, noWebhookHere))
 			case req.webhook != nil:
-				errs = append(errs, api.FieldError{Field: fieldWebhook, Message: "given both as ?webhook= and in the body; give it once"})
+				errs = append(errs, tb.at(fieldWebhook, "given both as ?webhook= and in the body; give it once"))
 			case !tb.webhook.hasURL:
 				// decodeWebhook has said what is wrong with it.
 			default:
 				if err := in.checkWebhook(tb.webhook.url); err != nil {
-					errs = append(errs, api.FieldError{Field: fieldWebhookURL, Message: err.Error()})
+					errs = append(errs, tb.at(fieldWebhookURL, err.Error()))
 				} else {
 					req.webhook = &WebhookRequest{URL: tb.webhook.url, Events: tb.webhook.events}
 				}
@@ -333,11 +349,17 @@ func mergeArgs(t *templates.Template, body templateBody, query map[string]string
 	}
 	args := map[string]string{}
 	var errs []api.FieldError
-	take := func(field string, values map[string]string) {
+	// take takes the arguments of the body (inBody) or of the query; the
+	// body's problems point into it.
+	take := func(field string, values map[string]string, inBody bool) {
 		for _, name := range sortedKeys(values) {
 			if !slices.Contains(declared, name) {
-				errs = append(errs, api.FieldError{Field: field + "." + name, Message: fmt.Sprintf(
-					"argument %q is not declared by template %q (%s)", name, t.Name, declaredList)})
+				e := api.FieldError{Field: field + "." + name, Message: fmt.Sprintf(
+					"argument %q is not declared by template %q (%s)", name, t.Name, declaredList)}
+				if inBody {
+					e = body.at(e.Field, e.Message)
+				}
+				errs = append(errs, e)
 				continue
 			}
 			args[name] = values[name]
@@ -349,14 +371,15 @@ func mergeArgs(t *templates.Template, body templateBody, query map[string]string
 				args[name] = *v
 			}
 		}
-		take("metadata", f.metadata)
+		take("metadata", f.metadata, true)
 	}
-	take(fieldArgs, body.args)
-	take(fieldArgs, query)
+	take(fieldArgs, body.args, true)
+	take(fieldArgs, query, false)
 	for _, name := range t.MissingArgs(args) {
-		errs = append(errs, api.FieldError{Field: fieldArgs + "." + name, Message: fmt.Sprintf(
+		// Where the body's args would have it, when the body has args.
+		errs = append(errs, body.at(fieldArgs+"."+name, fmt.Sprintf(
 			"template %q requires argument %q: give it in the body as {\"args\": {%q: \"…\"}} or in the query as arg.%s=…",
-			t.Name, name, name, name)})
+			t.Name, name, name, name)))
 	}
 	return args, errs
 }
@@ -369,21 +392,25 @@ func decodeTemplateBody(body []byte, isJSON bool, flagger bool) (templateBody, [
 	var out templateBody
 	obj, e := decodeObject(body, isJSON)
 	if e != nil {
-		return out, []api.FieldError{*e}
+		return out, []api.FieldError{inBody(*e)}
 	}
+	out.tree = obj
 	known := []string{fieldArgs, fieldWebhook}
 	if flagger {
 		known = append(known, flaggerFields...)
 	}
 	var errs []api.FieldError
 	add := func(field, format string, a ...any) {
-		errs = append(errs, api.FieldError{Field: field, Message: fmt.Sprintf(format, a...)})
+		errs = append(errs, out.at(field, fmt.Sprintf(format, a...)))
 	}
 	for _, key := range sortedKeys(obj) {
 		v := obj[key]
 		switch {
 		case key == "":
-			add("body", "a field with an empty name; this endpoint's body takes %s", strings.Join(known, ", "))
+			// The field is named after the body; the pointer names the
+			// key "" (RFC 6901: "/").
+			errs = append(errs, api.FieldError{Field: fieldBody, Pointer: ptr("/" + escapePointer(key)), Message: fmt.Sprintf(
+				"a field with an empty name; this endpoint's body takes %s", strings.Join(known, ", "))})
 		case !slices.Contains(known, key):
 			add(key, "unknown field; this endpoint's body takes %s", strings.Join(known, ", "))
 		case key == fieldArgs:

@@ -88,13 +88,8 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	buf := s.p.getBuffer()
 	resp, body, err := s.post(ctx, buf, s.form(at, r))
 	if err == nil && resp.StatusCode == http.StatusOK {
-		if a, ok := decodeFast(body, s.p.maxValues); ok {
+		if a, ok := decodeFast(body); ok {
 			s.observe(began, nil)
-			if a.tooMany {
-				n, _ := countValues(body)
-				s.p.putBuffer(buf)
-				return analysis.Observation{Err: s.p.tooManyValues(n)}
-			}
 			obs := analysis.Observation{Metadata: annotations(a.warnings, a.infos)}
 			if a.scalar {
 				obs.Value, obs.Display = a.value, model.SampleValue(a.value).String()
@@ -108,8 +103,7 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	}
 	// The buffer is not reused past this point: client_golang's decoding
 	// may keep references into the body.
-	rp := &replay{Client: s.ep.prom, resp: resp, body: body, err: err, max: s.p.maxValues}
-	api := v1.NewAPI(rp)
+	api := v1.NewAPI(&replay{Client: s.ep.prom, resp: resp, body: body, err: err})
 	var (
 		value    model.Value
 		warnings v1.Warnings
@@ -121,9 +115,6 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 		value, warnings, infos, err = api.QueryRange(ctx, s.query, r, s.opts...)
 	}
 	s.observe(began, err)
-	if rp.tooMany > 0 {
-		return analysis.Observation{Err: s.p.tooManyValues(rp.tooMany)}
-	}
 
 	obs := analysis.Observation{Metadata: annotations(warnings, infos)}
 	if err != nil {
@@ -184,43 +175,21 @@ func (s *source) post(ctx context.Context, buf *bytes.Buffer, form string) (*htt
 // replay is a client_golang client that answers its first request with the
 // response the source has already received (the request is the same), and
 // sends any further one, client_golang's GET fallback after a 403, 405 or
-// 501, for real. It counts the values of every response before
-// client_golang decodes it: one with more than max is not handed over, and
-// tooMany says how many it had.
+// 501, for real.
 type replay struct {
 	promapi.Client
-	resp    *http.Response
-	body    []byte
-	err     error
-	used    bool
-	max     int
-	tooMany int
+	resp *http.Response
+	body []byte
+	err  error
+	used bool
 }
-
-// errTooManyValues stops client_golang from decoding a response with too
-// many values; Measure reports it with the count instead.
-var errTooManyValues = errors.New("too many values")
 
 func (r *replay) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
-	resp, body, err := r.resp, r.body, r.err
-	if r.used {
-		resp, body, err = r.Client.Do(ctx, req)
+	if !r.used {
+		r.used = true
+		return r.resp, r.body, r.err
 	}
-	r.used = true
-	if err == nil {
-		if n, ok := countValues(body); ok && n > r.max {
-			r.tooMany = n
-			return resp, nil, errTooManyValues
-		}
-	}
-	return resp, body, err
-}
-
-// tooManyValues is the error of a result with n values, more than the
-// provider takes.
-func (p *Provider) tooManyValues(n int) error {
-	return fmt.Errorf("the query returned %d values, more than the %d a measurement may have (--max-result-values); ask for fewer series, a shorter range or a larger step",
-		n, p.maxValues)
+	return r.Client.Do(ctx, req)
 }
 
 func (r *rangeQuery) at(now time.Time) (v1.Range, error) {
@@ -248,8 +217,7 @@ func convert(value model.Value) (any, string, error) {
 				values = append(values, s.Value)
 			}
 		}
-		out := floats(values)
-		return out, string(appendDisplay(nil, out)), nil
+		return floats(values), display(values), nil
 	case model.Matrix:
 		values := []model.SampleValue{}
 		for _, series := range v {
@@ -260,8 +228,7 @@ func convert(value model.Value) (any, string, error) {
 				values = append(values, pair.Value)
 			}
 		}
-		out := floats(values)
-		return out, string(appendDisplay(nil, out)), nil
+		return floats(values), display(values), nil
 	default:
 		//lint:ignore ST1005 Argo Rollouts' message, kept so its users recognise it
 		return nil, "", errors.New("Prometheus metric type not supported")
@@ -276,6 +243,14 @@ func floats(values []model.SampleValue) []float64 {
 		out[i] = float64(v)
 	}
 	return out
+}
+
+func display(values []model.SampleValue) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = v.String()
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // annotations is the measurement's metadata: Prometheus' warnings joined as
