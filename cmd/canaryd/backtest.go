@@ -11,14 +11,25 @@ import (
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
+// backtestSynopsis is the first line of backtest's usage.
+const backtestSynopsis = "backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL]\n\n" +
+	"Runs a template against history, at once: each measurement is queried as of its\n" +
+	"own past instant. Prints a table of verdicts to standard error and the result as\n" +
+	"JSON to standard output; exits as run does, by the worst verdict."
+
 // backtestCommand runs a template against history: in virtual time, each
 // measurement queried as of its own past instant.
 func (e *environment) backtestCommand(args []string) int {
 	fs, f := e.newSpecFlagSet("backtest")
-	startFlag := fs.String("start", "", "when the (first) analysis starts: RFC 3339, Unix seconds, or a duration before now (-24h); required")
-	endFlag := fs.String("end", "", "the horizon: analyses still running then are terminated, and --every starts stop before it (default now)")
-	every := fs.Duration("every", 0, "start an analysis every D from --start to --end and report each verdict")
-	if err := fs.Parse(args); err != nil {
+	startFlag := fs.String("start", "", "when the (first) analysis starts, a `time`: RFC 3339, Unix seconds, or a duration before now (-24h); required")
+	endFlag := fs.String("end", "", "the horizon, a `time` as --start: analyses still running then are terminated, and --every starts stop before it (default now)")
+	var every time.Duration
+	fs.Var(durationFlag{&every}, "every", "start an analysis every `duration` (1h, 1d) from --start to --end and report each verdict")
+	if code, ok := e.parseFlags(fs, backtestSynopsis, args); !ok {
+		return code
+	}
+	file := e.file("backtest", f)
+	if file == "" {
 		return exitUsage
 	}
 	now := time.Now()
@@ -38,19 +49,19 @@ func (e *environment) backtestCommand(args []string) int {
 		e.printf(e.stderr, "canaryd: --end (%s) must be after --start (%s)\n", end.Format(time.RFC3339), start.Format(time.RFC3339))
 		return exitUsage
 	}
-	if *every < 0 {
+	if every < 0 {
 		e.printf(e.stderr, "canaryd: --every must be positive\n")
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}
-	compiled := e.compile(f, sources.source)
+	compiled := e.compile(file, f, sources.source)
 	if compiled == nil {
 		return exitUsage
 	}
 	opts := analysis.Options{ID: "backtest", Args: compiled.Args}
 	var results []analysis.BacktestResult
-	if *every > 0 {
-		results = analysis.BacktestSeries(e.ctx, compiled.Plan, start, end, *every, opts)
+	if every > 0 {
+		results = analysis.BacktestSeries(e.ctx, compiled.Plan, start, end, every, opts)
 	} else {
 		results = []analysis.BacktestResult{{Start: start, Analysis: analysis.Backtest(e.ctx, compiled.Plan, start, end, opts)}}
 	}
@@ -71,7 +82,7 @@ func (e *environment) backtestCommand(args []string) int {
 	_ = tw.Flush()
 
 	var out []byte
-	if *every > 0 {
+	if every > 0 {
 		out, err = api.MarshalIndent(struct {
 			Start   time.Time                 `json:"start"`
 			End     time.Time                 `json:"end"`
@@ -86,5 +97,9 @@ func (e *environment) backtestCommand(args []string) int {
 		return exitError
 	}
 	e.printf(e.stdout, "%s\n", out)
+	if code, sig := interruptedExit(e.ctx); sig != nil {
+		e.printf(e.stderr, "canaryd backtest: %v before the backtest completed; exit code %d\n", sig, code)
+		return code
+	}
 	return exitCode(worst)
 }

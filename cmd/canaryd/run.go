@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -33,38 +35,149 @@ func (a argFlags) Set(s string) error {
 	return nil
 }
 
-// specFlags are the flags shared by run and validate.
+// fileFlags collects repeated -f flags.
+type fileFlags []string
+
+func (f *fileFlags) String() string { return strings.Join(*f, ",") }
+
+func (f *fileFlags) Set(s string) error {
+	if s == "" {
+		return errors.New("want a file, a directory or -")
+	}
+	*f = append(*f, s)
+	return nil
+}
+
+// durationFlag is a duration in Go's form or Prometheus' (1d12h, 1w), as
+// the service's settings take it.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil || *f.d == 0 {
+		return "" // no default shown
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := config.ParseDuration(s)
+	if err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "invalid duration "))
+	}
+	*f.d = d
+	return nil
+}
+
+// specFlags are the flags shared by run, validate and backtest.
 type specFlags struct {
-	file          string
+	files         fileFlags
 	args          argFlags
 	prometheusURL string
+}
+
+// file is the one -f of run and backtest; "" after saying what is wrong.
+func (e *environment) file(command string, f *specFlags) string {
+	switch len(f.files) {
+	case 0:
+		e.printf(e.stderr, "canaryd %s: -f FILE is required (- for standard input)\n", command)
+		return ""
+	case 1:
+		return f.files[0]
+	}
+	e.printf(e.stderr, "canaryd %s: -f is given %d times; %s takes one file (validate takes several)\n", command, len(f.files), command)
+	return ""
 }
 
 func (e *environment) newSpecFlagSet(name string) (*flag.FlagSet, *specFlags) {
 	f := &specFlags{args: argFlags{}}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	fs.StringVar(&f.file, "f", "", "the AnalysisTemplate, ClusterAnalysisTemplate, AnalysisRun or bare spec to use (YAML or JSON; - for standard input)")
-	fs.Var(f.args, "arg", "an argument value, NAME=VALUE (repeatable); overrides the template's value")
+	if name == "validate" {
+		fs.Var(&f.files, "f", "a `PATH` to check (repeatable): a file of one or more documents (YAML, or JSON), a directory read as serve --templates reads it, or - for standard input")
+	} else {
+		fs.Var(&f.files, "f", "the AnalysisTemplate, ClusterAnalysisTemplate, AnalysisRun or bare spec to use, a `FILE` of YAML or JSON (- for standard input)")
+	}
+	fs.Var(f.args, "arg", "an argument value, `NAME=VALUE` (repeatable); overrides the template's value")
 	fs.StringVar(&f.prometheusURL, "prometheus-url", e.getenv("CANARYD_PROMETHEUS_URL"),
-		"query this Prometheus for every metric, whatever address the template names (e.g. a port-forward); env CANARYD_PROMETHEUS_URL")
+		"query the Prometheus at `URL` for every metric, whatever address the template names (e.g. a port-forward); env CANARYD_PROMETHEUS_URL")
 	return fs, f
 }
 
-// compile reads, parses and compiles the spec a command was given. It
+// parseFlags parses a command's flags. Help (-h, --help) prints the usage
+// to standard output and ends the command with 0; a flag that is not
+// defined, a bad value or a stray argument prints the problem and the
+// usage to standard error and ends it with exitUsage. ok is false when the
+// command must end with code.
+func (e *environment) parseFlags(fs *flag.FlagSet, synopsis string, args []string) (code int, ok bool) {
+	usage := func(w io.Writer) {
+		e.printf(w, "Usage:\n  canaryd %s\n", synopsis)
+		if hasFlags(fs) {
+			e.printf(w, "\nFlags:\n")
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+			fs.SetOutput(e.stderr)
+		}
+	}
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {} // printed below: to stdout when asked for
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage(e.stdout)
+		return 0, false
+	case err != nil:
+		// The flag package has printed the problem.
+		e.printf(e.stderr, "\n")
+		usage(e.stderr)
+		return exitUsage, false
+	case fs.NArg() > 0:
+		e.printf(e.stderr, "canaryd %s: unexpected argument %q", fs.Name(), fs.Arg(0))
+		if hasFlag(fs, "f") {
+			e.printf(e.stderr, " (give a file with -f)")
+		}
+		e.printf(e.stderr, "\n\n")
+		usage(e.stderr)
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+func hasFlag(fs *flag.FlagSet, name string) bool { return fs.Lookup(name) != nil }
+
+// maxInput bounds what is read of one file or of standard input.
+const maxInput = 16 << 20
+
+// readInput reads a file named by -f, or standard input for -.
+func (e *environment) readInput(file string) ([]byte, error) {
+	r := e.stdin
+	if file != "-" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInput {
+		return nil, fmt.Errorf("%s: larger than %d MiB", displayName(file), maxInput>>20)
+	}
+	return data, nil
+}
+
+// compile reads, parses and compiles the spec of run or backtest. It
 // prints every problem and returns nil when there is any.
-func (e *environment) compile(f *specFlags, sources spec.PrometheusSources) *spec.Compiled {
-	if f.file == "" {
-		e.printf(e.stderr, "canaryd: -f FILE is required (- for standard input)\n")
-		return nil
-	}
-	var data []byte
-	var err error
-	if f.file == "-" {
-		data, err = io.ReadAll(io.LimitReader(e.stdin, 16<<20))
-	} else {
-		data, err = os.ReadFile(f.file)
-	}
+func (e *environment) compile(file string, f *specFlags, sources spec.PrometheusSources) *spec.Compiled {
+	data, err := e.readInput(file)
 	if err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return nil
@@ -73,7 +186,7 @@ func (e *environment) compile(f *specFlags, sources spec.PrometheusSources) *spe
 	if len(problems) == 0 {
 		return compiled
 	}
-	e.printf(e.stderr, "%s: %d problem(s):\n", displayName(f.file), len(problems))
+	e.printf(e.stderr, "%s: %d problem(s):\n", displayName(file), len(problems))
 	for _, p := range problems {
 		if p.Field == "" {
 			e.printf(e.stderr, "  %s\n", p.Message)
@@ -131,15 +244,27 @@ func (c *cliSources) source(m *spec.PrometheusMetric) (analysis.Source, map[stri
 	return p.Source(&copied)
 }
 
+// runSynopsis is the first line of run's usage.
+const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [-q]\n\n" +
+	"Runs one analysis here and now, printing each measurement to standard error and\n" +
+	"the finished analysis as JSON to standard output. Exit code: 0 Successful,\n" +
+	"1 Failed, 2 Inconclusive, 3 Error, 64 bad input, 130 interrupted (SIGINT),\n" +
+	"143 terminated (SIGTERM)."
+
 func (e *environment) runCommand(args []string) int {
 	fs, f := e.newSpecFlagSet("run")
-	errorRetry := fs.Duration("error-retry", analysis.DefaultErrorRetryInterval, "wait after an Error measurement before measuring again")
+	errorRetry := analysis.DefaultErrorRetryInterval
+	fs.Var(durationFlag{&errorRetry}, "error-retry", "how long to wait after an Error measurement before measuring again: a `duration` (10s, 1m)")
 	quiet := fs.Bool("q", false, "print no progress lines, only the result")
-	if err := fs.Parse(args); err != nil {
+	if code, ok := e.parseFlags(fs, runSynopsis, args); !ok {
+		return code
+	}
+	file := e.file("run", f)
+	if file == "" {
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}
-	compiled := e.compile(f, sources.source)
+	compiled := e.compile(file, f, sources.source)
 	if compiled == nil {
 		return exitUsage
 	}
@@ -150,7 +275,7 @@ func (e *environment) runCommand(args []string) int {
 	var progress sync.Mutex
 	run := analysis.Start(e.ctx, plan, analysis.Options{
 		ID:                 "cli",
-		ErrorRetryInterval: *errorRetry,
+		ErrorRetryInterval: errorRetry,
 		Args:               compiled.Args,
 		Observer: func(ev api.Event) {
 			if *quiet || ev.Type != api.EventMeasurement {
@@ -175,6 +300,13 @@ func (e *environment) runCommand(args []string) int {
 		} else {
 			e.printf(e.stderr, "analysis %s\n", result.Phase)
 		}
+	}
+	// A check that was stopped did not pass, whatever Argo's terminate
+	// semantics make of its phase: a pipeline must not read it as a
+	// verdict.
+	if code, sig := interruptedExit(e.ctx); sig != nil {
+		e.printf(e.stderr, "canaryd run: %v before the analysis completed; exit code %d\n", sig, code)
+		return code
 	}
 	return exitCode(result.Phase)
 }
@@ -238,18 +370,4 @@ func describePlan(p *analysis.Plan) string {
 	}
 	sort.Strings(parts)
 	return fmt.Sprintf("%d metric(s): %s", len(p.Metrics), strings.Join(parts, ", "))
-}
-
-func (e *environment) validateCommand(args []string) int {
-	fs, f := e.newSpecFlagSet("validate")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	sources := &cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}
-	compiled := e.compile(f, sources.source)
-	if compiled == nil {
-		return exitUsage
-	}
-	e.printf(e.stdout, "%s: valid: %s\n", displayName(f.file), describePlan(compiled.Plan))
-	return 0
 }

@@ -290,7 +290,7 @@ func TestRunBadInput(t *testing.T) {
 
 func TestValidateValid(t *testing.T) {
 	got := runCLI(t, "", "validate", "-f", "../../testdata/specs/success-rate-args.yaml", "--arg", "namespace=echo")
-	if got.code != 0 || !strings.Contains(got.stdout, "valid: 1 metric(s): non-5xx-rate (3 times, 30s apart)") {
+	if got.code != 0 || !strings.Contains(got.stdout, "valid: AnalysisTemplate success-rate-args: 1 metric(s): non-5xx-rate (3 times, 30s apart)") {
 		t.Errorf("exit %d stdout %q stderr %q", got.code, got.stdout, got.stderr)
 	}
 }
@@ -302,8 +302,10 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestRunInterrupt sends SIGINT to a run of an indefinite metric: the
-// analysis is terminated with Argo's semantics and still printed.
+// TestRunInterrupt stops a run of an indefinite metric with each signal:
+// the analysis is terminated with Argo's semantics and still printed, but
+// the exit code is the signal's (128 + its number, as a shell reports
+// it), never 0: a stopped check is not a pass.
 func TestRunInterrupt(t *testing.T) {
 	prom := promtest.Start(t)
 	spec := writeSpec(t, "forever.yaml", `metrics:
@@ -314,34 +316,54 @@ func TestRunInterrupt(t *testing.T) {
     prometheus:
       query: `+oneLine(promtest.SeedQuery("echo-good"))+`
 `)
-	cmd := exec.Command(binary(t), "run", "-f", spec, "--prometheus-url", prom.URL)
-	var stdout bytes.Buffer
-	stderr := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait for two measurements before interrupting.
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(stderr.String(), "phase=Successful") < 2 {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no measurements:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit: %v\n%s", err, stderr.String())
-	}
-	var a api.Analysis
-	if err := json.Unmarshal(stdout.Bytes(), &a); err != nil {
-		t.Fatalf("stdout: %v\n%s", err, stdout.String())
-	}
-	if a.Phase != api.PhaseSuccessful || a.Message != "Run Terminated" || a.MetricResults[0].Count < 2 {
-		t.Errorf("got %s %q count %d, want Successful, Run Terminated, 2 or more", a.Phase, a.Message, a.MetricResults[0].Count)
+	for _, tc := range []struct {
+		signal   syscall.Signal
+		wantCode int
+		wantLine string
+	}{
+		{syscall.SIGINT, 130, "canaryd run: interrupted by SIGINT before the analysis completed; exit code 130"},
+		{syscall.SIGTERM, 143, "canaryd run: interrupted by SIGTERM before the analysis completed; exit code 143"},
+	} {
+		t.Run(signalName(tc.signal), func(t *testing.T) {
+			cmd := exec.Command(binary(t), "run", "-f", spec, "--prometheus-url", prom.URL)
+			var stdout bytes.Buffer
+			stderr := &lockedBuffer{}
+			cmd.Stdout, cmd.Stderr = &stdout, stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait for two measurements before interrupting.
+			deadline := time.Now().Add(30 * time.Second)
+			for strings.Count(stderr.String(), "phase=Successful") < 2 {
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatalf("no measurements:\n%s", stderr.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := cmd.Process.Signal(tc.signal); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if _, ok := err.(*exec.ExitError); err != nil && !ok {
+				t.Fatal(err)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tc.wantCode {
+				t.Errorf("exit code %d, want %d\n%s", code, tc.wantCode, stderr.String())
+			}
+			var a api.Analysis
+			if err := json.Unmarshal(stdout.Bytes(), &a); err != nil {
+				t.Fatalf("stdout: %v\n%s", err, stdout.String())
+			}
+			if a.Phase != api.PhaseSuccessful || a.Message != "Run Terminated" || a.MetricResults[0].Count < 2 {
+				t.Errorf("got %s %q count %d, want Successful, Run Terminated, 2 or more", a.Phase, a.Message, a.MetricResults[0].Count)
+			}
+			for _, want := range []string{"analysis Successful: Run Terminated\n", tc.wantLine + "\n"} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+		})
 	}
 }
 

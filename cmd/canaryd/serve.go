@@ -120,6 +120,9 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		// A metric's longer timeout is lowered to it, as Prometheus
 		// lowers a query's to its --query.timeout.
 		MaxTimeout: cfg.MaxQueryTimeout,
+		// A result with more values is an Error measurement, found while
+		// it is decoded.
+		MaxResultValues: cfg.MaxResultValues,
 	})
 	if err != nil {
 		return &configError{err}
@@ -392,6 +395,7 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		zap.Int("max_rounds", cfg.MaxRounds),
 		zap.Int64("max_retained_bytes", cfg.MaxRetainedBytes),
 		zap.Duration("min_retention", cfg.MinRetention),
+		zap.Int("max_result_values", cfg.MaxResultValues),
 	)
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -31,7 +32,11 @@ func buildCommit() string {
 	return "unknown"
 }
 
-func (e *environment) versionCommand() int {
+func (e *environment) versionCommand(args []string) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if code, ok := e.parseFlags(fs, "version\n\nPrints the version, the commit and the Go release canaryd was built with.", args); !ok {
+		return code
+	}
 	e.printf(e.stdout, "canaryd %s\ncommit: %s\ngo: %s %s/%s\n", version, buildCommit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
@@ -96,5 +97,32 @@ func TestMeasureUsesConditionPool(t *testing.T) {
 	ms := r.measure(ctx, 0)
 	if ms.Phase != api.PhaseError || !strings.Contains(ms.Message, context.Canceled.Error()) {
 		t.Errorf("cancelled: %s %q", ms.Phase, ms.Message)
+	}
+}
+
+// TestMeasurementValueCapped: a source's value longer than MaxValueBytes
+// is cut, at a character's boundary, and marked.
+func TestMeasurementValueCapped(t *testing.T) {
+	for _, display := range []string{
+		strings.Repeat("x", MaxValueBytes),
+		strings.Repeat("x", 10*MaxValueBytes),
+		strings.Repeat("é", MaxValueBytes),
+	} {
+		m := metric("long")
+		m.Judge = phaseJudge{}
+		m.Source = SourceFunc(func(context.Context, time.Time) Observation {
+			return Observation{Value: api.PhaseSuccessful, Display: display}
+		})
+		a := Evaluate(context.Background(), &Plan{Metrics: []Metric{m}}, Options{Clock: clock.NewFake(t0)})
+		got := a.MetricResults[0].Measurements[0].Value
+		switch {
+		case len(display) <= MaxValueBytes:
+			if got != display {
+				t.Errorf("%d bytes: changed", len(display))
+			}
+		case len(got) > MaxValueBytes || !strings.HasSuffix(got, valueCut) || !utf8.ValidString(got) ||
+			!strings.HasPrefix(display, strings.TrimSuffix(got, valueCut)):
+			t.Errorf("%d bytes: kept %d bytes ending %q", len(display), len(got), got[max(0, len(got)-20):])
+		}
 	}
 }

@@ -21,6 +21,13 @@ const DefaultMeasurementRetention = 10
 // DefaultConsecutiveErrorLimit is Argo Rollouts' default consecutiveErrorLimit.
 const DefaultConsecutiveErrorLimit = 4
 
+// MaxValueBytes is the most bytes a measurement's value keeps, so that a
+// finished analysis holds kilobytes a measurement however large its
+// results were. Sources write values within it (the Prometheus source
+// ends a long list with how many values it had: "[0.1,0.2,… (12000
+// values)]"); the engine cuts any longer one, marking the cut.
+const MaxValueBytes = 4096
+
 // Measurement metadata through which a judge metric's source tells scoring
 // what the judge made of a measurement (see Plan.Scoring).
 const (

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
@@ -377,7 +378,7 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 	ms := api.Measurement{
 		StartedAt:  &times[0],
 		FinishedAt: &times[1],
-		Value:      obs.Display,
+		Value:      capValue(obs.Display),
 		Metadata:   obs.Metadata,
 	}
 	if obs.Err != nil {
@@ -403,6 +404,22 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 		ms.Message = err.Error()
 	}
 	return ms
+}
+
+// valueCut ends a value cut to MaxValueBytes.
+const valueCut = "… (cut)"
+
+// capValue cuts a value longer than MaxValueBytes, at a character's
+// boundary, and says so.
+func capValue(v string) string {
+	if len(v) <= MaxValueBytes {
+		return v
+	}
+	end := MaxValueBytes - len(valueCut)
+	for end > 0 && !utf8.RuneStart(v[end]) {
+		end--
+	}
+	return v[:end] + valueCut
 }
 
 // begin shows metric i's measurement as in progress, as Argo shows a

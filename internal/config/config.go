@@ -363,6 +363,7 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 		return nil, &Error{Problems: []string{err.Error()}}
 	}
 	if fs.NArg() > 0 {
+		fs.Usage()
 		return nil, &Error{Problems: []string{fmt.Sprintf("unexpected arguments %q: serve takes flags only", fs.Args())}}
 	}
 

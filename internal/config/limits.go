@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
 )
 
@@ -48,6 +49,10 @@ type Limits struct {
 	// whatever MaxRetainedBytes and --max-finished say: a new analysis is
 	// refused rather than evict a younger one.
 	MinRetention time.Duration
+	// MaxResultValues is the most values a query's result may have (a
+	// vector's samples, a matrix's points); a measurement with more is an
+	// Error naming it, found while the response is decoded.
+	MaxResultValues int
 }
 
 // DefaultMaxQueryTimeout is MaxQueryTimeout when none is set. The other
@@ -68,6 +73,7 @@ func DefaultLimits() Limits {
 		MaxRounds:               server.DefaultMaxRounds,
 		MaxRetainedBytes:        server.DefaultMaxRetainedBytes,
 		MinRetention:            server.DefaultMinRetention,
+		MaxResultValues:         prometheus.DefaultMaxResultValues,
 	}
 }
 
@@ -96,6 +102,8 @@ func limitSettings() []setting {
 			func(c *Config) *int64 { return &c.MaxRetainedBytes }),
 		durationSetting("min-retention", "how long a finished analysis is kept at least, whatever --max-retained-bytes and --max-finished say; at most --retention (default 1m)",
 			func(c *Config) *time.Duration { return &c.MinRetention }),
+		intSetting("max-result-values", fmt.Sprintf("most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error (default %d)", prometheus.DefaultMaxResultValues),
+			func(c *Config) *int { return &c.MaxResultValues }),
 	}
 }
 
@@ -139,7 +147,7 @@ func (l Limits) validate(retention time.Duration) []string {
 	for flag, n := range map[string]int{
 		"max-metrics": l.MaxMetrics, "max-condition-length": l.MaxConditionLength, "max-streams": l.MaxStreams,
 		"max-backtests": l.MaxBacktests, "max-backtest-starts": l.MaxBacktestStarts, "max-backtest-measurements": l.MaxBacktestMeasurements,
-		"max-rounds": l.MaxRounds,
+		"max-rounds": l.MaxRounds, "max-result-values": l.MaxResultValues,
 	} {
 		if n < 1 {
 			problems = append(problems, fmt.Sprintf("--%s: must be at least 1, got %d", flag, n))
@@ -173,6 +181,7 @@ type fileLimits struct {
 	MaxRounds               *string `yaml:"maxRounds"`
 	MaxRetainedBytes        *string `yaml:"maxRetainedBytes"`
 	MinRetention            *string `yaml:"minRetention"`
+	MaxResultValues         *string `yaml:"maxResultValues"`
 }
 
 // scalars are the values the file gives, by flag name.
@@ -189,5 +198,6 @@ func (f fileLimits) scalars() map[string]*string {
 		"max-rounds":                f.MaxRounds,
 		"max-retained-bytes":        f.MaxRetainedBytes,
 		"min-retention":             f.MinRetention,
+		"max-result-values":         f.MaxResultValues,
 	}
 }

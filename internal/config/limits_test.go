@@ -13,7 +13,7 @@ import (
 // a variable and the file, as every setting is.
 func TestLimits(t *testing.T) {
 	dir := t.TempDir()
-	file := writeFile(t, dir, "c.yaml", "maxMetrics: 7\nmaxBacktestWindow: 48h\nmaxQueryTimeout: 20s\nmaxRetainedBytes: 128MiB\n")
+	file := writeFile(t, dir, "c.yaml", "maxMetrics: 7\nmaxBacktestWindow: 48h\nmaxQueryTimeout: 20s\nmaxRetainedBytes: 128MiB\nmaxResultValues: 300\n")
 	tests := []struct {
 		name string
 		args []string
@@ -23,22 +23,22 @@ func TestLimits(t *testing.T) {
 		{name: "defaults", want: func(*Limits) {}},
 		{name: "flags", args: []string{"--max-metrics", "10", "--max-condition-length", "512", "--max-streams", "8", "--max-query-timeout", "15s",
 			"--max-backtests", "2", "--max-backtest-window", "72h", "--max-backtest-starts", "100", "--max-backtest-measurements", "5000",
-			"--max-rounds", "16", "--max-retained-bytes", "1GiB", "--min-retention", "5m"},
+			"--max-rounds", "16", "--max-retained-bytes", "1GiB", "--min-retention", "5m", "--max-result-values", "50000"},
 			want: func(l *Limits) {
 				*l = Limits{MaxMetrics: 10, MaxConditionLength: 512, MaxStreams: 8, MaxQueryTimeout: 15 * time.Second,
 					MaxBacktests: 2, MaxBacktestWindow: 72 * time.Hour, MaxBacktestStarts: 100, MaxBacktestMeasurements: 5000,
-					MaxRounds: 16, MaxRetainedBytes: 1 << 30, MinRetention: 5 * time.Minute}
+					MaxRounds: 16, MaxRetainedBytes: 1 << 30, MinRetention: 5 * time.Minute, MaxResultValues: 50000}
 			}},
 		{name: "sizes in bytes and powers of ten", args: []string{"--max-retained-bytes", "2000000"}, env: []string{"CANARYD_MAX_RETAINED_BYTES", "64MB"},
 			want: func(l *Limits) { l.MaxRetainedBytes = 2_000_000 }},
 		{name: "a size in a variable", env: []string{"CANARYD_MAX_RETAINED_BYTES", "64MB"},
 			want: func(l *Limits) { l.MaxRetainedBytes = 64_000_000 }},
-		{name: "variables", env: []string{"CANARYD_MAX_STREAMS", "3", "CANARYD_MAX_BACKTESTS", "1"},
-			want: func(l *Limits) { l.MaxStreams, l.MaxBacktests = 3, 1 }},
+		{name: "variables", env: []string{"CANARYD_MAX_STREAMS", "3", "CANARYD_MAX_BACKTESTS", "1", "CANARYD_MAX_RESULT_VALUES", "2000"},
+			want: func(l *Limits) { l.MaxStreams, l.MaxBacktests, l.MaxResultValues = 3, 1, 2000 }},
 		{name: "file, and a flag over it", args: []string{"--config", file, "--max-metrics", "9"},
 			want: func(l *Limits) {
 				l.MaxMetrics, l.MaxBacktestWindow, l.MaxQueryTimeout = 9, 48*time.Hour, 20*time.Second
-				l.MaxRetainedBytes = 128 << 20
+				l.MaxRetainedBytes, l.MaxResultValues = 128<<20, 300
 			}},
 	}
 	for _, tt := range tests {
@@ -59,7 +59,7 @@ func TestLimits(t *testing.T) {
 // negative, and that every such problem is reported at once.
 func TestLimitsInvalid(t *testing.T) {
 	_, err := Load([]string{"--max-metrics", "0", "--max-streams", "-1", "--max-query-timeout", "0s", "--max-backtest-window", "-1h",
-		"--max-rounds", "0", "--max-retained-bytes", "512KiB", "--min-retention", "2h", "--retention", "1h"}, env(), io.Discard)
+		"--max-rounds", "0", "--max-retained-bytes", "512KiB", "--min-retention", "2h", "--retention", "1h", "--max-result-values", "0"}, env(), io.Discard)
 	var cerr *Error
 	if !errors.As(err, &cerr) {
 		t.Fatalf("Load: %v, want *Error", err)
@@ -70,6 +70,7 @@ func TestLimitsInvalid(t *testing.T) {
 		"--max-query-timeout: must be positive, got 0s",
 		"--max-streams: must be at least 1, got -1",
 		"--max-rounds: must be at least 1, got 0",
+		"--max-result-values: must be at least 1, got 0",
 		"--max-retained-bytes: must be at least 1MiB, got 524288 bytes",
 		"--min-retention: must be at most --retention (1h0m0s), got 2h0m0s",
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"go.uber.org/zap"
-	"sigs.k8s.io/yaml"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -458,7 +457,7 @@ func decodeObject(body []byte, isJSON bool) (map[string]any, *api.FieldError) {
 		}
 	} else {
 		var err error
-		text, err = yaml.YAMLToJSONStrict(body)
+		text, err = spec.YAMLToJSON(body) // refuses anchors and aliases before expanding any
 		if err != nil {
 			return nil, &api.FieldError{Field: "body", Message: "invalid YAML: " + err.Error()}
 		}

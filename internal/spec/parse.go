@@ -51,7 +51,7 @@ const maxDepth = 256
 func Parse(data []byte) (*Document, []api.FieldError) {
 	root, text, errs, fatal := decode(data)
 	if fatal != nil {
-		return nil, []api.FieldError{*fatal}
+		return nil, fatal
 	}
 	obj, ok := root.(map[string]any)
 	if !ok {
@@ -126,8 +126,9 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // decode turns the input into a tree of map[string]any, []any, string,
 // json.Number, bool and nil, and returns the JSON text of that tree.
 // Duplicate keys are returned as errs (decoding goes on); any other problem
-// is fatal.
-func decode(data []byte) (root any, text []byte, errs []api.FieldError, fatal *api.FieldError) {
+// is fatal: the input as a whole is not a document (one error on "body"),
+// or it has YAML anchors or aliases (one error for each, up to a few).
+func decode(data []byte) (root any, text []byte, errs, fatal []api.FieldError) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -140,21 +141,28 @@ func decode(data []byte) (root any, text []byte, errs []api.FieldError, fatal *a
 			return root, trimmed, errs, nil
 		}
 		// A YAML flow mapping ({metrics: [...]}) starts with a brace too.
-		if text, yerr := yamlToJSON(data); yerr == nil {
+		text, anchors, yerr := yamlToJSON(data)
+		if len(anchors) > 0 {
+			return nil, nil, nil, anchors
+		}
+		if yerr == nil {
 			if root, errs, jerr := decodeJSON(text); jerr == nil && root != nil {
 				return root, text, errs, nil
 			}
 		}
-		return nil, nil, nil, &api.FieldError{Field: bodyField, Message: "invalid JSON: " + err.Error()}
+		return nil, nil, nil, bodyError("invalid JSON: " + err.Error())
 	}
 
-	text, err := yamlToJSON(data)
+	text, anchors, err := yamlToJSON(data)
+	if len(anchors) > 0 {
+		return nil, nil, nil, anchors
+	}
 	if err != nil {
-		return nil, nil, nil, &api.FieldError{Field: bodyField, Message: "invalid YAML: " + err.Error()}
+		return nil, nil, nil, bodyError("invalid YAML: " + err.Error())
 	}
 	root, errs, err = decodeJSON(text)
 	if err != nil {
-		return nil, nil, nil, &api.FieldError{Field: bodyField, Message: "invalid YAML: " + err.Error()}
+		return nil, nil, nil, bodyError("invalid YAML: " + err.Error())
 	}
 	if root == nil {
 		return nil, nil, nil, emptyInput()
@@ -162,13 +170,26 @@ func decode(data []byte) (root any, text []byte, errs []api.FieldError, fatal *a
 	return root, text, errs, nil
 }
 
-func emptyInput() *api.FieldError {
-	return &api.FieldError{Field: bodyField, Message: "empty input: expected an Argo Rollouts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun, or a bare spec"}
+func bodyError(msg string) []api.FieldError {
+	return []api.FieldError{{Field: bodyField, Message: msg}}
 }
 
-// yamlToJSON converts one YAML document to JSON. Duplicate keys are errors,
-// and so is a second document: sigs.k8s.io/yaml would silently drop it.
-func yamlToJSON(data []byte) ([]byte, error) {
+func emptyInput() []api.FieldError {
+	return bodyError("empty input: expected an Argo Rollouts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun, or a bare spec")
+}
+
+// yamlToJSON converts one YAML document to JSON. Anchors and aliases are
+// refused before anything expands them (see refuseAnchors), with one error
+// each. Duplicate keys are errors, and so is a second document:
+// sigs.k8s.io/yaml would silently drop it.
+func yamlToJSON(data []byte) ([]byte, []api.FieldError, error) {
+	anchors, err := refuseAnchors(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(anchors) > 0 {
+		return nil, anchors, errAnchors
+	}
 	dec := yamlv2.NewDecoder(bytes.NewReader(data))
 	for n := 0; ; n++ {
 		var doc any
@@ -177,13 +198,46 @@ func yamlToJSON(data []byte) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n > 0 && doc != nil {
-			return nil, errors.New("more than one YAML document (separated by ---); send one document per request")
+			return nil, nil, errors.New("more than one YAML document (separated by ---); send one document per request")
 		}
 	}
-	return yaml.YAMLToJSONStrict(data)
+	text, err := yaml.YAMLToJSONStrict(data)
+	return text, nil, err
+}
+
+// YAMLToJSON converts one YAML document to JSON as Parse reads YAML, for
+// the other bodies that may be YAML (a template endpoint's arguments, a
+// refused body decoded again to point at its problems): anchors and
+// aliases are refused before anything expands them, with an *AnchorError;
+// duplicate keys and a second document are errors too.
+func YAMLToJSON(data []byte) ([]byte, error) {
+	text, anchors, err := yamlToJSON(data)
+	if len(anchors) > 0 {
+		return nil, &AnchorError{Errors: anchors}
+	}
+	return text, err
+}
+
+// AnchorError is YAMLToJSON's error for YAML with anchors or aliases.
+type AnchorError struct {
+	// Errors has one error for each anchor and alias, up to a few, each on
+	// the field it is in (relative to an Argo document's spec).
+	Errors []api.FieldError
+}
+
+// Error is the first anchor's or alias' error, with its field.
+func (e *AnchorError) Error() string {
+	if len(e.Errors) == 0 {
+		return errAnchors.Error()
+	}
+	first := e.Errors[0]
+	if len(e.Errors) > 1 {
+		return fmt.Sprintf("%s: %s (and %d more)", first.Field, first.Message, len(e.Errors)-1)
+	}
+	return first.Field + ": " + first.Message
 }
 
 // decodeJSON decodes one JSON value, keeping numbers as json.Number.

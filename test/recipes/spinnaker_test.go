@@ -36,6 +36,8 @@ type spinnakerStage struct {
 	CanceledStatuses     string            `json:"canceledStatuses"`
 	TerminalStatuses     string            `json:"terminalStatuses"`
 	RetryStatusCodes     []int             `json:"retryStatusCodes"`
+	CancelEndpoint       string            `json:"cancelEndpoint"`
+	CancelMethod         string            `json:"cancelMethod"`
 }
 
 // orcaPreconfigured is one of Orca's webhook.preconfigured entries
@@ -56,6 +58,8 @@ type orcaPreconfigured struct {
 	SuccessStatuses     string              `yaml:"successStatuses"`
 	CanceledStatuses    string              `yaml:"canceledStatuses"`
 	TerminalStatuses    string              `yaml:"terminalStatuses"`
+	CancelEndpoint      string              `yaml:"cancelEndpoint"`
+	CancelMethod        string              `yaml:"cancelMethod"`
 	Parameters          []struct {
 		Name         string `yaml:"name"`
 		Label        string `yaml:"label"`
@@ -90,6 +94,18 @@ const orcaMonitorTimeout = time.Minute
 // status and the last body read.
 func runWebhookStage(t *testing.T, s spinnakerStage) (string, string) {
 	t.Helper()
+	statusURL, status, body := startWebhookStage(t, s)
+	if statusURL == "" {
+		return status, body
+	}
+	return monitorWebhookStage(t, s, statusURL)
+}
+
+// startWebhookStage is Orca's CreateWebhookTask: it sends the request and
+// returns the status URL (Orca's statusEndpoint), or, when the request
+// failed, "" and Orca's status and the body.
+func startWebhookStage(t *testing.T, s spinnakerStage) (statusURL, status, body string) {
+	t.Helper()
 	if !s.WaitForCompletion || s.StatusURLResolution != "locationHeader" {
 		t.Fatalf("the stage should wait for completion with statusUrlResolution locationHeader: %+v", s)
 	}
@@ -105,26 +121,29 @@ func runWebhookStage(t *testing.T, s spinnakerStage) (string, string) {
 	if err != nil {
 		t.Fatalf("POST %s: %v", s.URL, err)
 	}
-	body, _ := io.ReadAll(resp.Body)
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	switch code := resp.StatusCode; {
 	case contains(intStrings(s.FailFastStatusCodes), itoa(code)):
-		return orcaTerminal, string(body)
+		return "", orcaTerminal, string(b)
 	case code >= 500 || code == http.StatusTooManyRequests:
-		t.Fatalf("POST answered %d, which Orca would retry: %s", code, body)
+		t.Fatalf("POST answered %d, which Orca would retry: %s", code, b)
 	case code >= 400:
-		return orcaTerminal, string(body)
+		return "", orcaTerminal, string(b)
 	}
-	base, err := url.Parse(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Orca uses the Location as it is: a relative one would be requested
+	// without a host.
 	location, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil || resp.Header.Get("Location") == "" {
-		t.Fatalf("POST answered %d without a usable Location (%v): %s", resp.StatusCode, err, body)
+	if err != nil || !location.IsAbs() {
+		t.Fatalf("POST answered %d without an absolute Location (%q, %v): %s", resp.StatusCode, resp.Header.Get("Location"), err, b)
 	}
-	statusURL := base.ResolveReference(location).String()
+	return location.String(), "", string(b)
+}
 
+// monitorWebhookStage is Orca's MonitorWebhookTask: it polls statusURL.
+func monitorWebhookStage(t *testing.T, s spinnakerStage, statusURL string) (string, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
 	statuses := map[string]string{}
 	for list, status := range map[string]string{s.SuccessStatuses: orcaSucceeded, s.CanceledStatuses: orcaCanceled, s.TerminalStatuses: orcaTerminal} {
 		for _, v := range strings.Split(list, ",") {
@@ -156,6 +175,32 @@ func runWebhookStage(t *testing.T, s spinnakerStage) (string, string) {
 	}
 	t.Fatalf("the stage was still running after %v", orcaMonitorTimeout)
 	return "", ""
+}
+
+// cancelWebhookStage does what Orca does when a running webhook stage is
+// cancelled (the pipeline cancelled by a person, or by a failed sibling
+// stage): it evaluates cancelEndpoint, now that CreateWebhookTask has put
+// statusEndpoint in the stage's context, and sends cancelMethod to it with
+// the stage's headers. It returns the status of that request.
+func cancelWebhookStage(t *testing.T, s spinnakerStage, statusURL string) int {
+	t.Helper()
+	if s.CancelEndpoint == "" || s.CancelMethod == "" {
+		t.Fatalf("the stage sets no cancelEndpoint and cancelMethod: cancelling the pipeline would leave the analysis running")
+	}
+	endpoint := substitute(t, spinnakerExpression, s.CancelEndpoint, map[string]string{"statusEndpoint": statusURL})
+	req, err := http.NewRequest(s.CancelMethod, endpoint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range s.CustomHeaders {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", s.CancelMethod, endpoint, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // jsonPath reads a Jayway JsonPath of the form $.a.b from a JSON object:
@@ -275,6 +320,7 @@ func TestSpinnaker(t *testing.T) {
 			FailFastStatusCodes: pre.FailFastStatusCodes, WaitForCompletion: pre.WaitForCompletion,
 			StatusURLResolution: pre.StatusURLResolution, StatusJSONPath: pre.StatusJSONPath,
 			SuccessStatuses: pre.SuccessStatuses, CanceledStatuses: pre.CanceledStatuses, TerminalStatuses: pre.TerminalStatuses,
+			CancelEndpoint: pre.CancelEndpoint, CancelMethod: pre.CancelMethod,
 		}
 		for k, v := range pre.CustomHeaders {
 			if len(v) != 1 {
@@ -310,6 +356,31 @@ func TestSpinnaker(t *testing.T) {
 			}
 			if tc.wantPhase != "" && !strings.Contains(body, `"phase":"`+tc.wantPhase+`"`) {
 				t.Errorf("last body lacks phase %s: %s", tc.wantPhase, body)
+			}
+		})
+	}
+	// Cancelling the pipeline while the stage waits terminates the analysis
+	// (Argo's terminate: it ends at once, Successful with "Run
+	// Terminated"), instead of leaving it running.
+	for _, tc := range []struct {
+		name  string
+		stage func() spinnakerStage
+	}{
+		{"stage/cancelled", func() spinnakerStage { return adHoc(harness.EchoGood.Name) }},
+		{"preconfigured/cancelled", func() spinnakerStage { return preconfigured(harness.EchoGood.Name, w.authed.Token) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.stage()
+			statusURL, status, body := startWebhookStage(t, s)
+			if statusURL == "" {
+				t.Fatalf("the stage did not start: %s %s", status, body)
+			}
+			if code := cancelWebhookStage(t, s, statusURL); code != http.StatusOK {
+				t.Fatalf("cancel answered %d, want 200", code)
+			}
+			status, body = monitorWebhookStage(t, s, statusURL)
+			if status != orcaSucceeded || !strings.Contains(body, `"message":"Run Terminated"`) {
+				t.Errorf("after the cancel: Orca status %s, want the analysis terminated; last body: %s", status, body)
 			}
 		})
 	}

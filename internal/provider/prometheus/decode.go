@@ -1,12 +1,20 @@
 package prometheus
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
+	"strings"
+
+	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 // fastAnswer is a successful query response read by decodeFast.
 type fastAnswer struct {
-	scalar bool
+	// tooMany is set when the result has more values than decodeFast was
+	// allowed to read; nothing else is then set.
+	tooMany bool
+	scalar  bool
 	// value is the scalar's value.
 	value float64
 	// values are a vector's samples, or a matrix's series one after the
@@ -22,6 +30,9 @@ type fastAnswer struct {
 // type through encoding/json afresh (and grows a measurement's goroutine
 // stack doing so).
 //
+// A vector or matrix of more than maxValues values is not read past the
+// value over it: the answer is tooMany, and the values are not kept.
+//
 // It accepts a deliberately narrow subset of JSON: the envelope
 // {"status":"success","data":{"resultType":…,"result":…}} with optional
 // "warnings" and "infos", each key once and no other; scalar, vector and
@@ -32,8 +43,13 @@ type fastAnswer struct {
 // either one client_golang reads exactly so (FuzzDecodeFast checks this
 // against client_golang itself) or client_golang's to decide, errors
 // included.
-func decodeFast(body []byte) (a fastAnswer, ok bool) {
-	d := decoder{b: body}
+func decodeFast(body []byte, maxValues int) (a fastAnswer, ok bool) {
+	d := decoder{b: body, max: maxValues}
+	defer func() {
+		if d.over {
+			a, ok = fastAnswer{tooMany: true}, true
+		}
+	}()
 	if !d.consume('{') {
 		return a, false
 	}
@@ -88,6 +104,20 @@ func decodeFast(body []byte) (a fastAnswer, ok bool) {
 type decoder struct {
 	b []byte
 	i int
+	// max is the most values a vector or matrix may have; over is set,
+	// and decoding stops, at the first one past it.
+	max  int
+	over bool
+}
+
+// add appends a value unless that would make more than max.
+func (d *decoder) add(values *[]float64, v float64) bool {
+	if len(*values) >= d.max {
+		d.over = true
+		return false
+	}
+	*values = append(*values, v)
+	return true
 }
 
 func (d *decoder) space() {
@@ -236,16 +266,11 @@ func (d *decoder) sample(values *[]float64, valueKey string) bool {
 			var ok bool
 			if valueKey == "value" {
 				var v float64
-				ok = d.pair(&v)
-				*values = append(*values, v)
+				ok = d.pair(&v) && d.add(values, v)
 			} else {
 				ok = d.array(func() bool {
 					var v float64
-					if !d.pair(&v) {
-						return false
-					}
-					*values = append(*values, v)
-					return true
+					return d.pair(&v) && d.add(values, v)
 				})
 			}
 			if !ok {
@@ -353,14 +378,191 @@ func (d *decoder) digits() int {
 }
 
 // appendDisplay writes values as Argo shows a vector: [0.995,NaN], each
-// value as model.SampleValue.String writes it.
+// value as model.SampleValue.String writes it. What it writes is at most
+// analysis.MaxValueBytes long: beyond, the values that fit are followed by
+// how many there are in all, [0.1,0.2,… (12000 values)], so that a
+// measurement never keeps more than that however large its result.
 func appendDisplay(buf []byte, values []float64) []byte {
+	start := len(buf)
 	buf = append(buf, '[')
 	for i, v := range values {
+		mark := len(buf)
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
+		last := i == len(values)-1
+		if n := len(buf) - start; (last && n+1 > analysis.MaxValueBytes) || (!last && n > analysis.MaxValueBytes-displayReserve) {
+			buf = buf[:mark]
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, "… ("...)
+			buf = strconv.AppendInt(buf, int64(len(values)), 10)
+			return append(buf, " values)]"...)
+		}
 	}
 	return append(buf, ']')
+}
+
+// displayReserve is room for the end of a cut display: ",… (" the count
+// " values)]".
+const displayReserve = len(",… (") + 20 + len(" values)]")
+
+// countValues counts the values of a query response's result without
+// keeping them: the samples of a vector, the points of a matrix's series,
+// native histograms included. It reads any JSON, escapes and all, and
+// matches keys as client_golang's decoder does (ignoring case), so that a
+// result client_golang would decode is counted before it is; it counts at
+// least one value an object of the result, as a vector's sample is one
+// even without its value. ok is false when the body is not a JSON object.
+func countValues(body []byte) (n int, ok bool) {
+	d := decoder{b: body}
+	ok = d.object(func(key string) bool {
+		if !strings.EqualFold(key, "data") {
+			return d.skip()
+		}
+		return d.objectOrSkip(func(key string) bool {
+			if !strings.EqualFold(key, "result") {
+				return d.skip()
+			}
+			return d.arrayOrSkip(func() bool {
+				d.space()
+				if d.i >= len(d.b) || d.b[d.i] != '{' {
+					// A scalar's [t, "v"], or what no decoder takes.
+					return d.skip()
+				}
+				values := 0
+				ok := d.object(func(key string) bool {
+					switch {
+					case strings.EqualFold(key, "value"), strings.EqualFold(key, "histogram"):
+						values++
+						return d.skip()
+					case strings.EqualFold(key, "values"), strings.EqualFold(key, "histograms"):
+						return d.arrayOrSkip(func() bool { values++; return d.skip() })
+					}
+					return d.skip()
+				})
+				n += max(values, 1)
+				return ok
+			})
+		})
+	})
+	return n, ok
+}
+
+// object reads {"key": value, …}, calling member for each key with the
+// decoder at its value, which member must read.
+func (d *decoder) object(member func(key string) bool) bool {
+	if !d.consume('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		if d.consume('}') {
+			return true
+		}
+		if !first && !d.consume(',') {
+			return false
+		}
+		key, ok := d.anyString()
+		if !ok || !d.consume(':') {
+			return false
+		}
+		if !member(key) {
+			return false
+		}
+	}
+}
+
+// objectOrSkip is object when an object is next, and skips anything else.
+func (d *decoder) objectOrSkip(member func(key string) bool) bool {
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == '{' {
+		return d.object(member)
+	}
+	return d.skip()
+}
+
+// arrayOrSkip is array when an array is next, and skips anything else.
+func (d *decoder) arrayOrSkip(item func() bool) bool {
+	d.space()
+	if d.i < len(d.b) && d.b[d.i] == '[' {
+		return d.array(item)
+	}
+	return d.skip()
+}
+
+// anyString reads a JSON string, escapes included.
+func (d *decoder) anyString() (string, bool) {
+	d.space()
+	start := d.i
+	if !d.skipString() {
+		return "", false
+	}
+	raw := d.b[start:d.i]
+	if !bytes.ContainsRune(raw, '\\') {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// skipString moves past a string, escapes included.
+func (d *decoder) skipString() bool {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return false
+	}
+	for d.i++; d.i < len(d.b); d.i++ {
+		switch d.b[d.i] {
+		case '\\':
+			d.i++
+		case '"':
+			d.i++
+			return true
+		}
+	}
+	return false
+}
+
+// skip moves past one value of any kind. Nesting is counted, not
+// recursed into, so that no depth of brackets can exhaust the stack.
+func (d *decoder) skip() bool {
+	d.space()
+	depth := 0
+	for d.i < len(d.b) {
+		switch c := d.b[d.i]; c {
+		case '"':
+			if !d.skipString() {
+				return false
+			}
+		case '{', '[':
+			depth++
+			d.i++
+		case '}', ']':
+			if depth == 0 {
+				return false
+			}
+			depth--
+			d.i++
+		case ',', ':':
+			if depth == 0 {
+				return false
+			}
+			d.i++
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			// A number or a literal.
+			for d.i < len(d.b) && !strings.ContainsRune(",:]} \t\n\r", rune(d.b[d.i])) {
+				d.i++
+			}
+		}
+		if depth == 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -2,15 +2,19 @@ package prometheus
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	promapi "github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+
+	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 // decodeFastSeeds are responses as Prometheus, Thanos and Mimir write them,
@@ -76,7 +80,7 @@ func TestDecodeFast(t *testing.T) {
 		{name: "trailing comma", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]},]}}`},
 	}
 	for _, tc := range tests {
-		got, ok := decodeFast([]byte(tc.body))
+		got, ok := decodeFast([]byte(tc.body), math.MaxInt)
 		if ok != tc.wantOK {
 			t.Errorf("%s: ok = %v, want %v", tc.name, ok, tc.wantOK)
 			continue
@@ -105,12 +109,12 @@ func FuzzDecodeFast(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got, ok := decodeFast(body)
+		got, ok := decodeFast(body, math.MaxInt)
 		if !ok {
 			return
 		}
 		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}
-		value, warnings, infos, err := v1.NewAPI(&replay{Client: prom, resp: resp, body: body}).Query(context.Background(), "q", time.Unix(1, 0))
+		value, warnings, infos, err := v1.NewAPI(&replay{Client: prom, resp: resp, body: body, max: math.MaxInt}).Query(context.Background(), "q", time.Unix(1, 0))
 		if err != nil {
 			t.Fatalf("decodeFast read %q, client_golang refused it: %v", body, err)
 		}
@@ -129,7 +133,143 @@ func FuzzDecodeFast(f *testing.F) {
 		if g, w := annotations(got.warnings, got.infos), annotations(warnings, infos); !reflect.DeepEqual(g, w) {
 			t.Fatalf("%q: decodeFast annotations %v, client_golang %v", body, g, w)
 		}
+		if got.scalar {
+			return
+		}
+		// The cap: countValues agrees, and one value fewer allowed is
+		// too many.
+		if n, ok := countValues(body); !ok || n != len(got.values) {
+			t.Fatalf("%q: countValues = %d, %v; decodeFast read %d values", body, n, ok, len(got.values))
+		}
+		if len(got.values) > 0 {
+			if a, ok := decodeFast(body, len(got.values)-1); !ok || !a.tooMany || a.values != nil {
+				t.Fatalf("%q: decodeFast with a cap of %d = %+v, %v; want tooMany", body, len(got.values)-1, a, ok)
+			}
+		}
 	})
+}
+
+// FuzzCountValues checks the cap of the responses decodeFast leaves to
+// client_golang: whatever client_golang decodes, countValues counts at
+// least the values it yields, so that no spelling of a response (escapes,
+// key order, histograms, repeated keys) gets more values past the cap.
+func FuzzCountValues(f *testing.F) {
+	for _, s := range decodeFastSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"data":{"result":[{"metric":{"a":"\"b"},"values":[[1,"1"],[2,"2"]]}],"resultType":"matrix"},"status":"success"}`,
+		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"a":"b"},"histogram":[1,{"count":"1","sum":"1","buckets":[[0,"0","1","1"]]}]}]}}`,
+		`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"histograms":[[1,{"count":"1","sum":"1"}]]}]}}`,
+		`{"status":"success","\u0064ata":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]}}`,
+		`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]},"data":{"resultType":"vector","result":[]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	prom, err := promapi.NewClient(promapi.Config{Address: "http://127.0.0.1:1"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		n, ok := countValues(body)
+		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody}
+		value, _, _, err := v1.NewAPI(&replay{Client: prom, resp: resp, body: body, max: math.MaxInt}).Query(context.Background(), "q", time.Unix(1, 0))
+		if err != nil {
+			return
+		}
+		var values int
+		switch v := value.(type) {
+		case model.Vector:
+			values = len(v)
+		case model.Matrix:
+			for _, s := range v {
+				if s != nil {
+					values += len(s.Values) + len(s.Histograms)
+				}
+			}
+		default:
+			return
+		}
+		if !ok || n < values {
+			t.Fatalf("%q: countValues = %d, %v; client_golang decoded %d values", body, n, ok, values)
+		}
+	})
+}
+
+func TestCountValues(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want int
+		ok   bool
+	}{
+		{decodeFastSeeds[0], 1, true},
+		{decodeFastSeeds[1], 2, true},
+		{decodeFastSeeds[2], 0, true},
+		{decodeFastSeeds[3], 0, true}, // a scalar: not a list
+		{decodeFastSeeds[5], 4, true},
+		{`{"status":"error","errorType":"bad_data","error":"x"}`, 0, true},
+		{`{"data":{"result":[{"metric":{"a":"\"]}"},"values":[[1,"1"],[2,"2"],[3,"3"]]}]}}`, 3, true},
+		{`{"data":{"result":[{"histograms":[[1,{}],[2,{}]],"values":[[1,"1"]]}]}}`, 3, true},
+		{`{"data":{"result":[` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `]}}`, 0, true},
+		{`{"DaTa":{"RESULT":[{},{"Values":[[1,"1"],[2,"2"]]}]}}`, 3, true},
+		{`{"data":{"result":[{"values":[[1,"1"]`, 1, false},
+		{``, 0, false},
+		{`[]`, 0, false},
+	} {
+		n, ok := countValues([]byte(tc.body))
+		if n != tc.want || ok != tc.ok {
+			t.Errorf("countValues(%.60q) = %d, %v; want %d, %v", tc.body, n, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestDecodeFastCap: a result over the cap is not read past it.
+func TestDecodeFastCap(t *testing.T) {
+	body := []byte(decodeFastSeeds[5]) // four values
+	if a, ok := decodeFast(body, 4); !ok || a.tooMany || len(a.values) != 4 {
+		t.Errorf("cap 4: %+v, %v", a, ok)
+	}
+	if a, ok := decodeFast(body, 3); !ok || !a.tooMany || a.values != nil {
+		t.Errorf("cap 3: %+v, %v; want tooMany", a, ok)
+	}
+	// A scalar is one value, whatever the cap.
+	if a, ok := decodeFast([]byte(decodeFastSeeds[3]), 0); !ok || a.tooMany || !a.scalar {
+		t.Errorf("scalar: %+v, %v", a, ok)
+	}
+}
+
+// TestAppendDisplayCap: a value never keeps more than MaxValueBytes, and
+// says how many values a cut one had.
+func TestAppendDisplayCap(t *testing.T) {
+	if got := string(appendDisplay(nil, []float64{0.5, math.NaN(), math.Inf(-1)})); got != "[0.5,NaN,-Inf]" {
+		t.Errorf("short: %q", got)
+	}
+	for _, n := range []int{400, 409, 410, 1000, 100000} {
+		values := make([]float64, n)
+		for i := range values {
+			values[i] = 0.123456 // 8 bytes, 9 with the comma
+		}
+		got := string(appendDisplay(nil, values))
+		switch {
+		case len(got) > analysis.MaxValueBytes:
+			t.Errorf("%d values: %d bytes, more than %d", n, len(got), analysis.MaxValueBytes)
+		case 9*n+1 <= analysis.MaxValueBytes-displayReserve:
+			if strings.Contains(got, "…") {
+				t.Errorf("%d values cut: %q", n, got[len(got)-40:])
+			}
+		default:
+			want := fmt.Sprintf(",0.123456,… (%d values)]", n)
+			if !strings.HasSuffix(got, want) || !strings.HasPrefix(got, "[0.123456,") {
+				t.Errorf("%d values: ends %q; want %q", n, got[max(0, len(got)-40):], want)
+			}
+		}
+	}
+	// Long values: the cut is between two of them.
+	huge := []float64{1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300}
+	got := string(appendDisplay(nil, huge))
+	if len(got) > analysis.MaxValueBytes || !strings.HasSuffix(got, "0,… (14 values)]") {
+		t.Errorf("huge values: %d bytes, ends %q", len(got), got[len(got)-30:])
+	}
 }
 
 func v1SampleString(v float64) string {

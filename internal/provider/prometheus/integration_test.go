@@ -1,11 +1,13 @@
 package prometheus_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -113,5 +115,49 @@ func TestRealPrometheusWarnings(t *testing.T) {
 	want := `"remote_read: error sending request: Post "http://127.0.0.1:1/api/v1/read": dial tcp 127.0.0.1:1: connect: connection refused"`
 	if obs.Err != nil || obs.Metadata["warnings"] != want {
 		t.Errorf("got metadata %v (err %v), want warnings %s", obs.Metadata, obs.Err, want)
+	}
+}
+
+// TestRealPrometheusResultCap asks a real Prometheus for more values than
+// the provider takes, by subqueries and a range query: each is an Error
+// measurement naming the cap and its flag, the fast decoder's responses and
+// those left to client_golang (a label value with a quote) alike. Under
+// the cap, a long result is kept whole and its value shown cut.
+func TestRealPrometheusResultCap(t *testing.T) {
+	t.Parallel()
+	srv := promtest.Start(t, promtest.Fixture(time.Now()))
+	opts := urls(srv.URL)
+	opts.MaxResultValues = 1000
+	p := newProvider(t, opts)
+	now := time.Now()
+	over := []struct {
+		name string
+		m    spec.PrometheusMetric
+	}{
+		{"subquery", spec.PrometheusMetric{Query: `vector(1)[30m:1s]`}},
+		{"subquery of many series", spec.PrometheusMetric{Query: `(vector(1) or label_replace(vector(2), "s", "b", "", ""))[10m:1s]`}},
+		{"range query", spec.PrometheusMetric{Query: `vector(1)`, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("30m")`, End: `now()`, Step: "1s"}}},
+		{"decoded by client_golang", spec.PrometheusMetric{Query: `label_replace(vector(1), "q", "a\"b", "", "")[30m:1s]`}},
+	}
+	for _, tc := range over {
+		obs := measure(t, p, tc.m, now)
+		msg := errText(obs.Err)
+		if obs.Value != nil || !strings.HasPrefix(msg, "the query returned ") ||
+			!strings.Contains(msg, "values, more than the 1000 a measurement may have (--max-result-values)") {
+			t.Errorf("%s: got (%v, %q); want an error naming the cap", tc.name, obs.Value, msg)
+		}
+	}
+
+	// Under the cap: every value is there; the display is cut at
+	// MaxValueBytes and says how many there were.
+	obs := measure(t, p, spec.PrometheusMetric{Query: `vector(0.123456789)[10m:1s]`}, now)
+	values, _ := obs.Value.([]float64)
+	if obs.Err != nil || len(values) < 600 || len(values) > 1000 {
+		t.Fatalf("under the cap: %d values, %v", len(values), obs.Err)
+	}
+	suffix := fmt.Sprintf(",… (%d values)]", len(values))
+	if len(obs.Display) > analysis.MaxValueBytes || !strings.HasSuffix(obs.Display, suffix) || !strings.HasPrefix(obs.Display, "[0.123456789,") {
+		t.Errorf("under the cap: display of %d bytes ending %q; want at most %d ending %q",
+			len(obs.Display), obs.Display[max(0, len(obs.Display)-30):], analysis.MaxValueBytes, suffix)
 	}
 }

@@ -292,6 +292,29 @@ func TestGetFallback(t *testing.T) {
 	}
 }
 
+// TestGetFallbackResultCap: the response to client_golang's GET is counted
+// before it is decoded too.
+func TestGetFallbackResultCap(t *testing.T) {
+	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+			return
+		}
+		answer(w, "matrix", `[{"metric":{},"values":[[1,"1"],[2,"2"],[3,"3"]]}]`)
+	})
+	opts := urls(srv.URL)
+	opts.MaxResultValues = 2
+	obs := measure(t, newProvider(t, opts), spec.PrometheusMetric{Query: "up"}, time.Now())
+	want := "the query returned 3 values, more than the 2 a measurement may have (--max-result-values); ask for fewer series, a shorter range or a larger step"
+	if got := errText(obs.Err); got != want || obs.Value != nil {
+		t.Errorf("got (%v, %q); want %q", obs.Value, got, want)
+	}
+	opts.MaxResultValues = -1
+	if _, err := prometheus.New(opts); err == nil {
+		t.Errorf("New accepted a negative MaxResultValues")
+	}
+}
+
 func TestUnreachable(t *testing.T) {
 	srv := fakeProm(t, func(http.ResponseWriter, *http.Request) {})
 	addr := srv.URL

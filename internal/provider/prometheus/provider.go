@@ -100,7 +100,18 @@ type Options struct {
 	// MaxTimeout caps a metric's timeout (and the default timeout); 0 means
 	// no cap.
 	MaxTimeout time.Duration
+	// MaxResultValues is the most values a query's result may have (a
+	// vector's samples, a matrix's points); a measurement whose result has
+	// more is an Error, found while the response is decoded, before the
+	// values are kept. 0 means DefaultMaxResultValues.
+	MaxResultValues int
 }
+
+// DefaultMaxResultValues is MaxResultValues when none is set: far more
+// than a condition needs to judge (a range query of an hour at a 15s step
+// is 240 points a series), few enough that a result costs at most a few
+// hundred kilobytes and its conditions tens of milliseconds.
+const DefaultMaxResultValues = 10_000
 
 // Provider makes Sources for Prometheus metrics. It is safe for concurrent
 // use, and is meant to live as long as the service: it owns the HTTP
@@ -113,6 +124,7 @@ type Provider struct {
 	// as in Argo).
 	tokenTransports [2]*http.Transport
 	maxTimeout      time.Duration
+	maxValues       int
 	durations       *prometheus.HistogramVec
 	// bodies are the buffers responses are read into, reused so that a
 	// measurement does not allocate one (see getBuffer).
@@ -176,7 +188,13 @@ func New(opts Options) (*Provider, error) {
 	if opts.MaxTimeout < 0 {
 		return nil, errors.New("prometheus max timeout must not be negative")
 	}
-	p := &Provider{maxTimeout: opts.MaxTimeout}
+	if opts.MaxResultValues < 0 {
+		return nil, errors.New("prometheus max result values must not be negative")
+	}
+	p := &Provider{maxTimeout: opts.MaxTimeout, maxValues: opts.MaxResultValues}
+	if p.maxValues == 0 {
+		p.maxValues = DefaultMaxResultValues
+	}
 	p.rangeHeader = http.Header{
 		"Content-Type": {"application/x-www-form-urlencoded"},
 		// Lets the transport retry the POST on a connection the server

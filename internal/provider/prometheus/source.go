@@ -88,8 +88,13 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	buf := s.p.getBuffer()
 	resp, body, err := s.post(ctx, buf, s.form(at, r))
 	if err == nil && resp.StatusCode == http.StatusOK {
-		if a, ok := decodeFast(body); ok {
+		if a, ok := decodeFast(body, s.p.maxValues); ok {
 			s.observe(began, nil)
+			if a.tooMany {
+				n, _ := countValues(body)
+				s.p.putBuffer(buf)
+				return analysis.Observation{Err: s.p.tooManyValues(n)}
+			}
 			obs := analysis.Observation{Metadata: annotations(a.warnings, a.infos)}
 			if a.scalar {
 				obs.Value, obs.Display = a.value, model.SampleValue(a.value).String()
@@ -103,7 +108,8 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	}
 	// The buffer is not reused past this point: client_golang's decoding
 	// may keep references into the body.
-	api := v1.NewAPI(&replay{Client: s.ep.prom, resp: resp, body: body, err: err})
+	rp := &replay{Client: s.ep.prom, resp: resp, body: body, err: err, max: s.p.maxValues}
+	api := v1.NewAPI(rp)
 	var (
 		value    model.Value
 		warnings v1.Warnings
@@ -115,6 +121,9 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 		value, warnings, infos, err = api.QueryRange(ctx, s.query, r, s.opts...)
 	}
 	s.observe(began, err)
+	if rp.tooMany > 0 {
+		return analysis.Observation{Err: s.p.tooManyValues(rp.tooMany)}
+	}
 
 	obs := analysis.Observation{Metadata: annotations(warnings, infos)}
 	if err != nil {
@@ -175,21 +184,43 @@ func (s *source) post(ctx context.Context, buf *bytes.Buffer, form string) (*htt
 // replay is a client_golang client that answers its first request with the
 // response the source has already received (the request is the same), and
 // sends any further one, client_golang's GET fallback after a 403, 405 or
-// 501, for real.
+// 501, for real. It counts the values of every response before
+// client_golang decodes it: one with more than max is not handed over, and
+// tooMany says how many it had.
 type replay struct {
 	promapi.Client
-	resp *http.Response
-	body []byte
-	err  error
-	used bool
+	resp    *http.Response
+	body    []byte
+	err     error
+	used    bool
+	max     int
+	tooMany int
 }
 
+// errTooManyValues stops client_golang from decoding a response with too
+// many values; Measure reports it with the count instead.
+var errTooManyValues = errors.New("too many values")
+
 func (r *replay) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
-	if !r.used {
-		r.used = true
-		return r.resp, r.body, r.err
+	resp, body, err := r.resp, r.body, r.err
+	if r.used {
+		resp, body, err = r.Client.Do(ctx, req)
 	}
-	return r.Client.Do(ctx, req)
+	r.used = true
+	if err == nil {
+		if n, ok := countValues(body); ok && n > r.max {
+			r.tooMany = n
+			return resp, nil, errTooManyValues
+		}
+	}
+	return resp, body, err
+}
+
+// tooManyValues is the error of a result with n values, more than the
+// provider takes.
+func (p *Provider) tooManyValues(n int) error {
+	return fmt.Errorf("the query returned %d values, more than the %d a measurement may have (--max-result-values); ask for fewer series, a shorter range or a larger step",
+		n, p.maxValues)
 }
 
 func (r *rangeQuery) at(now time.Time) (v1.Range, error) {
@@ -217,7 +248,8 @@ func convert(value model.Value) (any, string, error) {
 				values = append(values, s.Value)
 			}
 		}
-		return floats(values), display(values), nil
+		out := floats(values)
+		return out, string(appendDisplay(nil, out)), nil
 	case model.Matrix:
 		values := []model.SampleValue{}
 		for _, series := range v {
@@ -228,7 +260,8 @@ func convert(value model.Value) (any, string, error) {
 				values = append(values, pair.Value)
 			}
 		}
-		return floats(values), display(values), nil
+		out := floats(values)
+		return out, string(appendDisplay(nil, out)), nil
 	default:
 		//lint:ignore ST1005 Argo Rollouts' message, kept so its users recognise it
 		return nil, "", errors.New("Prometheus metric type not supported")
@@ -243,14 +276,6 @@ func floats(values []model.SampleValue) []float64 {
 		out[i] = float64(v)
 	}
 	return out
-}
-
-func display(values []model.SampleValue) string {
-	parts := make([]string, len(values))
-	for i, v := range values {
-		parts[i] = v.String()
-	}
-	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // annotations is the measurement's metadata: Prometheus' warnings joined as

@@ -1,0 +1,150 @@
+package spec
+
+import (
+	"errors"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+func TestParseRefusesAnchorsAndAliases(t *testing.T) {
+	const advice = "canaryd does not accept YAML anchors and aliases (an Argo Rollouts document never needs them, " +
+		"and each alias would be copied in full where it is used): write the value out where it is needed"
+	tests := []struct {
+		name  string
+		input string
+		want  []api.FieldError
+	}{
+		{
+			name: "an alias in a map, of a value anchored in a map",
+			input: "apiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nspec:\n  metrics:\n  - name: a\n    provider:\n      prometheus:\n" +
+				"        query: &q up\n  - name: b\n    provider:\n      prometheus:\n        query: *q\n",
+			want: []api.FieldError{
+				fe("metrics[0].provider.prometheus.query", "line 8, column 16: YAML anchor &q: "+advice),
+				fe("metrics[1].provider.prometheus.query", "line 12, column 16: YAML alias *q: "+advice),
+			},
+		},
+		{
+			name:  "aliases in a sequence",
+			input: "metrics:\n- &m {name: a, provider: {prometheus: {query: up}}}\n- *m\n",
+			want: []api.FieldError{
+				fe("metrics[0]", "line 2, column 3: YAML anchor &m: "+advice),
+				fe("metrics[1]", "line 3, column 3: YAML alias *m: "+advice),
+			},
+		},
+		{
+			name:  "a merge key",
+			input: "x: &base {interval: 1m}\nmetrics:\n- <<: *base\n  name: a\n",
+			want: []api.FieldError{
+				fe("x", "line 1, column 4: YAML anchor &base: "+advice),
+				fe("metrics[0].<<", "line 3, column 7: YAML alias *base: "+advice),
+			},
+		},
+		{
+			name:  "an anchor that nothing uses",
+			input: "metrics: &m []\n",
+			want:  []api.FieldError{fe("metrics", "line 1, column 10: YAML anchor &m: "+advice)},
+		},
+		{
+			name:  "an anchor on the whole document",
+			input: "&doc {metrics: []}\n",
+			want:  []api.FieldError{fe("body", "line 1, column 1: YAML anchor &doc: "+advice)},
+		},
+		{
+			name:  "a YAML flow mapping, which starts like JSON",
+			input: "{metrics: [{name: &n a}], args: [{name: *n}]}",
+			want: []api.FieldError{
+				fe("metrics[0].name", "line 1, column 19: YAML anchor &n: "+advice),
+				fe("args[0].name", "line 1, column 41: YAML alias *n: "+advice),
+			},
+		},
+		{
+			name:  "an alias of itself",
+			input: "a: &x [*x]\n",
+			want: []api.FieldError{
+				fe("a", "line 1, column 4: YAML anchor &x: "+advice),
+				fe("a[0]", "line 1, column 8: YAML alias *x: "+advice),
+			},
+		},
+		{
+			name:  "a long anchor name is cut",
+			input: "a: &" + strings.Repeat("n", 100) + " 1\n",
+			want:  []api.FieldError{fe("a", "line 1, column 4: YAML anchor &"+strings.Repeat("n", 64)+"…: "+advice)},
+		},
+	}
+	for _, tt := range tests {
+		doc, errs := Parse([]byte(tt.input))
+		if doc != nil {
+			t.Errorf("%s: got a document", tt.name)
+		}
+		checkErrors(t, tt.name, errs, tt.want)
+	}
+
+	// Text that only looks like an anchor or an alias is text.
+	for _, input := range []string{
+		"metrics: [{name: a, provider: {prometheus: {query: \"x * 2 & y\"}}}]\n",
+		"metrics:\n- name: a\n  provider:\n    prometheus:\n      query: |\n        sum(x)\n        * 100\n        &y\n",
+		`{"metrics": [{"name": "a", "provider": {"prometheus": {"query": "*a &b"}}}]}`,
+	} {
+		if _, errs := Parse([]byte(input)); len(errs) > 0 {
+			t.Errorf("Parse(%q): %s", input, formatErrors(errs))
+		}
+	}
+}
+
+// Half a megabyte of aliases to a 4 KiB value would be 600 MB once
+// expanded; it is refused, with a few errors, having expanded nothing.
+func TestParseRefusesAnAliasBombWithoutExpandingIt(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("big: &a \"" + strings.Repeat("x", 4096) + "\"\nmetrics:\n")
+	for b.Len() < 600<<10 {
+		b.WriteString("- *a\n")
+	}
+	input := []byte(b.String())
+	aliases := strings.Count(b.String(), "*a")
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	doc, errs := Parse(input)
+	runtime.ReadMemStats(&after)
+
+	if doc != nil {
+		t.Fatal("got a document")
+	}
+	if len(errs) != maxAnchorErrors+1 {
+		t.Fatalf("got %d errors, want %d:\n%s", len(errs), maxAnchorErrors+1, formatErrors(errs[:min(len(errs), 10)]))
+	}
+	if errs[0].Field != "big" || errs[1].Field != "metrics[0]" {
+		t.Errorf("the first errors are on %q and %q, want big and metrics[0]", errs[0].Field, errs[1].Field)
+	}
+	last := errs[len(errs)-1]
+	wantCount := aliases + 1 - maxAnchorErrors
+	if last.Field != "body" || !strings.HasPrefix(last.Message, strconv.Itoa(wantCount)+" more YAML anchors or aliases") {
+		t.Errorf("last error: %v, want %d more on body", last, wantCount)
+	}
+	// The expansion would allocate aliases × 4 KiB; parsing the nodes
+	// takes a small multiple of the input.
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 100<<20 {
+		t.Errorf("parsing allocated %d MiB; the expansion was not avoided", allocated>>20)
+	}
+}
+
+func TestYAMLToJSON(t *testing.T) {
+	text, err := YAMLToJSON([]byte("args: {namespace: echo}\n"))
+	if err != nil || string(text) != `{"args":{"namespace":"echo"}}` {
+		t.Errorf("YAMLToJSON: %s, %v", text, err)
+	}
+	_, err = YAMLToJSON([]byte("x: &a 1\nargs: {namespace: *a}\n"))
+	var anchors *AnchorError
+	if !errors.As(err, &anchors) || len(anchors.Errors) != 2 || anchors.Errors[1].Field != "args.namespace" ||
+		!strings.HasPrefix(err.Error(), "x: line 1, column 4: YAML anchor &a: ") || !strings.HasSuffix(err.Error(), " (and 1 more)") {
+		t.Errorf("YAMLToJSON of aliases: %v, want two errors, the second on args.namespace", err)
+	}
+	if _, err := YAMLToJSON([]byte("a: 1\n---\nb: 2\n")); err == nil || errors.As(err, &anchors) {
+		t.Errorf("YAMLToJSON of two documents: %v, want an error", err)
+	}
+}
