@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -36,8 +38,14 @@ type hookReceiver struct {
 }
 
 func newHookReceiver(t *testing.T, key []byte) *hookReceiver {
+	return newHookReceiverOn(t, key, nil)
+}
+
+// newHookReceiverOn is newHookReceiver listening on ln; on loopback when
+// ln is nil.
+func newHookReceiverOn(t *testing.T, key []byte, ln net.Listener) *hookReceiver {
 	rc := &hookReceiver{t: t, key: key}
-	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		id, ts := r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp")
 		mac := hmac.New(sha256.New, key)
@@ -59,6 +67,11 @@ func newHookReceiver(t *testing.T, key []byte) *hookReceiver {
 		rc.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
+	if ln != nil {
+		_ = rc.srv.Listener.Close()
+		rc.srv.Listener = ln
+	}
+	rc.srv.Start()
 	t.Cleanup(rc.srv.Close)
 	return rc
 }
@@ -197,4 +210,176 @@ func TestServeWebhookBadSecret(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr.String(), "--webhook-allow") {
 		t.Errorf("an allow prefix with a query: exit code %d, want %d naming --webhook-allow:\n%s", code, exitUsage, stderr.String())
 	}
+}
+
+// writeWebhookKey writes a raw key to a --webhook-secret-file.
+func writeWebhookKey(t *testing.T, key []byte) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "webhook-secret")
+	if err := os.WriteFile(file, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestServeWebhookBacklog runs the binary with --max-webhook-backlog 2 and
+// a receiver that answers 503: a third analysis with a webhook gets a 429
+// naming the webhook and the flag while two are owed, one without a
+// webhook still starts, and an analysis whose completed event is being
+// retried shows the event, its attempts and the receiver's answer in its
+// webhook field.
+func TestServeWebhookBacklog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	prom := promtest.Start(t)
+	var hits atomic.Int64
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer rc.Close()
+	hook := rc.URL + "/hooks"
+	_, base, logs, _ := startServe(t, "--prometheus-url", prom.URL, "--webhook-allow", hook,
+		"--max-webhook-backlog", "2", "--webhook-max-elapsed", "1m")
+
+	var owed []api.Analysis
+	for i := range 2 {
+		status, a := postAnalysis(t, base, "?webhook="+url.QueryEscape(hook), foreverSpec())
+		if status != http.StatusAccepted {
+			t.Fatalf("analysis %d with a webhook: %d, want 202:\n%s", i, status, logs.text())
+		}
+		owed = append(owed, a)
+	}
+	resp, err := http.Post(base+"/v1/analyses?webhook="+url.QueryEscape(hook), "application/yaml", strings.NewReader(foreverSpec()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var p api.Problem
+	_ = json.Unmarshal(body, &p)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || len(p.Errors) != 1 ||
+		p.Errors[0].Field != "webhook" || !strings.Contains(p.Errors[0].Message, "--max-webhook-backlog") || !strings.Contains(p.Detail, "--max-webhook-backlog") {
+		t.Errorf("a third analysis with a webhook: %d %s; want 429 naming the webhook and --max-webhook-backlog", resp.StatusCode, body)
+	}
+	if status, _ := postAnalysis(t, base, "", foreverSpec()); status != http.StatusAccepted {
+		t.Errorf("an analysis without a webhook: %d, want 202", status)
+	}
+
+	// Terminated, the first analysis owes its completed event, which the
+	// receiver refuses with 503: the webhook field shows it being retried.
+	req, _ := http.NewRequest(http.MethodDelete, base+"/v1/analyses/"+owed[0].ID, nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(base + "/v1/analyses/" + owed[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a api.Analysis
+		_ = json.NewDecoder(resp.Body).Decode(&a)
+		resp.Body.Close()
+		if w := a.Webhook; w != nil && w.Retrying != nil && w.Retrying.Attempts >= 2 {
+			if w.Pending != 1 || w.Retrying.WebhookID != a.ID+".1" || w.Retrying.LastError != "the receiver answered 503 Service Unavailable" ||
+				w.Retrying.NextAttemptAt.IsZero() || w.Failed != 0 {
+				t.Errorf("webhook %+v, retrying %+v; want the completed event pending, retried after 503", w, w.Retrying)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the webhook field never showed the retries (%d attempts at the receiver): %+v\n%s", hits.Load(), a.Webhook, logs.text())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServeWebhookIgnoresProxy runs the binary with HTTP_PROXY,
+// HTTPS_PROXY and ALL_PROXY pointing at a proxy that must see nothing:
+// deliveries go straight to their receivers. net/http's environment proxy
+// spares "localhost" and loopback addresses, so one receiver listens on
+// an address of the machine's network interface (as a receiver elsewhere
+// would be), which it would send through the proxy; the other is named
+// "localhost." (allowed as "localhost"), which it would send through the
+// proxy if canaryd did not name the host as its allow list does.
+func TestServeWebhookIgnoresProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	prom := promtest.Start(t)
+	var proxied atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	defer proxy.Close()
+	key := []byte("a key for the proxy test")
+
+	type destination struct {
+		rc    *hookReceiver
+		allow string // the --webhook-allow prefix
+		hook  string // the webhook URL asked for
+	}
+	local := newHookReceiver(t, key)
+	_, port, _ := net.SplitHostPort(local.srv.Listener.Addr().String())
+	dests := []destination{{local, "http://localhost:" + port + "/hooks", "http://localhost.:" + port + "/hooks"}}
+	if ln := listenOnInterface(t); ln != nil {
+		rc := newHookReceiverOn(t, key, ln)
+		dests = append(dests, destination{rc, rc.srv.URL + "/hooks", rc.srv.URL + "/hooks"})
+	}
+
+	var env []string
+	for _, v := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		env = append(env, v+"="+proxy.URL)
+	}
+	env = append(env, "NO_PROXY=", "no_proxy=")
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--prometheus-url", prom.URL, "--webhook-secret-file", writeWebhookKey(t, key)}
+	for _, d := range dests {
+		args = append(args, "--webhook-allow", d.allow)
+	}
+	_, logs, exited := startProcess(t, args, env...)
+	base := "http://" + logs.waitAddress(t, exited)
+
+	for _, d := range dests {
+		status, a := postAnalysis(t, base, "?arg.namespace=echo-good&webhook="+url.QueryEscape(d.hook), seedSpec(t))
+		if status != http.StatusAccepted {
+			t.Fatalf("POST with the webhook %s: %d, want 202:\n%s", d.hook, status, logs.text())
+		}
+		if got := d.rc.completed(a.ID, logs); got.Phase != api.PhaseSuccessful {
+			t.Errorf("the webhook %s got %s, want Successful", d.hook, got.Phase)
+		}
+	}
+	if n := proxied.Load(); n != 0 {
+		t.Errorf("the proxy got %d requests, want none:\n%s", n, logs.text())
+	}
+}
+
+// listenOnInterface listens on an address of the machine's first network
+// interface that is up and not loopback, or returns nil if it has none.
+func listenOnInterface(t *testing.T) net.Listener {
+	t.Helper()
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iface := range ifaces {
+		if iface.Flags&net.FlagUp == 0 || iface.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := iface.Addrs()
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || ipn.IP.To4() == nil || !ipn.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ln, err := net.Listen("tcp", net.JoinHostPort(ipn.IP.String(), "0")); err == nil {
+				return ln
+			}
+		}
+	}
+	return nil
 }

@@ -465,10 +465,13 @@ func portOf(t *testing.T, raw string) string {
 }
 
 // TestIgnoresProxyVariables sets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY to
-// a real proxy before the Sender is made: the delivery goes straight to
-// the receiver, and the proxy sees nothing. The receiver is named
-// "localhost." so that net/http's environment proxy (which never proxies
-// "localhost" and loopback addresses) would have used the proxy.
+// a real proxy before the Sender is made: deliveries go straight to their
+// receivers, and the proxy sees nothing. net/http's environment proxy
+// spares "localhost" and loopback addresses, so one receiver listens on an
+// address of the machine's network interface, and the other is named
+// "localhost.". (net/http reads the variables once per process, so only
+// a run of this test alone shows the environment proxy at work; the
+// transport's Proxy is checked too, which any run shows.)
 func TestIgnoresProxyVariables(t *testing.T) {
 	var proxied atomic.Int64
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -483,18 +486,54 @@ func TestIgnoresProxyVariables(t *testing.T) {
 	t.Setenv("no_proxy", "")
 
 	rc := newReceiver(t, codes(http.StatusOK))
-	hook := "http://localhost.:" + portOf(t, rc.URL()) + "/hook"
-	ts := newTestSender(t, []string{hook}, nil)
+	hooks := []string{"http://localhost.:" + portOf(t, rc.URL()) + "/hook"}
+	if ln := listenOnInterface(t); ln != nil {
+		srv := httptest.NewUnstartedServer(rc.srv.Config.Handler)
+		_ = srv.Listener.Close()
+		srv.Listener = ln
+		srv.Start()
+		defer srv.Close()
+		hooks = append(hooks, srv.URL+"/hook")
+	}
+	ts := newTestSender(t, hooks, nil)
 	if tr, ok := ts.Sender.client.Transport.(*http.Transport); !ok || tr.Proxy != nil {
 		t.Fatalf("the Sender's transport has a proxy function; want none")
 	}
-	st := ts.stream(t, "a1", hook, nil)
-	st.Send(completed("a1"))
-	waitFor(t, st)
-	if s := st.Status(); s.Delivered != 1 || len(rc.Hits()) != 1 {
-		t.Errorf("status %+v, %d requests at the receiver; want delivered directly", s, len(rc.Hits()))
+	for i, hook := range hooks {
+		st := ts.stream(t, "a1", hook, nil)
+		st.Send(completed("a1"))
+		waitFor(t, st)
+		if s := st.Status(); s.Delivered != 1 || len(rc.Hits()) != i+1 {
+			t.Errorf("%s: status %+v, %d requests at the receiver; want delivered directly", hook, s, len(rc.Hits()))
+		}
 	}
 	if n := proxied.Load(); n != 0 {
 		t.Errorf("the proxy got %d requests, want none", n)
 	}
+}
+
+// listenOnInterface listens on an address of the machine's first network
+// interface that is up and not loopback, or returns nil if it has none.
+func listenOnInterface(t *testing.T) net.Listener {
+	t.Helper()
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iface := range ifaces {
+		if iface.Flags&net.FlagUp == 0 || iface.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := iface.Addrs()
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || ipn.IP.To4() == nil || !ipn.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ln, err := net.Listen("tcp", net.JoinHostPort(ipn.IP.String(), "0")); err == nil {
+				return ln
+			}
+		}
+	}
+	return nil
 }
