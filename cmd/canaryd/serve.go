@@ -112,6 +112,9 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return err
 	}
+	if err := server.RegisterBuildInfo(reg, version, buildCommit()); err != nil {
+		return err
+	}
 
 	provider, err := prometheus.New(prometheus.Options{
 		Datasources: datasources(cfg.Datasources),

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -75,6 +76,24 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// RegisterBuildInfo registers canaryd_build_info{version, revision,
+// goversion}, always 1, as every Prometheus-ecosystem binary exports its
+// build: `count by (version) (canaryd_build_info)` shows a rollout's
+// progress, and a join on it labels any series with the version.
+func RegisterBuildInfo(reg prometheus.Registerer, version, revision string) error {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "canaryd_build_info",
+		Help: "A metric with a constant '1' value labelled by the version and revision canaryd was built from, and the Go release that built it.",
+		ConstLabels: prometheus.Labels{
+			"version":   version,
+			"revision":  revision,
+			"goversion": runtime.Version(),
+		},
+	})
+	g.Set(1)
+	return register(reg, g)
 }
 
 // register registers every collector, or none of them when reg is nil.
