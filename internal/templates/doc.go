@@ -72,6 +72,13 @@
 // Get and List read an immutable snapshot that each reload replaces whole,
 // so they are safe during a reload and never block on one.
 //
+// # Checking without serving
+//
+// CheckDir and CheckFile run the same checks on a directory or on one
+// file's content, without a Store: `canaryd validate` uses them, so that
+// it accepts exactly what `serve --templates` loads. Their CheckOptions.Args
+// give arguments the values a request would, in place of placeholders.
+//
 // # What the package must not do
 //
 // It must not run analyses, speak HTTP or reach Prometheus: it turns a
