@@ -189,8 +189,24 @@ type Problem struct {
 	Errors   []FieldError `json:"errors,omitempty"`
 }
 
-// FieldError names one problem with the input and where it is.
+// FieldError names one problem with the input and where it is. In a
+// problem document each also carries RFC 9457's names for the same things,
+// so that generic problem clients read them: Detail, and Pointer where the
+// field is in the request body.
 type FieldError struct {
+	// Field is the field's path as canaryd names it: relative to the spec
+	// ("metrics[0].successCondition"), in a template endpoint's body
+	// ("args.namespace"), a query parameter's name ("timeout"), a header's
+	// (Request-Timeout), or "body" for the request body as a whole.
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	// Detail is Message again, under RFC 9457's name; set in problem
+	// documents.
+	Detail string `json:"detail,omitempty"`
+	// Pointer is the RFC 6901 JSON Pointer of the field in the request
+	// body, as decoded from JSON or YAML ("/spec/metrics/0/successCondition",
+	// "/args/namespace"; "" for the body as a whole); nil where the field
+	// is not in the body: a query parameter, a header, or a named
+	// template's own field.
+	Pointer *string `json:"pointer,omitempty"`
 }

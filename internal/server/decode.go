@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -156,16 +157,16 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 
 	if isJSON {
 		if err := checkJSON(body); err != nil {
-			errs = append(errs, api.FieldError{Field: "body", Message: err.Error()})
+			errs = append(errs, inBody(api.FieldError{Field: fieldBody, Message: err.Error()}))
 			return nil, ptr(invalidInput(errs))
 		}
 	}
 	doc, problems := spec.Parse(body)
 	if len(problems) > 0 {
-		return nil, ptr(invalidInput(append(errs, problems...)))
+		return nil, ptr(invalidInput(append(errs, locateInDocument(problems, body, isJSON)...)))
 	}
 	compiled, problems := spec.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
-	errs = append(errs, problems...)
+	errs = append(errs, locateInDocument(problems, body, isJSON)...)
 	if len(errs) > 0 {
 		return nil, ptr(invalidInput(errs))
 	}
@@ -202,13 +203,23 @@ func bodyMediaType(r *http.Request) (isJSON bool, p *api.Problem) {
 		fmt.Sprintf("Content-Type %q is not accepted; send the document as one of %s", ct, accepted)))
 }
 
+// fieldBody is the field of a problem with the request body as a whole.
+const fieldBody = "body"
+
 // readBody reads the whole body within the size limit and a deadline of
-// its own.
+// its own, and refuses a body that is not UTF-8 (RFC 8259 requires it of
+// JSON, and canaryd of YAML too) before anything decodes it: decoders
+// would quietly turn the bytes into U+FFFD, and the analysis would run on
+// something the caller did not send.
 func (in *inputReader) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *api.Problem) {
-	tooLarge := ptr(problem(http.StatusRequestEntityTooLarge, ProblemTooLarge,
-		fmt.Sprintf("the request body is larger than the limit of %d bytes", in.maxBody)))
+	tooLarge := func() *api.Problem {
+		msg := fmt.Sprintf("the request body is larger than the limit of %d bytes", in.maxBody)
+		p := problem(http.StatusRequestEntityTooLarge, ProblemTooLarge, msg)
+		p.Errors = []api.FieldError{inBody(api.FieldError{Field: fieldBody, Message: msg})}
+		return &p
+	}
 	if r.ContentLength > in.maxBody {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	// A slow body must not hold a connection for ever; the deadline is
 	// lifted afterwards, since waits and streams read nothing for as long
@@ -220,12 +231,122 @@ func (in *inputReader) readBody(w http.ResponseWriter, r *http.Request) ([]byte,
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, in.maxBody+1))
 	if err != nil {
-		return nil, ptr(invalid("the request body could not be read: "+err.Error(), nil))
+		return nil, ptr(invalidInput([]api.FieldError{inBody(api.FieldError{Field: fieldBody,
+			Message: "the request body could not be read: " + err.Error()})}))
 	}
 	if int64(len(body)) > in.maxBody {
-		return nil, tooLarge
+		return nil, tooLarge()
+	}
+	if at := invalidUTF8(body); at >= 0 {
+		line, col := position(body, int64(at)+1)
+		return nil, ptr(invalidInput([]api.FieldError{inBody(api.FieldError{Field: fieldBody, Message: fmt.Sprintf(
+			"the request body is not valid UTF-8 (line %d, column %d, byte %d): JSON and YAML bodies must be UTF-8 text (RFC 8259)",
+			line, col, at+1)})}))
 	}
 	return body, nil
+}
+
+// invalidUTF8 returns the offset of the first byte of data that is not
+// part of valid UTF-8, or -1 when all of it is.
+func invalidUTF8(data []byte) int {
+	if utf8.Valid(data) {
+		return -1
+	}
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return -1 // cannot happen: utf8.Valid said otherwise
+}
+
+// locateInDocument gives each problem of a posted document the pointer of
+// its field in the body, where it is in the body (see documentPointer).
+// The body is decoded again for it, on this path of refusals only.
+func locateInDocument(errs []api.FieldError, body []byte, isJSON bool) []api.FieldError {
+	// Only a body that spec.Parse decoded has fields to locate; one that
+	// it refused as a whole ("body") is not decoded again.
+	if !slices.ContainsFunc(errs, func(e api.FieldError) bool { return e.Field != fieldBody }) {
+		for i := range errs {
+			errs[i] = inBody(errs[i])
+		}
+		return errs
+	}
+	tree := bodyTree(body, isJSON)
+	out := make([]api.FieldError, len(errs))
+	for i, e := range errs {
+		if p, ok := documentPointer(tree, e.Field); ok {
+			e.Pointer = &p
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// bodyTree decodes a JSON or YAML body into maps, slices and scalars, nil
+// when it does not decode.
+func bodyTree(body []byte, isJSON bool) any {
+	text := bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as spec.Parse takes it
+	if !isJSON {
+		var err error
+		if text, err = spec.YAMLToJSON(text); err != nil { // never expands an alias
+			return nil
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil
+	}
+	return v
+}
+
+// documentFields are the fields of an Argo document outside its spec.
+// spec.Parse names the fields of the spec relative to it
+// ("metrics[0].count"), and these from the top ("metadata.name").
+var documentFields = []string{"apiVersion", "kind", "metadata", "spec", "status"}
+
+// documentPointer returns the pointer of a problem's field in a posted
+// document, decoded as tree: a bare spec's fields from the top, an Argo
+// document's under /spec but for documentFields (an unknown field is
+// looked for in both). A field that is not in the body (an argument given
+// in the query, "args.NAME") has none; "body" not naming a field of that
+// name is the body as a whole.
+func documentPointer(tree any, field string) (string, bool) {
+	type place struct {
+		prefix string
+		node   any
+	}
+	places := []place{{"", tree}}
+	root, _ := tree.(map[string]any)
+	document := false
+	for _, k := range []string{"apiVersion", "kind", "spec"} {
+		if _, ok := root[k]; ok {
+			document = true
+		}
+	}
+	first := field
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		first = field[:i]
+	}
+	if document && !slices.Contains(documentFields, first) {
+		places = []place{{"/spec", root["spec"]}, {"", tree}}
+	}
+	for _, pl := range places {
+		if p, exact, _ := pointerTo(pl.node, field); exact {
+			return pl.prefix + p, true
+		}
+	}
+	if field == fieldBody {
+		return bodyPointer, true
+	}
+	if p, _, ok := pointerTo(places[0].node, field); ok {
+		return places[0].prefix + p, true
+	}
+	return "", false
 }
 
 // checkJSON reports the first syntax error of a JSON body with its line

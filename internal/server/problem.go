@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/canaryd/canaryd/api"
 )
@@ -61,6 +62,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, p api.Problem) {
 	if p.Instance == "" {
 		p.Instance = r.URL.Path
 	}
+	p.Errors = withDetails(p.Errors)
 	h := w.Header()
 	h.Set("Content-Type", problemContentType)
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -83,4 +85,85 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_ = api.NewEncoder(w).Encode(v)
+}
+
+// withDetails gives each field error RFC 9457's detail, the message again.
+// The errors are copied: they may be shared (a template's load errors).
+func withDetails(errs []api.FieldError) []api.FieldError {
+	if len(errs) == 0 {
+		return errs
+	}
+	out := make([]api.FieldError, len(errs))
+	for i, e := range errs {
+		e.Detail = e.Message
+		out[i] = e
+	}
+	return out
+}
+
+// bodyPointer is the JSON Pointer of the request body as a whole.
+const bodyPointer = ""
+
+// inBody returns e pointing at the request body as a whole.
+func inBody(e api.FieldError) api.FieldError {
+	e.Pointer = ptr(bodyPointer)
+	return e
+}
+
+// pointerTo returns the RFC 6901 JSON Pointer of field within body, the
+// decoded request body (maps, slices and scalars as encoding/json decodes
+// them into an any), and whether the field is within it: a value of body,
+// or a member missing from one of its objects (a required field left out).
+// field is a path as canaryd's errors spell it: keys joined by ".", indices
+// in brackets ("metrics[0].provider.prometheus.query"). Keys are matched
+// against body's own, longest first, so that a key with a "." or "[" of its
+// own is found ("metadata.app.kubernetes.io/name" is the key
+// "app.kubernetes.io/name" of metadata: "/metadata/app.kubernetes.io~1name").
+// exact reports that the field is a value of body, not a missing member.
+func pointerTo(body any, field string) (pointer string, exact, ok bool) {
+	var b strings.Builder
+	node, rest := body, field
+	for rest != "" {
+		switch n := node.(type) {
+		case map[string]any:
+			key, found := "", false
+			for k := range n {
+				if k != "" && (!found || len(k) > len(key)) && strings.HasPrefix(rest, k) &&
+					(len(rest) == len(k) || rest[len(k)] == '.' || rest[len(k)] == '[') {
+					key, found = k, true
+				}
+			}
+			if !found {
+				// A member missing from this object, if it is the last
+				// step of the path.
+				if strings.ContainsAny(rest, ".[") {
+					return "", false, false
+				}
+				b.WriteString("/" + escapePointer(rest))
+				return b.String(), false, true
+			}
+			b.WriteString("/" + escapePointer(key))
+			node, rest = n[key], strings.TrimPrefix(rest[len(key):], ".")
+		case []any:
+			end := strings.IndexByte(rest, ']')
+			if !strings.HasPrefix(rest, "[") || end < 0 {
+				return "", false, false
+			}
+			i, err := strconv.Atoi(rest[1:end])
+			if err != nil || i < 0 || i >= len(n) {
+				return "", false, false
+			}
+			b.WriteString("/" + strconv.Itoa(i))
+			node, rest = n[i], strings.TrimPrefix(rest[end+1:], ".")
+		default:
+			return "", false, false
+		}
+	}
+	return b.String(), true, true
+}
+
+// escapePointer escapes a key as a JSON Pointer's reference token (RFC
+// 6901 section 3): "~" as "~0", "/" as "~1".
+func escapePointer(key string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
