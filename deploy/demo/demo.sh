@@ -63,7 +63,8 @@ echo "Prometheus is up at $prom"
 
 say "Starting canaryd serve"
 api_port="$(free_port 18080)"
-"$canaryd" serve --listen "127.0.0.1:$api_port" --prometheus-url "$prom" >"$work/canaryd.log" 2>&1 &
+"$canaryd" serve --listen "127.0.0.1:$api_port" --prometheus-url "$prom" --templates "$root/testdata/templates" \
+	>"$work/canaryd.log" 2>&1 &
 pids+=($!)
 api="http://127.0.0.1:$api_port"
 wait_for "$api/readyz"
@@ -118,13 +119,20 @@ echo "canaryd backtest -f success-rate.yaml --arg namespace=echo-incident --star
 cat "$work/backtest.txt"
 caught="$(grep -c ' Failed ' "$work/backtest.txt" || true)"
 
+say "The same backtest over HTTP, from the template canaryd serves by name"
+echo "curl -X POST '$api/v1/templates/success-rate/backtests?arg.namespace=echo-incident&start=-2h&end=-30m&every=10m'"
+curl -sS -X POST "$api/v1/templates/success-rate/backtests?arg.namespace=echo-incident&start=-2h&end=-30m&every=10m" \
+	>"$work/backtest-http.json"
+caught_http="$(grep -o '"phase":"Failed"' "$work/backtest-http.json" | wc -l)"
+echo "analyses that would have failed: $caught_http (full answer: .demo/backtest-http.json)"
+
 if [ "${DEMO_KEEP:-}" = 1 ]; then
 	say "Still running: Prometheus $prom, canaryd $api. Ctrl-C stops both."
 	wait
 fi
 
-if [ "$good" != Successful ] || [ "$bad" != Failed ] || [ "$caught" -lt 1 ]; then
-	echo "demo: expected echo-good Successful, echo-bad Failed and the incident caught by the backtest" >&2
+if [ "$good" != Successful ] || [ "$bad" != Failed ] || [ "$caught" -lt 1 ] || [ "$caught_http" -lt 1 ]; then
+	echo "demo: expected echo-good Successful, echo-bad Failed and the incident caught by both backtests" >&2
 	exit 1
 fi
 say "Demo passed"
