@@ -121,6 +121,9 @@ type Analyses struct {
 	// retained is the size of the analyses held, running and finished,
 	// as their ledgers estimate it (retained.go).
 	retained atomic.Int64
+	// pageBytes bounds a page of the list with measurements (list.go):
+	// maxPageBytes, but for tests.
+	pageBytes int64
 
 	mu       sync.Mutex
 	running  map[string]*Run
@@ -256,6 +259,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		byID:      map[string]*Run{},
 		hooks:     map[*webhook.Stream]string{},
 		rounds:    roundSlots{max: int64(opts.MaxRounds)},
+		pageBytes: maxPageBytes,
 	}
 	retained := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "canaryd_analyses_retained_bytes",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,9 +24,11 @@ import (
 // other problem types.
 const ProblemReplicaRestarted = typePrefix + "replica-restarted"
 
-// AnalysisList is the body of GET /v1/analyses.
+// AnalysisList is the body of GET /v1/analyses: a page of the list.
 type AnalysisList struct {
 	Analyses []api.Analysis `json:"analyses"`
+	// Next is the ?cursor= of the next page; "" on the last.
+	Next string `json:"next,omitempty"`
 	// UnreachableReplicas are the replicas whose analyses are missing:
 	// they did not answer in time (see acrossReplicas). Only with peers.
 	UnreachableReplicas []string `json:"unreachableReplicas,omitempty"`
@@ -130,29 +131,26 @@ func absoluteURL(r *http.Request, path string) string {
 	return (&url.URL{Scheme: scheme, Host: r.Host, Path: path}).String()
 }
 
-// handleListAnalyses lists the analyses held, newest first, optionally
-// only those in the phases given by ?phase=.
+// handleListAnalyses answers with a page of the analyses held, newest
+// first (list.go): optionally only those in the phases given by ?phase=,
+// ?limit= of them after ?cursor=, with their measurements only when
+// ?measurements=true.
 func handleListAnalyses(analyses *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var phases []api.Phase
-		var errs []api.FieldError
-		for _, v := range r.URL.Query()["phase"] {
-			p := api.Phase(v)
-			if !p.Completed() && p != api.PhaseRunning {
-				errs = append(errs, api.FieldError{Field: "phase", Message: "must be Running, Successful, Failed, Inconclusive or Error, got " + quote(v)})
-				continue
-			}
-			phases = append(phases, p)
-		}
+		o, errs := listQuery(r.URL.Query())
 		if len(errs) > 0 {
 			writeProblem(w, r, invalidInput(errs))
 			return
 		}
-		list := analyses.List()
-		if len(phases) > 0 {
-			list = slices.DeleteFunc(list, func(a api.Analysis) bool { return !slices.Contains(phases, a.Phase) })
+		page, more := analyses.Page(o)
+		list := AnalysisList{Analyses: page}
+		if page == nil {
+			list.Analyses = []api.Analysis{}
 		}
-		writeJSON(w, http.StatusOK, AnalysisList{Analyses: list})
+		if more {
+			list.Next = cursorOf(page[len(page)-1]).String()
+		}
+		writeJSON(w, http.StatusOK, list)
 	})
 }
 

@@ -78,9 +78,9 @@ const (
 	// listTimeout bounds the fan-out of GET /v1/analyses: the replicas
 	// that have not answered by then are listed as unreachable.
 	listTimeout = 5 * time.Second
-	// maxPeerList bounds a peer's list read into memory: --max-finished
-	// analyses of a few kilobytes each, with room.
-	maxPeerList = 64 << 20
+	// maxPeerList bounds a peer's page of the list read into memory: a
+	// page is at most maxPageBytes as estimated, with room.
+	maxPeerList = 4 * maxPageBytes
 )
 
 // Resolver resolves the DNS name of a discovery peer; *net.Resolver is one.
@@ -526,16 +526,25 @@ func (s *server) acrossReplicas(local http.Handler) http.Handler {
 			internalError(s.log, w, r, fmt.Errorf("reading this replica's own list: %w", err))
 			return
 		}
-		theirs, unreachable := rs.listPeers(r)
-		all := append(list.Analyses, theirs...)
-		writeJSON(w, http.StatusOK, AnalysisList{Analyses: newestFirst(all), UnreachableReplicas: unreachable})
+		// Every replica answered a page of the same query: the merged
+		// page is the first of their analyses in the list's order, and
+		// the next starts after its last, on every replica.
+		o, _ := listQuery(r.URL.Query()) // valid: this replica took it
+		theirs, theirMore, unreachable := rs.listPeers(r)
+		page, more := mergePage(append(list.Analyses, theirs...), o.Limit, list.Next != "" || theirMore)
+		merged := AnalysisList{Analyses: page, UnreachableReplicas: unreachable}
+		if more && len(page) > 0 {
+			merged.Next = cursorOf(page[len(page)-1]).String()
+		}
+		writeJSON(w, http.StatusOK, merged)
 	})
 }
 
-// listPeers asks every peer but this replica for its list, at once, within
-// listTimeout. It returns their analyses and the peers that did not answer
-// (their names, or for an address that did not say one, the address).
-func (rs *Replicas) listPeers(r *http.Request) ([]api.Analysis, []string) {
+// listPeers asks every peer but this replica for its page of the list, at
+// once, within listTimeout. It returns their analyses, whether any has
+// more, and the peers that did not answer (their names, or for an address
+// that did not say one, the address).
+func (rs *Replicas) listPeers(r *http.Request) ([]api.Analysis, bool, []string) {
 	ctx, cancel := context.WithTimeout(r.Context(), listTimeout)
 	defer cancel()
 	var unreachable []string
@@ -565,19 +574,20 @@ func (rs *Replicas) listPeers(r *http.Request) ([]api.Analysis, []string) {
 	}
 
 	type answer struct {
-		name     string
-		analyses []api.Analysis
-		err      error
+		name string
+		list AnalysisList
+		err  error
 	}
 	answers := make(chan answer, len(targets))
 	for name, base := range targets {
 		// Ends when the peer has answered, or at listTimeout.
 		go func() {
 			list, err := rs.listOne(ctx, r, name, base)
-			answers <- answer{name: name, analyses: list, err: err}
+			answers <- answer{name: name, list: list, err: err}
 		}()
 	}
 	var all []api.Analysis
+	more := false
 	for range targets {
 		a := <-answers
 		if a.err != nil {
@@ -586,19 +596,20 @@ func (rs *Replicas) listPeers(r *http.Request) ([]api.Analysis, []string) {
 			unreachable = append(unreachable, a.name)
 			continue
 		}
-		all = append(all, a.analyses...)
+		all = append(all, a.list.Analyses...)
+		more = more || a.list.Next != ""
 	}
 	slices.Sort(unreachable)
-	return all, unreachable
+	return all, more, unreachable
 }
 
-// listOne asks the replica name at base for its own analyses.
-func (rs *Replicas) listOne(ctx context.Context, r *http.Request, name string, base *url.URL) ([]api.Analysis, error) {
+// listOne asks the replica name at base for its own page of the list.
+func (rs *Replicas) listOne(ctx context.Context, r *http.Request, name string, base *url.URL) (AnalysisList, error) {
 	u := base.JoinPath("/v1/analyses")
 	u.RawQuery = r.URL.RawQuery
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, err
+		return AnalysisList{}, err
 	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		req.Header.Set("Authorization", auth)
@@ -608,22 +619,22 @@ func (rs *Replicas) listOne(ctx context.Context, r *http.Request, name string, b
 	req.Header.Set(requestIDHeader, infoOf(r).id)
 	resp, err := rs.client.Do(req)
 	if err != nil {
-		return nil, err
+		return AnalysisList{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("status %d", resp.StatusCode)
+		return AnalysisList{}, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	if got := resp.Header.Get(ReplicaHeader); got != name {
 		rs.forget(base)
-		return nil, &wrongReplica{got: got}
+		return AnalysisList{}, &wrongReplica{got: got}
 	}
 	var list AnalysisList
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxPeerList)).Decode(&list); err != nil {
-		return nil, fmt.Errorf("reading its list: %w", err)
+		return AnalysisList{}, fmt.Errorf("reading its list: %w", err)
 	}
-	return list.Analyses, nil
+	return list, nil
 }
 
 // newestFirst sorts analyses as Analyses.List does, newest first, and

@@ -386,6 +386,31 @@ func testReplicas(t *testing.T, promURL string, discovery bool) {
 		if resp := c.r("c").do(http.MethodGet, "/v1/analyses?phase=Finished", "", ""); resp.status != http.StatusBadRequest {
 			t.Errorf("a bad phase: %d, want 400 from the replica asked", resp.status)
 		}
+		// A page at a time, across replicas: each page is the first of
+		// every replica's, and the next starts after it on every one.
+		onA2 := c.r("a").startForever()
+		var paged []string
+		cursor := ""
+		for page := 0; ; page++ {
+			resp := c.r("c").do(http.MethodGet, "/v1/analyses?limit=1&cursor="+cursor, "", "")
+			if page > 5 || resp.status != http.StatusOK {
+				t.Fatalf("page %d: %d %s", page, resp.status, resp.body)
+			}
+			l := decodeList(t, resp)
+			if len(l.Analyses) != 1 {
+				t.Fatalf("page %d of 1: %d analyses", page, len(l.Analyses))
+			}
+			paged = append(paged, l.Analyses[0].ID)
+			if l.Next == "" {
+				break
+			}
+			cursor = l.Next
+		}
+		want := []string{onA.ID, onA2.ID, onB.ID}
+		slices.Sort(want)
+		if got := slices.Sorted(slices.Values(paged)); !slices.Equal(got, want) {
+			t.Errorf("pages of 1 across the replicas: %v, want %v", paged, want)
+		}
 	})
 
 	t.Run("a draining owner still answers forwarded requests", func(t *testing.T) {
