@@ -110,7 +110,7 @@ func isLimitError(err error) bool {
 // checkBuiltins refuses calls of built-ins outside the allow-list. It looks
 // at the parsed tree only, so that the refusal names the function whatever
 // else is wrong with the call.
-func checkBuiltins(node ast.Node) error {
+func checkBuiltins(node ast.Node, kind string) error {
 	var refused []string
 	ast.Walk(&node, visitorFunc(func(n *ast.Node) {
 		if b, ok := (*n).(*ast.BuiltinNode); ok && !allowedBuiltins[b.Name] && !slices.Contains(refused, b.Name+"()") {
@@ -121,11 +121,11 @@ func checkBuiltins(node ast.Node) error {
 	case 0:
 		return nil
 	case 1:
-		return limitErrorf("%s is not allowed in a condition; the functions allowed are Argo's (asInt, asFloat, isNaN, isInf, isNil, default) and %s",
-			refused[0], strings.Join(AllowedBuiltins(), ", "))
+		return limitErrorf("%s is not allowed in a %s; the functions allowed are Argo's (asInt, asFloat, isNaN, isInf, isNil, default) and %s",
+			refused[0], kind, strings.Join(AllowedBuiltins(), ", "))
 	default:
-		return limitErrorf("%s are not allowed in a condition; the functions allowed are Argo's (asInt, asFloat, isNaN, isInf, isNil, default) and %s",
-			strings.Join(refused, ", "), strings.Join(AllowedBuiltins(), ", "))
+		return limitErrorf("%s are not allowed in a %s; the functions allowed are Argo's (asInt, asFloat, isNaN, isInf, isNil, default) and %s",
+			strings.Join(refused, ", "), kind, strings.Join(AllowedBuiltins(), ", "))
 	}
 }
 
@@ -278,7 +278,9 @@ type analyzer struct {
 	vars []binding
 	// frames are the predicates being gone through, innermost last.
 	frames []frame
-	err    error
+	// kind is "condition" or "time expression", for messages.
+	kind string
+	err  error
 }
 
 // frame is one predicate built-in being gone through.
@@ -297,21 +299,25 @@ type frame struct {
 // not small literals, nested iteration over the result, and conditions
 // whose work may exceed MaxStepsPerValue·n + MaxFixedSteps. It returns the
 // bound.
-func checkCost(node ast.Node) (cost, error) {
-	a := &analyzer{}
+func checkCost(node ast.Node, kind string) (cost, error) {
+	a := &analyzer{kind: kind}
 	c, _ := a.visit(node)
 	if a.err != nil {
 		return cost{}, a.err
 	}
 	switch {
 	case math.IsInf(c.per, 1):
-		return cost{}, limitErrorf("the work of this condition grows faster than the size of the result (%s)", c.why)
+		return cost{}, limitErrorf("the work of this %s grows faster than the size of the result (%s)", kind, c.why)
 	case c.per > MaxStepsPerValue:
-		return cost{}, limitErrorf("this condition may take %s steps for each value of the result (through %s), more than the %d canaryd allows; a step is one operation, or one byte of a string built or compared",
-			formatSteps(c.per), c.why, MaxStepsPerValue)
+		return cost{}, limitErrorf("this %s may take %s steps for each value of the result (through %s), more than the %d canaryd allows; a step is one operation, or one byte of a string built or compared",
+			kind, formatSteps(c.per), c.why, MaxStepsPerValue)
 	case c.fixed > MaxFixedSteps:
-		return cost{}, limitErrorf("this condition may take %s steps whatever the result, more than the %d canaryd allows; a step is one operation, or one byte of a string built or compared",
-			formatSteps(c.fixed), MaxFixedSteps)
+		whatever := " whatever the result"
+		if kind != "condition" {
+			whatever = ""
+		}
+		return cost{}, limitErrorf("this %s may take %s steps%s, more than the %d canaryd allows; a step is one operation, or one byte of a string built or compared",
+			kind, formatSteps(c.fixed), whatever, MaxFixedSteps)
 	}
 	return c, nil
 }
@@ -435,7 +441,7 @@ func (a *analyzer) visit(node ast.Node) (cost, *shape) {
 		}
 		return c, out
 	default:
-		return a.fail(limitErrorf("this condition uses %T, which canaryd cannot bound", node))
+		return a.fail(limitErrorf("this %s uses %T, which canaryd cannot bound", a.kind, node))
 	}
 }
 
@@ -481,7 +487,7 @@ func (a *analyzer) binary(n *ast.BinaryNode) (cost, *shape) {
 	case "matches":
 		pattern, ok := n.Right.(*ast.StringNode)
 		if !ok {
-			return a.fail(limitErrorf("matches needs a literal pattern in a condition (\"a\" matches \"^a\"), so that its cost is known before it runs"))
+			return a.fail(limitErrorf("matches needs a literal pattern in a %s (\"a\" matches \"^a\"), so that its cost is known before it runs", a.kind))
 		}
 		size := regexpSize(pattern.Value)
 		// Matching goes over the subject once, following at most every
@@ -548,15 +554,15 @@ func (a *analyzer) rangeNode(n *ast.BinaryNode) (cost, *shape) {
 	from, ok1 := integerLiteral(n.Left)
 	to, ok2 := integerLiteral(n.Right)
 	if !ok1 || !ok2 {
-		return a.fail(limitErrorf("a range in a condition must have integer literals at both ends (1..10), so that its size is known before it runs"))
+		return a.fail(limitErrorf("a range in a %s must have integer literals at both ends (1..10), so that its size is known before it runs", a.kind))
 	}
 	size := float64(to) - float64(from) + 1
 	if size < 0 {
 		size = 0
 	}
 	if size > MaxRangeValues {
-		return a.fail(limitErrorf("the range %d..%d has %s values, more than the %d a range in a condition may have",
-			from, to, formatSteps(size), MaxRangeValues))
+		return a.fail(limitErrorf("the range %d..%d has %s values, more than the %d a range in a %s may have",
+			from, to, formatSteps(size), MaxRangeValues, a.kind))
 	}
 	// The two ends, the operation, and one step a value made.
 	return constant(3 + size), &shape{n: constant(size), leaves: constant(size), elem: scalarShape}
@@ -689,7 +695,7 @@ func (a *analyzer) builtin(n *ast.BuiltinNode) (cost, *shape) {
 		}
 		return c, scalarShape
 	}
-	return a.fail(limitErrorf("%s() is not allowed in a condition", n.Name))
+	return a.fail(limitErrorf("%s() is not allowed in a %s", n.Name, a.kind))
 }
 
 // iterate bounds a predicate built-in: its collection, and its predicate

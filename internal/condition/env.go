@@ -115,13 +115,13 @@ func validate(condition string, maxNodes uint) (c cost, err error) {
 		}
 		return cost{}, cleanError(err)
 	}
-	if err := checkBuiltins(tree.Node); err != nil {
+	if err := checkBuiltins(tree.Node, "condition"); err != nil {
 		return cost{}, err
 	}
 	if _, err := checker.Check(tree, config); err != nil {
 		return cost{}, cleanError(err)
 	}
-	if c, err = checkCost(tree.Node); err != nil {
+	if c, err = checkCost(tree.Node, "condition"); err != nil {
 		return cost{}, err
 	}
 	if err := optimizer.Optimize(&tree.Node, config); err != nil {

@@ -57,13 +57,13 @@ func compileTime(expression string) (_ *vm.Program, err error) {
 	if err != nil {
 		return nil, cleanError(err)
 	}
-	if err := checkBuiltins(tree.Node); err != nil {
+	if err := checkBuiltins(tree.Node, "time expression"); err != nil {
 		return nil, err
 	}
 	if _, err := checker.Check(tree, config); err != nil {
 		return nil, cleanError(err)
 	}
-	if _, err := checkCost(tree.Node); err != nil {
+	if _, err := checkCost(tree.Node, "time expression"); err != nil {
 		return nil, err
 	}
 	if err := optimizer.Optimize(&tree.Node, config); err != nil {

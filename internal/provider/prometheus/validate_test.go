@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -99,6 +100,15 @@ func TestSourceValidation(t *testing.T) {
 				fe("rangeQuery.start", "failed to parse rangeQuery.start as time: unexpected token EOF"),
 				fe("rangeQuery.end", "failed to parse rangeQuery.end as time: expected time.Time, but got string"),
 				fe("rangeQuery.step", `failed to parse rangeQuery.step as duration: time: invalid duration ""`),
+			},
+		},
+		{
+			name: "range query whose expressions could cost without bound",
+			m: spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{
+				Start: `now() - duration(repeat("1", 3) + "h")`, End: `all(1..999999, {# > 0}) ? now() : now()`, Step: "1m"}},
+			want: []api.FieldError{
+				fe("rangeQuery.start", "failed to parse rangeQuery.start as time: repeat() is not allowed in a time expression; the functions allowed are Argo's (asInt, asFloat, isNaN, isInf, isNil, default) and "+strings.Join(condition.AllowedBuiltins(), ", ")),
+				fe("rangeQuery.end", "failed to parse rangeQuery.end as time: the range 1..999999 has 999999 values, more than the 1000 a range in a time expression may have"),
 			},
 		},
 		{
