@@ -45,10 +45,11 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	if problems := o.limits.checkMetricCount(&doc.Spec); len(problems) > 0 {
 		return nil, problems
 	}
-	resolved, problems := doc.Spec.Resolve(overrides)
+	res, problems := doc.Spec.resolve(overrides, resolveOptions{limits: o.limits, argo: doc.APIVersion == APIVersion})
 	if len(problems) > 0 {
 		return nil, problems
 	}
+	resolved := res.spec
 	// Validation and compilation both run, so that every problem is
 	// reported at once; a provider is only built when validation found
 	// nothing wrong with it, so that one mistake gives one message.

@@ -28,7 +28,35 @@ type Limits struct {
 	// on its count. Metrics without a count run until terminated; the
 	// run's own MaxDuration ends them.
 	MaxDuration time.Duration
+	// MaxQueryLength bounds each query (provider.prometheus.query, a
+	// judge's canary and baseline) and MaxFieldLength every other string
+	// field but the conditions (which MaxConditionLength bounds), in bytes
+	// with the arguments substituted; MaxResolvedSize bounds all of a
+	// spec's metrics together (their JSON, the values substituted). Each
+	// is checked from the lengths of the values and the number of tags,
+	// before anything substituted is built.
+	MaxQueryLength  int
+	MaxFieldLength  int
+	MaxResolvedSize int
+	// VerbatimArgs substitutes the arguments of an Argo document
+	// (argoproj.io/v1alpha1) as they are, as Argo Rollouts does, without
+	// escaping or checking them (see Spec.Resolve). It is not a bound but
+	// the lifting of one, for an operator whose callers are all trusted
+	// with the structure of every query and condition.
+	VerbatimArgs bool
 }
+
+// Defaults of the fixed limits on a resolved spec, which a service sets
+// (the command line runs without limits).
+const (
+	// DefaultMaxFieldLength is far above any name, duration, address or
+	// header value (a JWT is a few KiB) and the largest header a server
+	// accepts by default.
+	DefaultMaxFieldLength = 8 << 10
+	// DefaultMaxResolvedSize is as much as the largest body a service
+	// reads: substitution may fill a spec up to that size, not beyond.
+	DefaultMaxResolvedSize = 1 << 20
+)
 
 // Option configures Compile.
 type Option func(*compileOptions)

@@ -466,8 +466,10 @@ func (c *checker) spec(path string, obj map[string]any, kind string) {
 
 // argoExtensions reports canaryd's extensions that an Argo document uses
 // although Argo Rollouts cannot run them: a judge metric (Argo would refuse
-// a metric without one of its providers) and scoring (Argo would drop it
-// and judge the analysis metric by metric). noData is not among them: Argo
+// a metric without one of its providers), scoring (Argo would drop it and
+// judge the analysis metric by metric) and an argument's freeText (Argo
+// would drop it, and canaryd would substitute the value otherwise than
+// Argo). noData is not among them: Argo
 // drops it and runs the metric with its own behaviour, which canaryd's
 // default is too.
 func (c *checker) argoExtensions(specObj map[string]any) {
@@ -476,6 +478,15 @@ func (c *checker) argoExtensions(specObj map[string]any) {
 	if specObj["scoring"] != nil {
 		c.extensions = append(c.extensions, api.FieldError{Field: "scoring", Message: "scoring is a canaryd extension that " +
 			"Argo Rollouts does not have (it would drop it and judge the analysis metric by metric): " + where})
+	}
+	args, _ := specObj["args"].([]any)
+	for i, a := range args {
+		arg, _ := a.(map[string]any)
+		if arg["freeText"] != nil {
+			c.extensions = append(c.extensions, api.FieldError{Field: indexPath("args", i) + ".freeText",
+				Message: "freeText is a canaryd extension that Argo Rollouts does not have (it substitutes every value as it is): " + where +
+					"; an " + APIVersion + " document has its values substituted as they are only where canaryd runs with --verbatim-args"})
+		}
 	}
 	metrics, _ := specObj["metrics"].([]any)
 	for i, m := range metrics {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -19,11 +21,33 @@ const (
 )
 
 // Resolve returns a copy of the spec with its arguments substituted into
-// every string field of every metric, as Argo Rollouts does: `{{args.NAME}}`
-// and `{{ args.NAME }}` are the same tag, names may contain dashes, and a
-// value may hold quotes and newlines. Counts and limits given as strings
-// ("{{args.count}}") are substituted too; Validate checks that they are then
-// integers. The copy's Args carry the values used.
+// every string field of every metric, as Argo Rollouts does, except that a
+// value cannot change the structure of a query or a condition:
+// `{{args.NAME}}` and `{{ args.NAME }}` are the same tag, names may contain
+// dashes, and counts and limits given as strings ("{{args.count}}") are
+// substituted too; Validate checks that they are then integers. The copy's
+// Args carry the values used.
+//
+// How a value goes into a field depends on the field's language and on
+// where in it the tag stands:
+//   - In a query (provider.prometheus.query, a judge's canary and baseline)
+//     and in an expression (successCondition, failureCondition, a range
+//     query's start and end), a value inside a string literal ("…", '…',
+//     `…`) is escaped as the language escapes strings, so that the literal
+//     holds exactly the value. A PromQL `…` string cannot hold a backtick:
+//     such a value is refused.
+//   - Elsewhere in a query or an expression (outside string literals, or
+//     in a comment) a value must be a plain literal, one token that cannot
+//     join or split expressions: in PromQL a number, a duration or a metric
+//     or label name that is not a keyword; in expr a number, true or false.
+//     A sign (-1) only where an operand starts.
+//   - In every other field (names, durations, counts, the address, headers,
+//     credentials) the value is the field's text, as it is.
+//
+// An argument marked freeText (a canaryd extension) is substituted as it
+// is everywhere, as Argo Rollouts substitutes every value; so is every
+// argument of a spec resolved with verbatim arguments (Compile with
+// Limits.VerbatimArgs, for an Argo document).
 //
 // overrides (from --arg NAME=VALUE, arg.NAME query parameters or a request
 // body's args) replace the spec's values. It is an error to
@@ -32,26 +56,75 @@ const (
 //   - leave an argument without a value: `argument "NAME" was not supplied`;
 //   - rely on valueFrom (secretKeyRef, fieldRef), which only a controller
 //     inside Kubernetes can read, unless an override supplies the value;
-//   - use any tag other than a declared argument: `failed to resolve {{tag}}`.
+//   - use any tag other than a declared argument: `failed to resolve {{tag}}`;
+//   - give a value that the rules above refuse where it would go: on
+//     "args.NAME" for an override, "args[i].value" for the spec's value.
 //
 // Every problem is reported, each on the field it is in
 // ("metrics[0].provider.prometheus.query"). On error the spec is nil.
 func (s *Spec) Resolve(overrides map[string]string) (*Spec, []api.FieldError) {
-	args, values, errs := s.mergeArgs(overrides)
+	r, errs := s.resolve(overrides, resolveOptions{})
+	if r == nil {
+		return nil, errs
+	}
+	return r.spec, nil
+}
 
-	lookup := func(tag string) (string, bool) {
-		name, ok := strings.CutPrefix(tag, argsTag)
-		if !ok {
-			return "", false
+// resolveOptions configure resolve.
+type resolveOptions struct {
+	// limits bound the resolved text, per field and in all.
+	limits Limits
+	// argo marks an argoproj.io/v1alpha1 document's spec: its messages
+	// say how such a document opts in to verbatim substitution.
+	argo bool
+}
+
+// verbatim reports whether every value is substituted as it is.
+func (o resolveOptions) verbatim() bool { return o.argo && o.limits.VerbatimArgs }
+
+// resolution is a resolved spec with what is needed to keep the values of
+// secret arguments out of everything shown.
+type resolution struct {
+	spec *Spec
+	// display is spec with the value of every secret argument replaced by
+	// *****: the text to show where the resolved text would be shown (a
+	// condition in a message, the query in a metric's metadata). Nil when
+	// no secret value was substituted.
+	display *Spec
+	// secrets are the values of the secret arguments, to be scrubbed from
+	// texts that canaryd does not write itself (an error of Prometheus, of
+	// a condition).
+	secrets []string
+}
+
+// masked replaces a secret value wherever it would be shown.
+const masked = "*****"
+
+func (s *Spec) resolve(overrides map[string]string, o resolveOptions) (*resolution, []api.FieldError) {
+	args, values, errs := s.mergeArgs(overrides)
+	r := &resolver{args: values, opts: o, seen: map[api.FieldError]bool{}}
+
+	// First every field is measured and checked, and nothing is built: a
+	// value a thousand times in a field would be a thousand copies.
+	pending := make([]*pendingMetric, len(s.Metrics))
+	var total int64
+	for i := range s.Metrics {
+		pm, err := r.measureMetric(&s.Metrics[i], indexPath("metrics", i))
+		if err != nil {
+			errs = append(errs, api.FieldError{Field: indexPath("metrics", i), Message: err.Error()})
+			continue
 		}
-		if v, ok := values[name]; ok {
-			if v == nil {
-				// Declared without a value: already reported once.
-				return "", true
-			}
-			return *v, true
-		}
-		return "", false
+		pending[i] = pm
+		total += pm.size
+	}
+	errs = append(errs, r.errs...)
+	// A field over its own limit is reason enough, and says which.
+	if max := o.limits.MaxResolvedSize; max > 0 && total > int64(max) && !r.oversize {
+		errs = append(errs, api.FieldError{Field: "metrics", Message: fmt.Sprintf(
+			"with their arguments substituted the metrics would be %d bytes, more than the %d this canaryd accepts in one spec", total, max)})
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 
 	out := &Spec{
@@ -63,17 +136,89 @@ func (s *Spec) Resolve(overrides map[string]string) (*Spec, []api.FieldError) {
 	if s.Metrics != nil {
 		out.Metrics = make([]Metric, len(s.Metrics))
 	}
-	for i := range s.Metrics {
-		m, merrs := resolveMetric(&s.Metrics[i], indexPath("metrics", i), lookup)
-		errs = append(errs, merrs...)
-		if m != nil {
-			out.Metrics[i] = *m
+	res := &resolution{spec: out}
+	for i, pm := range pending {
+		m, err := r.build(pm, false)
+		if err != nil {
+			return nil, []api.FieldError{{Field: indexPath("metrics", i), Message: err.Error()}}
+		}
+		out.Metrics[i] = *m
+	}
+	if r.usedSecret {
+		display := *out
+		display.Metrics = make([]Metric, len(out.Metrics))
+		for i, pm := range pending {
+			m, err := r.build(pm, true)
+			if err != nil {
+				return nil, []api.FieldError{{Field: indexPath("metrics", i), Message: err.Error()}}
+			}
+			display.Metrics[i] = *m
+		}
+		res.display = &display
+	}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		if a := values[name]; a.secret && a.value != nil && *a.value != "" {
+			res.secrets = append(res.secrets, *a.value)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	return res, nil
+}
+
+// argValue is an argument as resolve substitutes it.
+type argValue struct {
+	name string
+	// value is nil when the argument has none (already reported).
+	value *string
+	// field is where a problem with the value is reported: "args.NAME"
+	// for an override, "args[i].value" for the spec's value.
+	field string
+	// secret: the value must not be shown (see IsSecretArg); freeText:
+	// the value is substituted as it is.
+	secret, freeText bool
+	// plain and escaped remember what depends on the value alone: whether
+	// it is a plain literal (plainLiteral's answer, by language and
+	// context) and its escaped length (by quote).
+	plain   map[plainKey]string
+	escaped map[byte]int
+}
+
+type plainKey struct {
+	lang language
+	ctx  tagContext
+}
+
+func (a *argValue) plainLiteral(lang language, ctx tagContext) string {
+	k := plainKey{lang, ctx}
+	why, ok := a.plain[k]
+	if !ok {
+		why = plainLiteral(*a.value, lang, ctx)
+		if a.plain == nil {
+			a.plain = map[plainKey]string{}
+		}
+		a.plain[k] = why
 	}
-	return out, nil
+	return why
+}
+
+func (a *argValue) escapedLength(quote byte) int {
+	n, ok := a.escaped[quote]
+	if !ok {
+		n = escapedLength(*a.value, quote)
+		if a.escaped == nil {
+			a.escaped = map[byte]int{}
+		}
+		a.escaped[quote] = n
+	}
+	return n
+}
+
+// describe names the argument's value for a message, and quotes it unless
+// it is secret.
+func (a *argValue) describe() string {
+	if a.secret {
+		return fmt.Sprintf("the value of argument %q", a.name)
+	}
+	return fmt.Sprintf("the value of argument %q (%q)", a.name, clip(*a.value))
 }
 
 // notUTF8 says why an argument's value is refused: it is substituted into
@@ -82,12 +227,18 @@ func (s *Spec) Resolve(overrides map[string]string) (*Spec, []api.FieldError) {
 const notUTF8 = "the value is not valid UTF-8; send text (percent-encode it in a query string)"
 
 // mergeArgs merges the spec's arguments with the overrides. values maps
-// every declared name to its value, nil when it has none. args is a copy of
-// s.Args carrying those values.
-func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values map[string]*string, errs []api.FieldError) {
-	values = make(map[string]*string, len(s.Args))
+// every declared name to its argument, whose value is nil when it has
+// none. args is a copy of s.Args carrying those values.
+func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values map[string]*argValue, errs []api.FieldError) {
+	values = make(map[string]*argValue, len(s.Args))
 	for _, a := range s.Args {
-		values[a.Name] = nil
+		v := values[a.Name]
+		if v == nil {
+			v = &argValue{name: a.Name, secret: IsSecretArg(a.Name)}
+			values[a.Name] = v
+		}
+		v.secret = v.secret || (a.ValueFrom != nil && a.ValueFrom.SecretKeyRef != nil)
+		v.freeText = v.freeText || a.FreeText
 	}
 
 	var undeclared []string
@@ -110,26 +261,27 @@ func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values m
 	for i, a := range s.Args {
 		args[i] = copyArgument(a)
 		var v *string
+		field := indexPath("args", i) + ".value"
 		if o, ok := overrides[a.Name]; ok {
-			v = &o
+			v, field = &o, "args."+a.Name
 			if !utf8.ValidString(o) {
-				errs = append(errs, api.FieldError{Field: "args." + a.Name, Message: notUTF8})
+				errs = append(errs, api.FieldError{Field: field, Message: notUTF8})
 				v, refused[a.Name] = nil, true
 			}
 		} else if a.ValueFrom == nil {
 			v = a.Value
 			if v != nil && !utf8.ValidString(*v) {
-				errs = append(errs, api.FieldError{Field: indexPath("args", i) + ".value", Message: notUTF8})
+				errs = append(errs, api.FieldError{Field: field, Message: notUTF8})
 				v, refused[a.Name] = nil, true
 			}
 		}
-		switch prev := values[a.Name]; {
+		switch arg := values[a.Name]; {
 		case v == nil:
-		case prev == nil:
-			values[a.Name] = v
-		case *prev != *v:
+		case arg.value == nil:
+			arg.value, arg.field = v, field
+		case *arg.value != *v:
 			errs = append(errs, api.FieldError{Field: indexPath("args", i) + ".value", Message: fmt.Sprintf(
-				"Argument `%s` specified multiple times with different values: '%s', '%s'", a.Name, *prev, *v)})
+				"Argument `%s` specified multiple times with different values: '%s', '%s'", a.Name, *arg.value, *v)})
 		}
 	}
 
@@ -137,7 +289,7 @@ func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values m
 	// if it has one, else where it is first declared.
 	reported := refused
 	for i, a := range s.Args {
-		if values[a.Name] != nil || reported[a.Name] {
+		if values[a.Name].value != nil || reported[a.Name] {
 			continue
 		}
 		reported[a.Name] = true
@@ -150,7 +302,7 @@ func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values m
 	}
 
 	for i := range args {
-		if v := values[args[i].Name]; v != nil {
+		if v := values[args[i].Name].value; v != nil {
 			val := *v
 			args[i].Value = &val
 		}
@@ -207,101 +359,253 @@ func copyArgument(a Argument) Argument {
 	return a
 }
 
-// resolveMetric substitutes into every string of the metric. Like Argo, it
-// goes through the metric's JSON form, so that no field can be missed; unlike
-// Argo, it substitutes into the decoded strings rather than the JSON text,
-// which gives every error its field and makes any value safe without
-// escaping.
-func resolveMetric(m *Metric, path string, lookup func(string) (string, bool)) (*Metric, []api.FieldError) {
+// resolver substitutes the arguments of one spec into its metrics.
+type resolver struct {
+	args map[string]*argValue
+	opts resolveOptions
+	// errs are the problems found, each once (seen).
+	errs []api.FieldError
+	seen map[api.FieldError]bool
+	// usedSecret: the value of a secret argument is substituted somewhere.
+	usedSecret bool
+	// oversize: a field is over its limit.
+	oversize bool
+}
+
+func (r *resolver) add(field, msg string) {
+	e := api.FieldError{Field: field, Message: msg}
+	if !r.seen[e] {
+		r.seen[e] = true
+		r.errs = append(r.errs, e)
+	}
+}
+
+// pendingMetric is a metric measured and checked, ready to be built. Like
+// Argo, resolve goes through the metric's JSON form, so that no field can
+// be missed; unlike Argo, it substitutes into the decoded strings rather
+// than the JSON text, which gives every error its field.
+type pendingMetric struct {
+	// raw is the metric's JSON.
+	raw []byte
+	// strings are the tags of every string that has any, in the order
+	// walkStrings visits them; nil when the metric needs no substitution
+	// (then raw is decoded as it is).
+	strings [][]tag
+	// size is the length of the metric's JSON with every value
+	// substituted (escaping within JSON aside).
+	size int64
+}
+
+// measureMetric reads the tags of every string of m, checks each value
+// where it would go, and measures every field and the whole metric as they
+// would be once substituted. It builds nothing.
+func (r *resolver) measureMetric(m *Metric, path string) (*pendingMetric, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
-		return nil, []api.FieldError{{Field: path, Message: err.Error()}}
+		return nil, err
 	}
-	if !bytes.Contains(raw, []byte(openTag)) {
-		// Nothing to substitute: encoding/json never escapes a brace, and
-		// outside strings JSON has no "{{", so no string holds a tag. The
-		// copy is decoded straight from raw, without the tree (a metric is
-		// resolved on every request that runs a spec).
-		var out Metric
-		if err := json.Unmarshal(raw, &out); err != nil {
-			return nil, []api.FieldError{{Field: path, Message: err.Error()}}
-		}
-		return &out, nil
+	pm := &pendingMetric{raw: raw, size: int64(len(raw))}
+	// encoding/json never escapes a brace, and outside strings JSON has no
+	// "{{": without one, no string holds a tag. A metric whose JSON is no
+	// longer than the least field limit has no field over its limit
+	// either. Then there is nothing to walk (a metric is resolved on every
+	// request that runs a spec).
+	if !bytes.Contains(raw, []byte(openTag)) && len(raw) <= r.opts.limits.leastFieldLength() {
+		return pm, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, []api.FieldError{{Field: path, Message: err.Error()}}
-	}
-
-	var errs []api.FieldError
-	tree = substituteTree(tree, path, lookup, &errs)
-	if len(errs) > 0 {
-		return nil, errs
-	}
-
-	raw, err = json.Marshal(tree)
+	tree, err := decodeTree(raw)
 	if err != nil {
-		return nil, []api.FieldError{{Field: path, Message: err.Error()}}
+		return nil, err
+	}
+	pm.strings = [][]tag{}
+	walkStrings(tree, "", func(rel, s string) string {
+		tags, n := r.measureString(s, path, rel)
+		if tags != nil {
+			pm.strings = append(pm.strings, tags)
+		}
+		pm.size += n - int64(len(s))
+		return s
+	})
+	if len(pm.strings) == 0 {
+		pm.strings = nil
+	}
+	return pm, nil
+}
+
+// leastFieldLength is the least of the limits on a field's length; every
+// field is within its limit when the whole metric's JSON is no longer.
+func (l Limits) leastFieldLength() int {
+	least := math.MaxInt
+	for _, n := range []int{l.MaxQueryLength, l.MaxConditionLength, l.MaxFieldLength} {
+		if n > 0 {
+			least = min(least, n)
+		}
+	}
+	return least
+}
+
+// measureString reads the tags of s, the string at rel in the metric at
+// path, checks each value where it would go and returns the tags (nil when
+// there are none) and the length of s substituted.
+func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64) {
+	field := joinPath(path, rel)
+	length = int64(len(s))
+	if strings.Contains(s, openTag) {
+		var unclosed bool
+		tags, unclosed = scanTags(s, r.args)
+		if unclosed {
+			r.add(field, fmt.Sprintf("failed to resolve: %q without a closing %q", openTag, closeTag))
+			return nil, length
+		}
+	}
+	lang := fieldLanguage(rel)
+	if lang != valueText && len(tags) > 0 && !r.opts.verbatim() {
+		findContexts(lang, s, tags)
+	}
+	for i := range tags {
+		t := &tags[i]
+		length -= int64(t.end - t.start)
+		a := t.arg
+		if a == nil {
+			r.add(field, "failed to resolve "+openTag+t.raw+closeTag)
+			continue
+		}
+		if a.value == nil {
+			continue // reported with the argument
+		}
+		r.usedSecret = r.usedSecret || (a.secret && *a.value != "")
+		v := *a.value
+		if lang == valueText || a.freeText || r.opts.verbatim() {
+			length += int64(len(v))
+			continue
+		}
+		if t.ctx.quote != 0 {
+			switch {
+			case t.ctx.inEscape:
+				r.add(field, fmt.Sprintf("%s%s%s stands within an escape sequence of the string literal it is in (after its backslash), "+
+					"so that the value's first characters would be read as part of the sequence; finish the escape sequence before the tag", openTag, t.raw, closeTag))
+			case lang == promQL && t.ctx.quote == '`' && strings.Contains(v, "`"):
+				r.add(a.field, fmt.Sprintf("%s cannot be substituted into %s inside a `…` string: a PromQL raw string cannot hold a backtick; "+
+					"write the string with \"…\" in the template, where any value is escaped", a.describe(), field))
+			}
+			t.escape = true
+			length += int64(a.escapedLength(t.ctx.quote))
+			continue
+		}
+		if why := a.plainLiteral(lang, t.ctx); why != "" {
+			r.add(a.field, fmt.Sprintf("%s cannot be substituted into %s outside a string literal: %s; %s",
+				a.describe(), field, why, r.optIn()))
+		}
+		length += int64(len(v))
+	}
+	if limit, what, flag := r.opts.limits.fieldLimit(lang, rel); limit > 0 && length > int64(limit) {
+		msg := fmt.Sprintf("the %s is %d bytes long, longer than the %d this canaryd accepts%s", what, length, limit, flag)
+		if len(tags) > 0 {
+			msg = fmt.Sprintf("with its arguments substituted the %s would be %d bytes long, longer than the %d this canaryd accepts%s", what, length, limit, flag)
+		}
+		r.add(field, msg)
+		r.oversize = true
+	}
+	return tags, length
+}
+
+// optIn says how a template lets a value through unchecked.
+func (r *resolver) optIn() string {
+	const quote = "put the tag inside quotes, where any value is escaped"
+	if r.opts.argo {
+		return quote + ", or make the document a canaryd template (apiVersion " + CanarydAPIVersion +
+			") and mark the argument freeText: true to substitute it as it is; an " + APIVersion +
+			" document has its values substituted as they are, as Argo Rollouts does, only where canaryd runs with --verbatim-args"
+	}
+	return quote + ", or mark the argument freeText: true to substitute it as it is"
+}
+
+// fieldLimit is the limit on the length of the string at rel, what to call
+// the string, and the flag that sets the limit (with its parentheses).
+func (l Limits) fieldLimit(lang language, rel string) (limit int, what, flag string) {
+	switch {
+	case lang == promQL:
+		return l.MaxQueryLength, "query", " (--max-query-length)"
+	case rel == "successCondition" || rel == "failureCondition":
+		return l.MaxConditionLength, "condition", " (--max-condition-length)"
+	}
+	return l.MaxFieldLength, "field", " in one field"
+}
+
+// build decodes a measured metric with its values substituted, escaped
+// where measureString found they must be; with masked, the value of every
+// secret argument is ***** instead.
+func (r *resolver) build(pm *pendingMetric, masked bool) (*Metric, error) {
+	raw := pm.raw
+	if pm.strings != nil {
+		tree, err := decodeTree(raw)
+		if err != nil {
+			return nil, err
+		}
+		next := 0
+		tree = walkStrings(tree, "", func(_, s string) string {
+			if !strings.Contains(s, openTag) {
+				return s
+			}
+			tags := pm.strings[next]
+			next++
+			return r.render(s, tags, masked)
+		})
+		if raw, err = json.Marshal(tree); err != nil {
+			return nil, err
+		}
 	}
 	var out Metric
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, []api.FieldError{{Field: path, Message: err.Error()}}
+		return nil, err
 	}
 	return &out, nil
 }
 
-func substituteTree(v any, path string, lookup func(string) (string, bool), errs *[]api.FieldError) any {
+// render substitutes the values of s's tags.
+func (r *resolver) render(s string, tags []tag, mask bool) string {
+	var b strings.Builder
+	prev := 0
+	for _, t := range tags {
+		b.WriteString(s[prev:t.start])
+		prev = t.end
+		a := t.arg
+		switch v := *a.value; {
+		case mask && a.secret && v != "":
+			b.WriteString(masked)
+		case t.escape:
+			b.WriteString(escapeString(v, t.ctx.quote))
+		default:
+			b.WriteString(v)
+		}
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+func decodeTree(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	err := dec.Decode(&tree)
+	return tree, err
+}
+
+// walkStrings calls visit with every string of a decoded JSON tree and its
+// path, maps in the order of their keys, and puts what visit returns in
+// the string's place.
+func walkStrings(v any, path string, visit func(path, s string) string) any {
 	switch x := v.(type) {
 	case string:
-		out, unknown, unclosed := expand(x, lookup)
-		if unclosed {
-			*errs = append(*errs, api.FieldError{Field: path, Message: fmt.Sprintf(
-				"failed to resolve: %q without a closing %q", openTag, closeTag)})
-			return x
-		}
-		for _, tag := range unknown {
-			*errs = append(*errs, api.FieldError{Field: path, Message: "failed to resolve " + openTag + tag + closeTag})
-		}
-		return out
+		return visit(path, x)
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
-			x[k] = substituteTree(x[k], joinPath(path, k), lookup, errs)
+			x[k] = walkStrings(x[k], joinPath(path, k), visit)
 		}
 	case []any:
 		for i := range x {
-			x[i] = substituteTree(x[i], indexPath(path, i), lookup, errs)
+			x[i] = walkStrings(x[i], indexPath(path, i), visit)
 		}
 	}
 	return v
-}
-
-// expand replaces every {{tag}} of s the way fasttemplate does: tags do not
-// nest, the text between "{{" and the next "}}" is the tag, and lookup is
-// given it with surrounding space trimmed. It returns the raw text of the
-// tags lookup does not know, each once, and whether a "{{" is never closed
-// (fasttemplate then refuses the whole template).
-func expand(s string, lookup func(string) (string, bool)) (out string, unknown []string, unclosed bool) {
-	if !strings.Contains(s, openTag) {
-		return s, nil, false
-	}
-	var b strings.Builder
-	for {
-		before, rest, found := strings.Cut(s, openTag)
-		b.WriteString(before)
-		if !found {
-			return b.String(), unknown, false
-		}
-		tag, after, found := strings.Cut(rest, closeTag)
-		if !found {
-			return "", nil, true
-		}
-		if v, ok := lookup(strings.TrimSpace(tag)); ok {
-			b.WriteString(v)
-		} else if !slices.Contains(unknown, tag) {
-			unknown = append(unknown, tag)
-		}
-		s = after
-	}
 }

@@ -29,14 +29,14 @@ func TestResolveQuery(t *testing.T) {
 		{name: "tag", args: "[{name: ns, value: echo}]", query: `up{ns="{{args.ns}}"}`, want: `up{ns="echo"}`},
 		{name: "tag with spaces", args: "[{name: ns, value: echo}]", query: `up{ns="{{ args.ns }}", x="{{args.ns   }}"}`, want: `up{ns="echo", x="echo"}`},
 		{name: "name with dashes", args: "[{name: service-name, value: web}]", query: `up{s="{{args.service-name}}"}`, want: `up{s="web"}`},
-		{name: "value with quotes and newlines", args: `[{name: v, value: "a\"b\nc\\d"}]`, query: `x{v="{{args.v}}"}`, want: "x{v=\"a\"b\nc\\d\"}"},
-		{name: "value with control characters Argo would choke on", args: `[{name: v, value: "\u0007\u0000"}]`, query: `{{args.v}}`, want: "\a\x00"},
-		{name: "value that looks like a tag is not expanded again", args: `[{name: v, value: "{{args.v}}"}]`, query: `{{args.v}}`, want: "{{args.v}}"},
+		{name: "value with quotes and newlines, escaped in a string", args: `[{name: v, value: "a\"b\nc\\d"}]`, query: `x{v="{{args.v}}"}`, want: `x{v="a\"b\nc\\d"}`},
+		{name: "value with control characters Argo would choke on", args: `[{name: v, value: "\u0007\u0000\u007f"}]`, query: `x{v="{{args.v}}"}`, want: `x{v="\a\x00\x7f"}`},
+		{name: "value that looks like a tag is not expanded again", args: `[{name: v, value: "{{args.v}}"}]`, query: `x{v="{{args.v}}"}`, want: `x{v="{{args.v}}"}`},
 		{name: "same tag twice", args: "[{name: a, value: x}]", query: `{{args.a}}{{args.a}}`, want: "xx"},
 		{name: "lone closing braces are text", args: "[]", query: `a}}b`, want: "a}}b"},
 		{name: "override replaces the default", args: "[{name: ns, value: echo}]", overrides: map[string]string{"ns": "prod"}, query: `{{args.ns}}`, want: "prod"},
 		{name: "override supplies a missing value", args: "[{name: ns}]", overrides: map[string]string{"ns": "prod"}, query: `{{args.ns}}`, want: "prod"},
-		{name: "empty override is a value", args: "[{name: ns, value: echo}]", overrides: map[string]string{"ns": ""}, query: `[{{args.ns}}]`, want: "[]"},
+		{name: "empty override is a value", args: "[{name: ns, value: echo}]", overrides: map[string]string{"ns": ""}, query: `x{ns="{{args.ns}}"}`, want: `x{ns=""}`},
 		{
 			name: "missing argument", args: "[{name: ns}, {name: other, value: x}]", query: `{{args.ns}}`,
 			wantErrs: []api.FieldError{fe("args[0].value", `argument "ns" was not supplied`)},
@@ -179,7 +179,7 @@ dryRun: [{metricName: "{{args.nm}}"}]
 		FailureCondition:        "result[0] < 2",
 		Provider: MetricProvider{Prometheus: &PrometheusMetric{
 			Address:    "https://prom.example:9090",
-			Query:      `up{tenant="team "a""}`,
+			Query:      `up{tenant="team \"a\""}`,
 			Headers:    []Header{{Key: "X-metric", Value: `team "a"`}},
 			RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("30s")`, End: "now()", Step: "30s"},
 			Authentication: Authentication{OAuth2: OAuth2Config{
@@ -329,7 +329,9 @@ func argoResolve(m Metric, values map[string]string) (*Metric, error) {
 	return &out, nil
 }
 
-func TestResolveMatchesArgo(t *testing.T) {
+// With verbatim arguments (an Argo document on a canaryd run with
+// --verbatim-args), canaryd substitutes as Argo does.
+func TestResolveVerbatimMatchesArgo(t *testing.T) {
 	values := []string{"echo", `a"b`, "line1\nline2", `back\slash`, "tab\there", "unicode ✓ é", `{"json": [1]}`, "", "  spaced  "}
 	for _, v := range values {
 		doc := mustParse(t, `
@@ -342,11 +344,12 @@ metrics:
       query: 'up{l="{{ args.v }}"}'
       headers: [{key: K, value: "{{args.v}}"}]
 `)
-		got, errs := doc.Spec.Resolve(map[string]string{"v": v})
+		res, errs := doc.Spec.resolve(map[string]string{"v": v}, resolveOptions{argo: true, limits: Limits{VerbatimArgs: true}})
 		if len(errs) > 0 {
 			t.Errorf("value %q: %s", v, formatErrors(errs))
 			continue
 		}
+		got := res.spec
 		want, err := argoResolve(doc.Spec.Metrics[0], map[string]string{"v": v})
 		if err != nil {
 			t.Errorf("value %q: Argo's way failed: %v", v, err)

@@ -59,6 +59,14 @@ type Argument struct {
 	Name      string     `json:"name" validate:"required"`
 	Value     *string    `json:"value,omitempty"`
 	ValueFrom *ValueFrom `json:"valueFrom,omitempty"`
+
+	// FreeText is canaryd's extension (bare specs and canaryd templates
+	// only): the value is substituted as it is wherever its tag stands, as
+	// Argo Rollouts substitutes every value, so that a caller may pass any
+	// text, a label selector or a whole expression. Without it, a value
+	// cannot change the structure of a query or a condition (see
+	// Spec.Resolve).
+	FreeText bool `json:"freeText,omitempty"`
 }
 
 // ValueFrom is Argo's reference to a Kubernetes value. canaryd runs outside

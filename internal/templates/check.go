@@ -55,8 +55,8 @@ func noSources(*spec.PrometheusMetric) (analysis.Source, map[string]string, []ap
 }
 
 // withPlaceholders returns a copy of doc whose arguments without a value of
-// their own carry a placeholder, and the names of those arguments. The copy
-// shares everything but its arguments with doc.
+// their own carry a placeholder, substituted as it is, and the names of
+// those arguments. The copy shares everything but its arguments with doc.
 func withPlaceholders(doc *spec.Document) (*spec.Document, map[string]bool) {
 	valued := map[string]bool{}
 	for _, a := range doc.Spec.Args {
@@ -70,7 +70,10 @@ func withPlaceholders(doc *spec.Document) (*spec.Document, map[string]bool) {
 	for i, a := range doc.Spec.Args {
 		if !valued[a.Name] {
 			v := placeholderPrefix + a.Name
-			a.Value, a.ValueFrom = &v, nil
+			// Substituted as it is (freeText), so that the placeholder
+			// makes the fields that use it invalid rather than being
+			// refused itself where a caller's value will be checked.
+			a.Value, a.ValueFrom, a.FreeText = &v, nil, true
 			placeholders[a.Name] = true
 		}
 		filled.Spec.Args[i] = a
