@@ -35,6 +35,12 @@ type Compiled struct {
 // builds every provider's source. Every problem found is returned, each with
 // its field path; a plan is returned only when there is none. Options bound
 // what the spec may ask (WithLimits).
+//
+// The values of secret arguments (see IsSecretArg) and the credentials a
+// metric sends are kept out of everything the plan shows: the conditions
+// quoted in its messages and the queries in its metadata read ***** in
+// their place, and the errors of its sources and conditions, and the
+// problems returned, have them replaced by *****.
 func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSources, opts ...Option) (*Compiled, []api.FieldError) {
 	var o compileOptions
 	for _, opt := range opts {
@@ -46,7 +52,11 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 		return nil, problems
 	}
 	res, problems := doc.Spec.resolve(overrides, resolveOptions{limits: o.limits, argo: doc.APIVersion == APIVersion})
+	// Every text shown from here on, problems included, has the values
+	// of secret arguments and credentials replaced.
+	redact := newRedactor(&doc.Spec, overrides, res)
 	if len(problems) > 0 {
+		redact.problems(problems)
 		return nil, problems
 	}
 	resolved := res.spec
@@ -65,6 +75,23 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 		m := &resolved.Metrics[i]
 		path := fmt.Sprintf("metrics[%d].", i)
 		am, errs := compileMetric(m, prometheus, !hasProblemUnder(problems, path+"provider"), o)
+		if redact != nil {
+			if res.display != nil {
+				// Shown in the messages that explain a verdict.
+				shown := &res.display.Metrics[i]
+				am.SuccessCondition, am.FailureCondition = shown.SuccessCondition, shown.FailureCondition
+				if am.Compared && m.SuccessCondition == "" && m.FailureCondition == "" {
+					am.SuccessCondition, am.FailureCondition = DefaultJudgeSuccessCondition, DefaultJudgeFailureCondition
+				}
+			}
+			am.Metadata = redact.metadata(am.Metadata)
+			if am.Source != nil {
+				am.Source = redactingSource{inner: am.Source, r: redact}
+			}
+			if am.Judge != nil {
+				am.Judge = redactingJudge{inner: am.Judge, r: redact}
+			}
+		}
 		for _, e := range errs {
 			problems = append(problems, api.FieldError{Field: path + e.Field, Message: e.Message})
 		}
@@ -75,6 +102,7 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 		plan.Metrics = append(plan.Metrics, am)
 	}
 	if len(problems) > 0 {
+		redact.problems(problems)
 		return nil, problems
 	}
 	return &Compiled{Plan: plan, Spec: resolved, Args: argValues(resolved, overrides)}, nil

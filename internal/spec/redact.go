@@ -1,0 +1,232 @@
+package spec
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+)
+
+// minSecretLength is the shortest value scrubbed from a text that canaryd
+// did not write itself (an error of Prometheus or of a condition): a
+// shorter one would garble every message it occurs in and protect nothing,
+// being guessable in a few tries. The texts canaryd writes itself (a
+// condition in a message, the query in a metric's metadata) are built with
+// every secret value masked, whatever its length.
+const minSecretLength = 4
+
+// redactor keeps the values of secret arguments and credentials out of
+// every text an analysis shows: it replaces each resolved text that holds
+// a secret (a query, a condition) with its display form, in which the
+// secret values read *****, and then every secret value left.
+type redactor struct {
+	replacer *strings.Replacer
+}
+
+// newRedactor returns the redactor of a resolved spec, nil when it has
+// nothing to hide. overrides are the values the spec was resolved with.
+func newRedactor(spec *Spec, overrides map[string]string, res *resolution) *redactor {
+	var pairs []string
+	if res != nil && res.display != nil {
+		for i := range res.spec.Metrics {
+			real, display := displayTexts(&res.spec.Metrics[i]), displayTexts(&res.display.Metrics[i])
+			for j := range real {
+				if real[j] != display[j] && real[j] != "" {
+					pairs = append(pairs, real[j], display[j])
+				}
+			}
+		}
+	}
+	secrets := secretValues(spec, overrides)
+	if res != nil {
+		secrets = append(secrets, res.secrets...)
+		for i := range res.spec.Metrics {
+			secrets = append(secrets, credentials(&res.spec.Metrics[i])...)
+		}
+	}
+	// Longest first: a value that holds another ("Bearer xyz", "xyz") is
+	// replaced whole.
+	slices.SortFunc(secrets, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if len(s) >= minSecretLength && !seen[s] {
+			seen[s] = true
+			pairs = append(pairs, s, masked)
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	return &redactor{replacer: strings.NewReplacer(pairs...)}
+}
+
+// displayTexts are the texts of m that are shown resolved: its conditions
+// and its queries.
+func displayTexts(m *Metric) []string {
+	texts := []string{m.SuccessCondition, m.FailureCondition, "", "", ""}
+	if p := m.Provider.Prometheus; p != nil {
+		texts[2] = p.Query
+	}
+	if j := m.Provider.Judge; j != nil {
+		texts[3], texts[4] = j.Canary, j.Baseline
+	}
+	return texts
+}
+
+// secretValues are the values of s's secret arguments (see IsSecretArg, and
+// secretKeyRef), its own and the overrides'.
+func secretValues(s *Spec, overrides map[string]string) []string {
+	var out []string
+	for _, a := range s.Args {
+		if !IsSecretArg(a.Name) && (a.ValueFrom == nil || a.ValueFrom.SecretKeyRef == nil) {
+			continue
+		}
+		if a.Value != nil {
+			out = append(out, *a.Value)
+		}
+		if v, ok := overrides[a.Name]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// credentials are the credentials a resolved metric sends: the values of
+// headers named like credentials, basic auth passwords and OAuth2 client
+// secrets.
+func credentials(m *Metric) []string {
+	var out []string
+	add := func(headers []Header, auth Authentication) {
+		for _, h := range headers {
+			if IsCredentialHeader(h.Key) {
+				out = append(out, h.Value)
+			}
+		}
+		out = append(out, auth.BasicAuth.Password, auth.OAuth2.ClientSecret)
+	}
+	if p := m.Provider.Prometheus; p != nil {
+		add(p.Headers, p.Authentication)
+	}
+	if j := m.Provider.Judge; j != nil {
+		add(j.Headers, j.Authentication)
+	}
+	return out
+}
+
+// IsCredentialHeader reports whether a header's value is likely a
+// credential (Authorization, X-Api-Key, Cookie, …), to be kept out of
+// every text shown.
+func IsCredentialHeader(key string) bool {
+	if IsSecretArg(key) {
+		return true
+	}
+	k := strings.ToLower(key)
+	return strings.Contains(k, "key") || strings.Contains(k, "cookie") || strings.Contains(k, "session")
+}
+
+// text returns s with every secret replaced.
+func (r *redactor) text(s string) string {
+	if r == nil || s == "" {
+		return s
+	}
+	return r.replacer.Replace(s)
+}
+
+// err returns err with its text redacted; err itself when nothing in it is
+// secret, so that its chain is kept.
+func (r *redactor) err(err error) error {
+	if r == nil || err == nil {
+		return err
+	}
+	msg := err.Error()
+	if clean := r.text(msg); clean != msg {
+		return errors.New(clean)
+	}
+	return err
+}
+
+// metadata returns md with its values redacted, md itself when nothing in
+// it is secret.
+func (r *redactor) metadata(md map[string]string) map[string]string {
+	if r == nil {
+		return md
+	}
+	var out map[string]string
+	for k, v := range md {
+		if clean := r.text(v); clean != v {
+			if out == nil {
+				out = maps.Clone(md)
+			}
+			out[k] = clean
+		}
+	}
+	if out == nil {
+		return md
+	}
+	return out
+}
+
+// problems redacts the messages of problems in place.
+func (r *redactor) problems(problems []api.FieldError) {
+	if r == nil {
+		return
+	}
+	for i := range problems {
+		problems[i].Message = r.text(problems[i].Message)
+	}
+}
+
+// redactingSource redacts what a source reports: its errors (a Prometheus
+// may quote the query it was sent), its metadata and its value's display.
+type redactingSource struct {
+	inner analysis.Source
+	r     *redactor
+}
+
+func (s redactingSource) Measure(ctx context.Context, at time.Time) analysis.Observation {
+	obs := s.inner.Measure(ctx, at)
+	obs.Err = s.r.err(obs.Err)
+	obs.Metadata = s.r.metadata(obs.Metadata)
+	obs.Display = s.r.text(obs.Display)
+	return obs
+}
+
+// BoundByContext is the inner source's (analysis.ContextBound).
+func (s redactingSource) BoundByContext() bool {
+	b, ok := s.inner.(analysis.ContextBound)
+	return ok && b.BoundByContext()
+}
+
+// redactingJudge redacts the errors of a metric's conditions, which quote
+// the condition.
+type redactingJudge struct {
+	inner analysis.Judge
+	r     *redactor
+}
+
+// contextJudge is a judge that can be waited for with a context
+// (analysis.ContextJudge).
+type contextJudge interface {
+	JudgeContext(ctx context.Context, value any) (api.Phase, error)
+}
+
+func (j redactingJudge) Judge(value any) (api.Phase, error) {
+	phase, err := j.inner.Judge(value)
+	return phase, j.r.err(err)
+}
+
+// JudgeContext is the inner judge's when it has one, and Judge otherwise.
+func (j redactingJudge) JudgeContext(ctx context.Context, value any) (api.Phase, error) {
+	cj, ok := j.inner.(contextJudge)
+	if !ok {
+		return j.Judge(value)
+	}
+	phase, err := cj.JudgeContext(ctx, value)
+	return phase, j.r.err(err)
+}
