@@ -11,6 +11,16 @@
 // Conditions), and checks at spec validation only what is wrong whatever the
 // measured type (see Compile).
 //
+// Where Argo runs whatever a condition says, canaryd, which takes
+// conditions from any caller, first proves what one may cost (cost.go): only
+// an allow-list of built-ins, ranges of at most MaxRangeValues literal
+// values, and work linear in the size of the result, at most
+// MaxStepsPerValue steps a value plus MaxFixedSteps, with no iteration over
+// the result nested in another. Evaluations run with expr's memory budget
+// set (MemoryBudget), and the heavier ones on a bounded pool of evaluators
+// that a caller waits for with its context (JudgeContext). These are the
+// only places where canaryd refuses a condition Argo would evaluate.
+//
 // It also compiles the time expressions of a Prometheus rangeQuery (see
 // CompileTime), whose now() reads the measurement's instant rather than the
 // wall clock, so that a backtest sees the window it asks for.
