@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,30 @@ func TestMeasureUsesConditionPool(t *testing.T) {
 	ms := r.measure(ctx, 0)
 	if ms.Phase != api.PhaseError || !strings.Contains(ms.Message, context.Canceled.Error()) {
 		t.Errorf("cancelled: %s %q", ms.Phase, ms.Message)
+	}
+}
+
+// TestMeasurementMessageCapped: an error as long as the result it quotes
+// is cut to MaxMessageBytes, whether the source or the conditions gave it.
+func TestMeasurementMessageCapped(t *testing.T) {
+	c, errs := condition.Compile("asFloat(result) > 0", "")
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	values := make([]float64, 5000)
+	for _, m := range []Metric{
+		{Name: "source", Source: SourceFunc(func(context.Context, time.Time) Observation {
+			return Observation{Err: errors.New(strings.Repeat("proxy error page ", 10000))}
+		}), Judge: c},
+		{Name: "condition", Source: SourceFunc(func(context.Context, time.Time) Observation {
+			return Observation{Value: values, Display: "[…]"}
+		}), Judge: c},
+	} {
+		a := Evaluate(context.Background(), &Plan{Metrics: []Metric{m}}, Options{Clock: clock.NewFake(t0)})
+		ms := a.MetricResults[0].Measurements[0]
+		if ms.Phase != api.PhaseError || len(ms.Message) > MaxMessageBytes || !strings.HasSuffix(ms.Message, valueCut) {
+			t.Errorf("%s: %s, a message of %d bytes ending %q", m.Name, ms.Phase, len(ms.Message), ms.Message[max(0, len(ms.Message)-20):])
+		}
 	}
 }
 

@@ -28,6 +28,12 @@ const DefaultConsecutiveErrorLimit = 4
 // values)]"); the engine cuts any longer one, marking the cut.
 const MaxValueBytes = 4096
 
+// MaxMessageBytes is the most bytes a measurement's message keeps: an
+// error can quote what it failed on (Argo's asFloat quotes the whole
+// result; a proxy's error page can be megabytes), and the engine cuts it
+// there, marking the cut.
+const MaxMessageBytes = 4096
+
 // Measurement metadata through which a judge metric's source tells scoring
 // what the judge made of a measurement (see Plan.Scoring).
 const (

@@ -378,12 +378,12 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 	ms := api.Measurement{
 		StartedAt:  &times[0],
 		FinishedAt: &times[1],
-		Value:      capValue(obs.Display),
+		Value:      capText(obs.Display, MaxValueBytes),
 		Metadata:   obs.Metadata,
 	}
 	if obs.Err != nil {
 		ms.Phase = api.PhaseError
-		ms.Message = obs.Err.Error()
+		ms.Message = capText(obs.Err.Error(), MaxMessageBytes)
 		return ms
 	}
 	if m.NoData != "" && IsNoData(obs.Value) {
@@ -401,21 +401,21 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 	ms.Phase = phase
 	if err != nil {
 		ms.Phase = api.PhaseError
-		ms.Message = err.Error()
+		ms.Message = capText(err.Error(), MaxMessageBytes)
 	}
 	return ms
 }
 
-// valueCut ends a value cut to MaxValueBytes.
+// valueCut ends a value or message cut to its bound.
 const valueCut = "… (cut)"
 
-// capValue cuts a value longer than MaxValueBytes, at a character's
-// boundary, and says so.
-func capValue(v string) string {
-	if len(v) <= MaxValueBytes {
+// capText cuts a text longer than max bytes, at a character's boundary,
+// and says so.
+func capText(v string, max int) string {
+	if len(v) <= max {
 		return v
 	}
-	end := MaxValueBytes - len(valueCut)
+	end := max - len(valueCut)
 	for end > 0 && !utf8.RuneStart(v[end]) {
 		end--
 	}
