@@ -11,6 +11,8 @@ func serverLimits(cfg *config.Config) server.Limits {
 	return server.Limits{
 		MaxMetrics:              cfg.MaxMetrics,
 		MaxConditionLength:      cfg.MaxConditionLength,
+		MaxQueryLength:          cfg.MaxQueryLength,
+		VerbatimArgs:            cfg.VerbatimArgs,
 		MaxBacktestWindow:       cfg.MaxBacktestWindow,
 		MaxBacktestStarts:       cfg.MaxBacktestStarts,
 		MaxBacktestMeasurements: cfg.MaxBacktestMeasurements,

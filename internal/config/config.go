@@ -200,6 +200,9 @@ type setting struct {
 	// list settings are repeatable flags and comma-separated variables;
 	// a source that gives any value replaces the lower sources' values.
 	list bool
+	// boolean settings are flags that may be given without a value
+	// (--verbatim-args for --verbatim-args=true).
+	boolean bool
 	// set applies one value (one element, for a list).
 	set func(c *Config, v string) error
 	// reset empties a list before a source replaces it.
@@ -323,9 +326,13 @@ func settings() []setting {
 // rawValues records a flag's values as given, so that precedence can be
 // applied after every source has been read.
 type rawValues struct {
-	list   bool
-	values []string
+	list, boolean bool
+	values        []string
 }
+
+// IsBoolFlag lets a boolean setting's flag go without a value
+// (flag.Value's boolFlag).
+func (r *rawValues) IsBoolFlag() bool { return r.boolean }
 
 func (r *rawValues) String() string { return strings.Join(r.values, ",") }
 
@@ -349,7 +356,7 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 	fs.SetOutput(output)
 	raw := make(map[string]*rawValues, len(all))
 	for _, s := range all {
-		raw[s.name] = &rawValues{list: s.list}
+		raw[s.name] = &rawValues{list: s.list, boolean: s.boolean}
 		fs.Var(raw[s.name], s.name, s.usage+"; env "+EnvName(s.name))
 	}
 	fs.Usage = func() {

@@ -53,6 +53,14 @@ type Limits struct {
 	// vector's samples, a matrix's points); a measurement with more is an
 	// Error naming it, found while the response is decoded.
 	MaxResultValues int
+	// MaxQueryLength is the longest query accepted, in bytes, with its
+	// arguments substituted.
+	MaxQueryLength int
+	// VerbatimArgs substitutes the arguments of Argo documents as they
+	// are, as Argo Rollouts does, rather than escaping or checking them;
+	// for a canaryd whose callers are all trusted with every query's
+	// structure.
+	VerbatimArgs bool
 }
 
 // DefaultMaxQueryTimeout is MaxQueryTimeout when none is set. The other
@@ -74,6 +82,7 @@ func DefaultLimits() Limits {
 		MaxRetainedBytes:        server.DefaultMaxRetainedBytes,
 		MinRetention:            server.DefaultMinRetention,
 		MaxResultValues:         prometheus.DefaultMaxResultValues,
+		MaxQueryLength:          server.DefaultMaxQueryLength,
 	}
 }
 
@@ -104,7 +113,24 @@ func limitSettings() []setting {
 			func(c *Config) *time.Duration { return &c.MinRetention }),
 		intSetting("max-result-values", fmt.Sprintf("most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error (default %d)", prometheus.DefaultMaxResultValues),
 			func(c *Config) *int { return &c.MaxResultValues }),
+		intSetting("max-query-length", fmt.Sprintf("longest query accepted, in bytes, with its arguments substituted; longer is a 400 on the query (default %d)", server.DefaultMaxQueryLength),
+			func(c *Config) *int { return &c.MaxQueryLength }),
+		boolSetting("verbatim-args", "substitute the arguments of argoproj.io/v1alpha1 documents as they are, as Argo Rollouts does, rather than escape them in strings and refuse what would change a query's or condition's structure; only where every caller may write any query (default false)",
+			func(c *Config) *bool { return &c.VerbatimArgs }),
 	}
+}
+
+// boolSetting reads true or false (1, 0, t, f, …, as strconv.ParseBool);
+// its flag alone means true.
+func boolSetting(name, usage string, field func(*Config) *bool) setting {
+	return setting{name: name, usage: usage, boolean: true, set: func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("invalid boolean %q (want true or false)", v)
+		}
+		*field(c) = b
+		return nil
+	}}
 }
 
 // bytesSetting reads a size in bytes: a number, optionally followed by
@@ -147,7 +173,7 @@ func (l Limits) validate(retention time.Duration) []string {
 	for flag, n := range map[string]int{
 		"max-metrics": l.MaxMetrics, "max-condition-length": l.MaxConditionLength, "max-streams": l.MaxStreams,
 		"max-backtests": l.MaxBacktests, "max-backtest-starts": l.MaxBacktestStarts, "max-backtest-measurements": l.MaxBacktestMeasurements,
-		"max-rounds": l.MaxRounds, "max-result-values": l.MaxResultValues,
+		"max-rounds": l.MaxRounds, "max-result-values": l.MaxResultValues, "max-query-length": l.MaxQueryLength,
 	} {
 		if n < 1 {
 			problems = append(problems, fmt.Sprintf("--%s: must be at least 1, got %d", flag, n))
@@ -182,6 +208,8 @@ type fileLimits struct {
 	MaxRetainedBytes        *string `yaml:"maxRetainedBytes"`
 	MinRetention            *string `yaml:"minRetention"`
 	MaxResultValues         *string `yaml:"maxResultValues"`
+	MaxQueryLength          *string `yaml:"maxQueryLength"`
+	VerbatimArgs            *string `yaml:"verbatimArgs"`
 }
 
 // scalars are the values the file gives, by flag name.
@@ -199,5 +227,7 @@ func (f fileLimits) scalars() map[string]*string {
 		"max-retained-bytes":        f.MaxRetainedBytes,
 		"min-retention":             f.MinRetention,
 		"max-result-values":         f.MaxResultValues,
+		"max-query-length":          f.MaxQueryLength,
+		"verbatim-args":             f.VerbatimArgs,
 	}
 }

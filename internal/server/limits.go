@@ -20,6 +20,17 @@ type Limits struct {
 	// condition beyond either.
 	MaxConditionLength int
 	MaxConditionNodes  uint
+	// MaxQueryLength bounds each query, with its arguments substituted, in
+	// bytes: a 400 on the query beyond it. Every other field of a spec is
+	// bounded by spec.DefaultMaxFieldLength, and all of its metrics by
+	// spec.DefaultMaxResolvedSize, both checked before anything
+	// substituted is built.
+	MaxQueryLength int
+	// VerbatimArgs substitutes the arguments of Argo documents as they
+	// are, as Argo Rollouts does (spec.Limits.VerbatimArgs). It lifts a
+	// bound rather than sets one, and travels with the limits because
+	// every spec of the server is compiled with them.
+	VerbatimArgs bool
 	// MaxBacktestWindow is the longest history a backtest may replay, from
 	// start to end: a 400 on end beyond it.
 	MaxBacktestWindow time.Duration
@@ -45,12 +56,18 @@ const (
 	DefaultMaxBacktestMeasurements = 50000
 )
 
+// DefaultMaxQueryLength is MaxQueryLength's default: several times the
+// longest query of Argo's and Flagger's examples, and a sixtieth of what one
+// body could make of a query without it.
+const DefaultMaxQueryLength = 16 << 10
+
 // DefaultLimits returns the limits of a server whose Options set none.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxMetrics:              DefaultMaxMetrics,
 		MaxConditionLength:      DefaultMaxConditionLength,
 		MaxConditionNodes:       DefaultMaxConditionNodes,
+		MaxQueryLength:          DefaultMaxQueryLength,
 		MaxBacktestWindow:       DefaultMaxBacktestWindow,
 		MaxBacktestStarts:       DefaultMaxBacktestStarts,
 		MaxBacktestMeasurements: DefaultMaxBacktestMeasurements,
@@ -68,6 +85,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxConditionNodes == 0 {
 		l.MaxConditionNodes = d.MaxConditionNodes
+	}
+	if l.MaxQueryLength <= 0 {
+		l.MaxQueryLength = d.MaxQueryLength
 	}
 	if l.MaxBacktestWindow <= 0 {
 		l.MaxBacktestWindow = d.MaxBacktestWindow
@@ -92,5 +112,9 @@ func (l Limits) SpecLimits(maxDuration time.Duration) spec.Limits {
 		MaxConditionLength: l.MaxConditionLength,
 		MaxConditionNodes:  l.MaxConditionNodes,
 		MaxDuration:        maxDuration,
+		MaxQueryLength:     l.MaxQueryLength,
+		MaxFieldLength:     spec.DefaultMaxFieldLength,
+		MaxResolvedSize:    spec.DefaultMaxResolvedSize,
+		VerbatimArgs:       l.VerbatimArgs,
 	}
 }
