@@ -141,10 +141,10 @@ spec:
 		t.Errorf("exit code %d, want %d", got.code, exitUsage)
 	}
 	for _, want := range []string{
-		"<stdin>: 3 problem(s):",
-		"  scoring: scoring is a canaryd extension that Argo Rollouts does not have",
-		"  metrics[0].provider.judge: provider.judge is a canaryd extension that Argo Rollouts does not have (it would refuse the metric): use it in a bare spec or in a canaryd template (apiVersion canaryd.io/v1alpha1), not in an argoproj.io/v1alpha1 document",
-		"  metrics[0].successCondition: ",
+		"canaryd validate: 3 problem(s) in 1 of 1 document(s)",
+		"<stdin>:1: scoring: scoring is a canaryd extension that Argo Rollouts does not have",
+		"<stdin>:1: metrics[0].provider.judge: provider.judge is a canaryd extension that Argo Rollouts does not have (it would refuse the metric): use it in a bare spec or in a canaryd template (apiVersion canaryd.io/v1alpha1), not in an argoproj.io/v1alpha1 document",
+		"<stdin>:1: metrics[0].successCondition: ",
 	} {
 		if !strings.Contains(got.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, got.stderr)
