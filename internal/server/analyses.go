@@ -86,6 +86,9 @@ type AnalysesOptions struct {
 	// neither MaxRetainedBytes nor MaxFinished evicts a younger one (Start
 	// fails instead). DefaultMinRetention when 0; at most Retention.
 	MinRetention time.Duration
+	// StreamBuffer is how many events a stream may fall behind its
+	// analysis before it is cut off (hub.go). DefaultStreamBuffer when 0.
+	StreamBuffer int
 }
 
 // DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0: more than
@@ -154,6 +157,8 @@ type Run struct {
 	startedAt time.Time
 	// ledger is the run's share of the retained bytes.
 	ledger *ledger
+	// hub hands the run's events to its streams (hub.go).
+	hub *hub
 	// streams counts the streams following the run, up to maxStreams.
 	streams    atomic.Int32
 	maxStreams int32
@@ -178,19 +183,6 @@ func (r *Run) Snapshot() api.Analysis {
 		a.Webhook = &status
 	}
 	return a
-}
-
-// withWebhook returns a, with the deliveries of the webhook so far when
-// there is one. a is not changed: the engine hands the same completed
-// analysis to every watcher, so the webhook goes on a copy.
-func (r *Run) withWebhook(a *api.Analysis) *api.Analysis {
-	if r.hook == nil || a == nil {
-		return a
-	}
-	c := *a
-	status := r.hook.Status()
-	c.Webhook = &status
-	return &c
 }
 
 // NewAnalyses returns an empty set of analyses. It fails only if the metrics
@@ -227,6 +219,9 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	}
 	if opts.MinRetention <= 0 {
 		opts.MinRetention = DefaultMinRetention
+	}
+	if opts.StreamBuffer <= 0 {
+		opts.StreamBuffer = DefaultStreamBuffer
 	}
 	opts.MinRetention = min(opts.MinRetention, opts.Retention)
 	m, err := newAnalysisMetrics(opts.Registerer)
@@ -348,6 +343,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 			a.mu.Unlock()
 		}()
 	}
+	streams := newHub(a.opts.StreamBuffer, hook, log)
 	// The observer runs on the run's goroutine. Holding a.mu across Start
 	// means a run that completes at once still finds itself registered.
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{
@@ -363,12 +359,13 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 				hook.Send(ev)
 			}
 			a.observe(log, led, ev)
+			streams.publish(ev)
 			if so.Observer != nil {
 				so.Observer(ev)
 			}
 		},
 	})
-	run := &Run{Run: engineRun, hook: hook, ledger: led, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32))}
+	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32))}
 	if started := engineRun.Snapshot().StartedAt; started != nil {
 		run.startedAt = *started
 	}

@@ -104,6 +104,9 @@ type options struct {
 	// production's when 0.
 	maxRetainedBytes int64
 	minRetention     time.Duration
+	// streamBuffer is how far a stream may fall behind; production's
+	// when 0.
+	streamBuffer int
 	// maxDuration bounds each analysis; a minute when 0.
 	maxDuration time.Duration
 	// webhookAttemptTimeout bounds one webhook attempt; 2s when 0.
@@ -188,6 +191,7 @@ func start(t *testing.T, o options) *testServer {
 		MaxRounds:          o.maxRounds,
 		MaxRetainedBytes:   o.maxRetainedBytes,
 		MinRetention:       o.minRetention,
+		StreamBuffer:       o.streamBuffer,
 	})
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)

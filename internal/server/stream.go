@@ -15,6 +15,11 @@ import (
 // sent events use a comment line instead, which EventSource ignores.)
 const eventHeartbeat api.EventType = "heartbeat"
 
+// streamWriteTimeout bounds each write of a stream: a caller that has
+// read nothing for this long (its connection's buffers full) is gone, and
+// its stream ends rather than hold a goroutine and a connection forever.
+const streamWriteTimeout = 30 * time.Second
+
 // streamRun follows run live in mode (NDJSON or server-sent events): first
 // the measurements it already has, then each new one, and last the
 // completed event with the finished analysis (and its webhook's deliveries
@@ -22,7 +27,10 @@ const eventHeartbeat api.EventType = "heartbeat"
 // end.
 //
 // At most AnalysesOptions.MaxStreams streams follow one analysis: one more
-// is a 429 problem, and hangUp is not called.
+// is a 429 problem, and hangUp is not called. Each live event is encoded
+// once for every stream of the analysis (hub.go); a stream that falls
+// AnalysesOptions.StreamBuffer events behind is cut off, with a last
+// event that says so, and ends (the analysis goes on).
 func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
 	release, ok := run.follow()
 	if !ok {
@@ -32,7 +40,7 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 		return
 	}
 	defer release()
-	snapshot, events, cancel := run.Watch()
+	snapshot, sub, cancel := run.hub.subscribe(run.Snapshot)
 	defer cancel()
 
 	h := w.Header()
@@ -45,6 +53,8 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 	h.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
 	w.WriteHeader(http.StatusOK)
 	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE}
+	// The deadlines are this stream's: the connection may serve others.
+	defer out.clearDeadline()
 	if out.flush() != nil {
 		hangUp()
 		return
@@ -56,33 +66,34 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 			return
 		}
 	}
+	if sub == nil {
+		// It had completed: the snapshot is the final analysis.
+		final := run.Snapshot()
+		_ = out.write(api.Event{Type: api.EventCompleted, AnalysisID: final.ID, Analysis: &final})
+		return
+	}
 
 	ticker := time.NewTicker(heartbeat)
 	defer ticker.Stop()
-	var done <-chan struct{}
 	for {
 		select {
-		case ev, ok := <-events:
+		case e, ok := <-sub.ch:
 			if !ok {
-				// Cut off for falling behind: what was missed is in the
-				// final analysis; wait for it.
-				events, done = nil, run.Done()
-				continue
+				if run.hub.wasCutOff(sub) {
+					_ = out.writeCutOff(run.ID(), cap(sub.ch))
+				}
+				return
 			}
-			if ev.Type == api.EventCompleted {
-				ev.Analysis = run.withWebhook(ev.Analysis)
+			if seen(&snapshot, e) {
+				continue // replayed from the snapshot
 			}
-			if out.write(ev) != nil {
+			if out.writeEncoded(e) != nil {
 				hangUp()
 				return
 			}
-			if ev.Type == api.EventCompleted {
+			if e.typ == api.EventCompleted {
 				return
 			}
-		case <-done:
-			final := run.Snapshot()
-			_ = out.write(api.Event{Type: api.EventCompleted, AnalysisID: final.ID, Analysis: &final})
-			return
 		case <-ticker.C:
 			if out.heartbeat(run.ID()) != nil {
 				hangUp()
@@ -133,7 +144,7 @@ func timeOf(m *api.Measurement) time.Time {
 }
 
 // eventWriter writes events in one of the two stream formats and flushes
-// each at once.
+// each at once, each write within streamWriteTimeout.
 type eventWriter struct {
 	w   io.Writer
 	rc  *http.ResponseController
@@ -145,10 +156,17 @@ func (e *eventWriter) write(ev api.Event) error {
 	if err != nil {
 		return err
 	}
+	return e.writeEncoded(&encoded{typ: ev.Type, data: data})
+}
+
+// writeEncoded writes an event already encoded.
+func (e *eventWriter) writeEncoded(ev *encoded) error {
+	e.deadline()
+	var err error
 	if e.sse {
-		_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", ev.Type, data)
+		_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", ev.typ, ev.data)
 	} else {
-		_, err = fmt.Fprintf(e.w, "%s\n", data)
+		_, err = fmt.Fprintf(e.w, "%s\n", ev.data)
 	}
 	if err != nil {
 		return err
@@ -156,7 +174,25 @@ func (e *eventWriter) write(ev api.Event) error {
 	return e.flush()
 }
 
+// cutOffEvent is the last event of a stream that fell behind.
+type cutOffEvent struct {
+	Type       api.EventType `json:"type"`
+	AnalysisID string        `json:"analysisId"`
+	Message    string        `json:"message"`
+}
+
+func (e *eventWriter) writeCutOff(id string, buffer int) error {
+	data, err := api.Marshal(cutOffEvent{Type: eventCutOff, AnalysisID: id, Message: fmt.Sprintf(
+		"this stream fell %d events behind the analysis and was cut off; the analysis goes on: "+
+			"GET /v1/analyses/%s has it as it stands, and a new stream replays it", buffer, id)})
+	if err != nil {
+		return err
+	}
+	return e.writeEncoded(&encoded{typ: eventCutOff, data: data})
+}
+
 func (e *eventWriter) heartbeat(id string) error {
+	e.deadline()
 	var err error
 	if e.sse {
 		_, err = io.WriteString(e.w, ": heartbeat\n\n")
@@ -170,3 +206,9 @@ func (e *eventWriter) heartbeat(id string) error {
 }
 
 func (e *eventWriter) flush() error { return e.rc.Flush() }
+
+// deadline bounds the next write (not every ResponseWriter can: then the
+// write is unbounded, as it is in tests that record the response).
+func (e *eventWriter) deadline() { _ = e.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) }
+
+func (e *eventWriter) clearDeadline() { _ = e.rc.SetWriteDeadline(time.Time{}) }
