@@ -3,8 +3,8 @@
 // posted unchanged, and bare specs with the same fields.
 //
 // canaryd's extensions that Argo Rollouts cannot run, the judge provider
-// (provider.judge, see JudgeMetric) and scoring (see Scoring), are for bare
-// specs and canaryd templates: documents of apiVersion canaryd.io/v1alpha1
+// (provider.judge, see JudgeMetric), scoring (see Scoring) and an argument's
+// freeText (see Argument), are for bare specs and canaryd templates: documents of apiVersion canaryd.io/v1alpha1
 // and kind AnalysisTemplate or ClusterAnalysisTemplate, which are Argo's
 // documents with the extensions allowed. In an argoproj.io/v1alpha1
 // document they are errors: Argo Rollouts would refuse a judge metric and
@@ -21,9 +21,17 @@
 //     the wrong type are errors, all of them at once, each with its path.
 //     Kubernetes noise (metadata.managedFields, an AnalysisRun's status, …)
 //     is accepted and ignored so that `kubectl get -o yaml` output can be
-//     posted as it is.
+//     posted as it is. YAML anchors and aliases are refused before anything
+//     expands them (see refuseAnchors).
 //   - Spec.Resolve substitutes `{{args.NAME}}` into every string field of
-//     every metric, as Argo Rollouts does, with caller-supplied overrides.
+//     every metric, as Argo Rollouts does, with caller-supplied overrides;
+//     but since any caller may supply them, a value cannot change the
+//     structure of a query or a condition: it is escaped inside a string
+//     literal and must be a plain literal elsewhere, unless the argument is
+//     marked freeText (canaryd's extension) or an Argo document is compiled
+//     with Limits.VerbatimArgs. Compile bounds the resolved text, per field
+//     and in all, before it is built, and keeps the values of secret
+//     arguments out of everything the plan shows.
 //   - Spec.Validate applies Argo Rollouts' rules, with Argo's messages, and a
 //     few stricter rules of canaryd's own where Argo silently runs something
 //     the user cannot have meant.
