@@ -53,7 +53,7 @@ func (e *environment) backtestCommand(args []string) int {
 		e.printf(e.stderr, "canaryd: --every must be positive\n")
 		return exitUsage
 	}
-	sources := &cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}
+	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
 	compiled := e.compile(file, f, sources.source)
 	if compiled == nil {
 		return exitUsage

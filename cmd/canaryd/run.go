@@ -70,13 +70,18 @@ func (f durationFlag) Set(s string) error {
 
 // specFlags are the flags shared by run, validate and backtest.
 type specFlags struct {
-	files         fileFlags
-	args          argFlags
-	prometheusURL string
+	files           fileFlags
+	args            argFlags
+	prometheusURL   string
+	maxResultValues int
 }
 
 // file is the one -f of run and backtest; "" after saying what is wrong.
 func (e *environment) file(command string, f *specFlags) string {
+	if f.maxResultValues < 1 {
+		e.printf(e.stderr, "canaryd %s: --max-result-values must be at least 1\n", command)
+		return ""
+	}
 	switch len(f.files) {
 	case 0:
 		e.printf(e.stderr, "canaryd %s: -f FILE is required (- for standard input)\n", command)
@@ -100,6 +105,10 @@ func (e *environment) newSpecFlagSet(name string) (*flag.FlagSet, *specFlags) {
 	fs.Var(f.args, "arg", "an argument value, `NAME=VALUE` (repeatable); overrides the template's value")
 	fs.StringVar(&f.prometheusURL, "prometheus-url", e.getenv("CANARYD_PROMETHEUS_URL"),
 		"query the Prometheus at `URL` for every metric, whatever address the template names (e.g. a port-forward); env CANARYD_PROMETHEUS_URL")
+	if name != "validate" {
+		fs.IntVar(&f.maxResultValues, "max-result-values", prometheus.DefaultMaxResultValues,
+			"most values one measurement's query result may have; a larger result is an Error measurement")
+	}
 	return fs, f
 }
 
@@ -209,6 +218,7 @@ func displayName(file string) string {
 // who runs the command chose the file), or else localhost:9090.
 type cliSources struct {
 	override  string
+	maxValues int
 	mu        sync.Mutex
 	providers map[string]*prometheus.Provider
 }
@@ -225,7 +235,7 @@ func (c *cliSources) source(m *spec.PrometheusMetric) (analysis.Source, map[stri
 	p, ok := c.providers[address]
 	if !ok {
 		var err error
-		p, err = prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "cli", URL: address}}})
+		p, err = prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "cli", URL: address}}, MaxResultValues: c.maxValues})
 		if err != nil {
 			c.mu.Unlock()
 			// The provider names the datasource it was building; here that
@@ -263,7 +273,7 @@ func (e *environment) runCommand(args []string) int {
 	if file == "" {
 		return exitUsage
 	}
-	sources := &cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}
+	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
 	compiled := e.compile(file, f, sources.source)
 	if compiled == nil {
 		return exitUsage

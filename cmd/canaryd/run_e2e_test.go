@@ -152,6 +152,21 @@ func TestRunEndToEnd(t *testing.T) {
 			wantValues:  []string{"[]", "[]"},
 		},
 		{
+			name: "--max-result-values: a larger result is an Error naming the cap",
+			args: []string{"--max-result-values", "1"},
+			spec: writeSpec(t, "many.yaml", `metrics:
+- name: per-namespace
+  successCondition: all(result, {# >= 0})
+  consecutiveErrorLimit: 0
+  provider:
+    prometheus:
+      query: sum by (destination_workload_namespace) (rate(istio_requests_total[1m]))
+`),
+			wantCode:   3,
+			wantPhase:  api.PhaseError,
+			wantStderr: []string{"more than the 1 a measurement may have (--max-result-values)"},
+		},
+		{
 			name: "no data with a noData policy: the vacuous all() does not pass",
 			spec: writeSpec(t, "nodata.yaml", `metrics:
 - name: no-data
