@@ -124,9 +124,11 @@ type Analyses struct {
 	// retained is the size of the analyses held, running and finished,
 	// as their ledgers estimate it (retained.go).
 	retained atomic.Int64
-	// pageBytes bounds a page of the list with measurements (list.go):
-	// maxPageBytes, but for tests.
-	pageBytes int64
+	// pageBytes bounds a page of the list with measurements (list.go),
+	// and streamWriteTimeout a write of a stream (stream.go): the
+	// constants, but for tests.
+	pageBytes          int64
+	streamWriteTimeout time.Duration
 
 	mu       sync.Mutex
 	running  map[string]*Run
@@ -255,6 +257,8 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		hooks:     map[*webhook.Stream]string{},
 		rounds:    roundSlots{max: int64(opts.MaxRounds)},
 		pageBytes: maxPageBytes,
+		// The constant, but for tests.
+		streamWriteTimeout: streamWriteTimeout,
 	}
 	retained := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "canaryd_analyses_retained_bytes",
@@ -343,7 +347,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 			a.mu.Unlock()
 		}()
 	}
-	streams := newHub(a.opts.StreamBuffer, hook, log)
+	streams := newHub(a.opts.StreamBuffer, a.streamWriteTimeout, hook, log)
 	// The observer runs on the run's goroutine. Holding a.mu across Start
 	// means a run that completes at once still finds itself registered.
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{

@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -40,6 +41,8 @@ type hub struct {
 	buffer int
 	hook   *webhook.Stream // nil without a webhook
 	log    *zap.Logger
+	// writeTimeout bounds each write of a stream (streamWriteTimeout).
+	writeTimeout time.Duration
 
 	mu     sync.Mutex
 	subs   map[*subscriber]struct{}
@@ -54,8 +57,8 @@ type subscriber struct {
 	cutOff bool
 }
 
-func newHub(buffer int, hook *webhook.Stream, log *zap.Logger) *hub {
-	return &hub{buffer: buffer, hook: hook, log: log, subs: map[*subscriber]struct{}{}, counts: map[string]int{}}
+func newHub(buffer int, writeTimeout time.Duration, hook *webhook.Stream, log *zap.Logger) *hub {
+	return &hub{buffer: buffer, writeTimeout: writeTimeout, hook: hook, log: log, subs: map[*subscriber]struct{}{}, counts: map[string]int{}}
 }
 
 // publish hands ev to every stream. It is called on the run's goroutine,

@@ -496,8 +496,27 @@ func (rs *Replicas) forward(w http.ResponseWriter, r *http.Request, id, owner st
 	}
 	// The owner's name is the one to show: it answers.
 	w.Header().Del(ReplicaHeader)
-	proxy.ServeHTTP(w, r)
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: streamWriteTimeout}
+	defer func() { _ = dw.rc.SetWriteDeadline(time.Time{}) }()
+	proxy.ServeHTTP(dw, r)
 }
+
+// deadlineWriter bounds each write of a relayed response as a stream's
+// own writes are bounded (streamWriteTimeout): a caller that stops
+// reading a relayed stream does not hold the relay forever.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	return d.ResponseWriter.Write(p)
+}
+
+// Unwrap lets the relay flush each event through to the connection.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 // acrossReplicas answers GET /v1/analyses with the analyses of every
 // replica: this one's (local, which also checks the query), and those of

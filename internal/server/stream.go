@@ -52,7 +52,7 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
 	w.WriteHeader(http.StatusOK)
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE}
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: run.hub.writeTimeout}
 	// The deadlines are this stream's: the connection may serve others.
 	defer out.clearDeadline()
 	if out.flush() != nil {
@@ -146,9 +146,10 @@ func timeOf(m *api.Measurement) time.Time {
 // eventWriter writes events in one of the two stream formats and flushes
 // each at once, each write within streamWriteTimeout.
 type eventWriter struct {
-	w   io.Writer
-	rc  *http.ResponseController
-	sse bool
+	w       io.Writer
+	rc      *http.ResponseController
+	sse     bool
+	timeout time.Duration
 }
 
 func (e *eventWriter) write(ev api.Event) error {
@@ -209,6 +210,6 @@ func (e *eventWriter) flush() error { return e.rc.Flush() }
 
 // deadline bounds the next write (not every ResponseWriter can: then the
 // write is unbounded, as it is in tests that record the response).
-func (e *eventWriter) deadline() { _ = e.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) }
+func (e *eventWriter) deadline() { _ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout)) }
 
 func (e *eventWriter) clearDeadline() { _ = e.rc.SetWriteDeadline(time.Time{}) }
