@@ -107,6 +107,9 @@ type options struct {
 	// streamBuffer is how far a stream may fall behind; production's
 	// when 0.
 	streamBuffer int
+	// webhookBacklog is how many analyses may have webhook deliveries
+	// owed; production's when 0.
+	webhookBacklog int
 	// maxDuration bounds each analysis; a minute when 0.
 	maxDuration time.Duration
 	// webhookAttemptTimeout bounds one webhook attempt; 2s when 0.
@@ -170,6 +173,7 @@ func start(t *testing.T, o options) *testServer {
 		InitialBackoff: 5 * time.Millisecond,
 		MaxBackoff:     20 * time.Millisecond,
 		AttemptTimeout: o.webhookAttemptTimeout,
+		MaxBacklog:     o.webhookBacklog,
 		Logger:         log,
 		Registerer:     reg,
 	})
