@@ -93,6 +93,9 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 			}
 		}
 		for _, e := range errs {
+			if doc.cutByComments[path+e.Field] {
+				e.Message += commentHint
+			}
 			problems = append(problems, api.FieldError{Field: path + e.Field, Message: e.Message})
 		}
 		am.DryRun = dryRun[m.Name]

@@ -88,6 +88,10 @@ func Parse(data []byte) (*Document, []api.FieldError) {
 	if err := json.Unmarshal(text, target); err != nil {
 		return nil, []api.FieldError{{Field: bodyField, Message: err.Error()}}
 	}
+	if !bytes.Equal(text, bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))) {
+		// YAML, not JSON: a comment may have cut a condition short.
+		doc.cutByComments = conditionsCutByComments(data)
+	}
 	return &doc, c.errs
 }
 

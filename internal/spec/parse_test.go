@@ -2,6 +2,7 @@ package spec
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
@@ -408,5 +409,35 @@ func TestParseDepthLimit(t *testing.T) {
 	doc, errs := Parse(deep)
 	if doc != nil || len(errs) != 1 || errs[0].Field != "body" {
 		t.Errorf("deeply nested input: got %v %v, want one body error", doc, errs)
+	}
+}
+
+// TestConditionCutByAComment checks that a condition which YAML cut short
+// at " #" (an unquoted `all(result, # >= 0.99)`) is reported with the
+// reason, and that a quoted one, or one that is fine, is not.
+func TestConditionCutByAComment(t *testing.T) {
+	const hint = `YAML read the rest of the line after " #" as a comment`
+	for _, tc := range []struct {
+		name, yaml string
+		want       bool
+	}{
+		{"unquoted", "metrics:\n- name: m\n  successCondition: all(result, # >= 0.99)\n", true},
+		{"unquoted failureCondition", "metrics:\n- name: m\n  failureCondition: any(result, # < 0.5)\n", true},
+		{"quoted", "metrics:\n- name: m\n  successCondition: 'all(result, # >= 0.9'\n", false},
+		{"a valid condition with a comment after it", "metrics:\n- name: m\n  successCondition: result[0] > 1 # fine\n", false},
+	} {
+		_, _, problems := ParseAndCompile([]byte(tc.yaml), nil, noSources)
+		got := false
+		for _, p := range problems {
+			if strings.Contains(p.Message, hint) {
+				got = true
+				if !strings.HasSuffix(p.Field, "Condition") {
+					t.Errorf("%s: the hint is on %s", tc.name, p.Field)
+				}
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: hint given %v, want %v: %+v", tc.name, got, tc.want, problems)
+		}
 	}
 }

@@ -30,6 +30,10 @@ type Document struct {
 	Kind       string     `json:"kind,omitempty"`
 	Metadata   ObjectMeta `json:"metadata,omitempty"`
 	Spec       Spec       `json:"spec"`
+
+	// cutByComments holds the conditions that a YAML comment cut short
+	// (see conditionsCutByComments), so that their problems say so.
+	cutByComments map[string]bool
 }
 
 // ObjectMeta is the part of Kubernetes object metadata that canaryd reads.

@@ -1,0 +1,62 @@
+package spec
+
+import (
+	"bytes"
+
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// commentHint is added to the problem of a condition that YAML cut short:
+// in a plain (unquoted) scalar, " #" starts a comment, so that
+// `successCondition: all(result, # >= 0.99)` reaches canaryd as
+// `all(result,`.
+const commentHint = `; YAML read the rest of the line after " #" as a comment, so the condition ends there: quote it ('…' or "…")`
+
+// conditionsCutByComments returns the spec-relative paths of the
+// successCondition and failureCondition fields that are plain YAML scalars
+// followed by a comment on their line. Only YAML with " #" in it is looked
+// at; the input has passed refuseAnchors, so parsing it again costs no
+// more than that did.
+func conditionsCutByComments(data []byte) map[string]bool {
+	if !bytes.Contains(data, []byte(" #")) {
+		return nil
+	}
+	var cut map[string]bool
+	var walk func(n *yamlv3.Node, path string, depth int)
+	walk = func(n *yamlv3.Node, path string, depth int) {
+		if n == nil || depth > maxDepth {
+			return
+		}
+		switch n.Kind {
+		case yamlv3.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path, depth+1)
+			}
+		case yamlv3.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, indexPath(path, i), depth+1)
+			}
+		case yamlv3.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key, value := n.Content[i], n.Content[i+1]
+				field := joinPath(path, key.Value)
+				if (key.Value == "successCondition" || key.Value == "failureCondition") &&
+					value.Kind == yamlv3.ScalarNode && value.Style == 0 && value.LineComment != "" {
+					if cut == nil {
+						cut = map[string]bool{}
+					}
+					cut[specRelative(field)] = true
+				}
+				walk(value, field, depth+1)
+			}
+		}
+	}
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yamlv3.Node
+		if dec.Decode(&doc) != nil {
+			return cut
+		}
+		walk(&doc, "", 0)
+	}
+}
