@@ -63,7 +63,7 @@ fuzz:
 demo: prometheus build
 	./deploy/demo/demo.sh
 
-# bench runs the benchmarks behind the README's Performance section (about
+# bench runs the benchmarks behind docs/performance.md (about
 # three minutes) and writes what they print to bench.txt: the conditions
 # beside compiling them per measurement, a day's backtest (the engine alone,
 # and against a real Prometheus), /v1/evaluate beside the same query sent

@@ -567,12 +567,12 @@ func TestOverlayShipsNoToken(t *testing.T) {
 	if want := "openssl rand -hex 32 > deploy/kustomize/overlays/example/tokens"; !strings.Contains(string(kustomization), want) {
 		t.Errorf("%s/kustomization.yaml does not say %q", overlay, want)
 	}
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "openssl rand -hex 32 > deploy/kustomize/overlays/prod/tokens"; !strings.Contains(string(readme), want) {
-		t.Errorf("README.md does not say %q", want)
+		t.Errorf("docs/operations.md does not say %q", want)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 // TestServeExampleConfigs starts canaryd serve with every example
-// configuration the README names (testdata/config), as an operator who
+// configuration docs/operations.md names (testdata/config), as an operator who
 // copies one would, and checks that it comes up and stops cleanly. The
 // examples' datasources are not reachable from here; starting needs none of
 // them, but it does read every file an example names (CA, client

@@ -21,8 +21,8 @@ import (
 	"github.com/canaryd/canaryd/api"
 )
 
-// The bounds the hostile-input suite holds canaryd to. The README's
-// Security section quotes them.
+// The bounds the hostile-input suite holds canaryd to. docs/security.md
+// quotes them.
 const (
 	// hostileAddressSpace is the address-space cap (RLIMIT_AS, as
 	// `ulimit -v` or `prlimit --as` sets it) the binary runs under. The Go

@@ -9,7 +9,7 @@ import (
 	"github.com/canaryd/canaryd/internal/promtest"
 )
 
-// judgeSpecs is where the README's judge examples live.
+// judgeSpecs is where docs/judge.md's examples live.
 const judgeSpecs = "../../testdata/judge-specs/"
 
 // TestRunJudge runs the judge examples with `canaryd run` against

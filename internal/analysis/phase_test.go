@@ -181,7 +181,7 @@ func TestAssessRun(t *testing.T) {
 		},
 		{
 			// Argo counts both as Successful in runSummary; canaryd counts
-			// each under its own phase (README, differences from Argo).
+			// each under its own phase (docs/differences.md).
 			name:      "consecutiveSuccessLimit not reached within count: Failed counted as Failed",
 			metrics:   []Metric{metric("m", withCount(3), limits(-1, 0, 4, 2))},
 			results:   []*api.MetricResult{result(api.MetricResult{Successful: 2, Failed: 1, ConsecutiveSuccess: 1, Count: 3})},

@@ -632,7 +632,7 @@ func TestRunDoesNotChangeItsPlan(t *testing.T) {
 // on its own schedule: while one metric's query has not returned, another
 // metric takes all its measurements. (Argo's reconcile waits for every
 // measurement it started before the next; canaryd deliberately does not, as
-// the README's differences from Argo say.) The slow query returns only once
+// docs/differences.md says.) The slow query returns only once
 // the fast metric has been measured three times, so a run that held the fast
 // metric back would never finish.
 func TestRunSlowMetricDoesNotHoldBackOthers(t *testing.T) {

@@ -542,7 +542,7 @@ func TestCompileScoring(t *testing.T) {
 }
 
 // TestJudgeSpecFixtures compiles every spec of testdata/judge-specs, the
-// README's examples.
+// examples of docs/judge.md.
 func TestJudgeSpecFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "judge-specs", "*.yaml"))
 	if err != nil || len(files) == 0 {

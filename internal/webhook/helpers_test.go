@@ -183,7 +183,7 @@ func decodeEvent(t *testing.T, h hit) api.Event {
 	return ev
 }
 
-// verify is how a receiver checks a delivery, the README's snippet: secret
+// verify is how a receiver checks a delivery, docs/webhooks.md's snippet: secret
 // is what the operator put in --webhook-secret-file, in either form.
 func verify(secret string, h http.Header, body []byte, now time.Time) error {
 	secret = strings.TrimRight(secret, "\r\n")

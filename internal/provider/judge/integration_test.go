@@ -229,7 +229,7 @@ func TestJudgeBacktest(t *testing.T) {
 }
 
 // TestDefaultFixtureRolloutPair checks the demo's data (promtest's default
-// fixture) at instants spread over its whole range, so that the README's
+// fixture) at instants spread over its whole range, so that docs/judge.md's
 // verdicts hold whenever the demo runs: echo-canary is High against
 // echo-stable, and neither is High or Low against itself an hour earlier,
 // with the demo specs' window (an hour at one point a minute, over

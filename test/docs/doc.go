@@ -1,0 +1,5 @@
+// Package docs checks canaryd's documentation, README.md and docs/*.md, as
+// a reader would use it: every relative link and #anchor resolves, and every
+// fenced block runs against a real canaryd and a real Prometheus holding the
+// demo's data (docs/developing.md lists the info strings that say how).
+package docs
