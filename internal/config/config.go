@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -144,12 +145,12 @@ func (s Secret) Reveal() string { return string(s) }
 const (
 	DefaultListen              = ":8080"
 	DefaultPrometheusURL       = "http://localhost:9090"
-	DefaultMaxAnalyses         = 100
-	DefaultMaxFinished         = 1000
+	DefaultMaxAnalyses         = limits.MaxAnalyses
+	DefaultMaxFinished         = limits.MaxFinished
 	DefaultRetention           = time.Hour
 	DefaultShutdownGrace       = 30 * time.Second
 	DefaultErrorRetry          = 10 * time.Second
-	DefaultMaxAnalysisDuration = 24 * time.Hour
+	DefaultMaxAnalysisDuration = limits.MaxAnalysisDuration
 	// DefaultTemplatesPollInterval: a mounted ConfigMap takes the kubelet
 	// a minute or so to update, so a few seconds more do not matter.
 	DefaultTemplatesPollInterval = 5 * time.Second
@@ -180,7 +181,7 @@ func Default() *Config {
 		EvaluateTimeout:       DefaultEvaluateTimeout,
 		WebhookMaxElapsed:     DefaultWebhookMaxElapsed,
 		WebhookTimeout:        DefaultWebhookTimeout,
-		MaxWebhookBacklog:     webhook.DefaultMaxBacklog,
+		MaxWebhookBacklog:     limits.MaxWebhookBacklog,
 	}
 }
 
@@ -304,7 +305,7 @@ func settings() []setting {
 			func(c *Config) *time.Duration { return &c.WebhookMaxElapsed }),
 		durationSetting("webhook-timeout", "how long one webhook delivery attempt may take, redirects included (default 10s)",
 			func(c *Config) *time.Duration { return &c.WebhookTimeout }),
-		intSetting("max-webhook-backlog", fmt.Sprintf("analyses with webhook deliveries owed (running with a webhook, or finished with deliveries still being made or retried) before new analyses with a webhook get 429 (default %d)", webhook.DefaultMaxBacklog),
+		intSetting("max-webhook-backlog", fmt.Sprintf("analyses with webhook deliveries owed (running with a webhook, or finished with deliveries still being made or retried) before new analyses with a webhook get 429 (default %d)", limits.MaxWebhookBacklog),
 			func(c *Config) *int { return &c.MaxWebhookBacklog }),
 		stringSetting("auth-token-file", "file of bearer tokens, one a line; when set, every /v1 call needs Authorization: Bearer <token>",
 			func(c *Config) *string { return &c.AuthTokenFile }),

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/server"
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // Limits bound what one caller can make the service do: how big an
@@ -63,57 +62,56 @@ type Limits struct {
 	VerbatimArgs bool
 }
 
-// DefaultMaxQueryTimeout is MaxQueryTimeout when none is set. The other
-// limits' defaults are those of the server, which enforces them.
-const DefaultMaxQueryTimeout = time.Minute
+// DefaultMaxQueryTimeout is MaxQueryTimeout when none is set.
+const DefaultMaxQueryTimeout = limits.MaxQueryTimeout
 
 // DefaultLimits returns the limits used when none is set.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxMetrics:              server.DefaultMaxMetrics,
-		MaxConditionLength:      server.DefaultMaxConditionLength,
-		MaxStreams:              server.DefaultMaxStreams,
+		MaxMetrics:              limits.MaxMetrics,
+		MaxConditionLength:      limits.MaxConditionLength,
+		MaxStreams:              limits.MaxStreams,
 		MaxQueryTimeout:         DefaultMaxQueryTimeout,
-		MaxBacktests:            server.DefaultMaxBacktests,
-		MaxBacktestWindow:       server.DefaultMaxBacktestWindow,
-		MaxBacktestStarts:       server.DefaultMaxBacktestStarts,
-		MaxBacktestMeasurements: server.DefaultMaxBacktestMeasurements,
-		MaxRounds:               server.DefaultMaxRounds,
-		MaxRetainedBytes:        server.DefaultMaxRetainedBytes,
-		MinRetention:            server.DefaultMinRetention,
-		MaxResultValues:         prometheus.DefaultMaxResultValues,
-		MaxQueryLength:          server.DefaultMaxQueryLength,
+		MaxBacktests:            limits.MaxBacktests,
+		MaxBacktestWindow:       limits.MaxBacktestWindow,
+		MaxBacktestStarts:       limits.MaxBacktestStarts,
+		MaxBacktestMeasurements: limits.MaxBacktestMeasurements,
+		MaxRounds:               limits.MaxRounds,
+		MaxRetainedBytes:        limits.MaxRetainedBytes,
+		MinRetention:            limits.MinRetention,
+		MaxResultValues:         limits.MaxResultValues,
+		MaxQueryLength:          limits.MaxQueryLength,
 	}
 }
 
 // limitSettings are the flags of the limits, listed after the others.
 func limitSettings() []setting {
 	return []setting{
-		intSetting("max-metrics", fmt.Sprintf("most metrics one analysis may have; more is a 400 on metrics (default %d)", server.DefaultMaxMetrics),
+		intSetting("max-metrics", fmt.Sprintf("most metrics one analysis may have; more is a 400 on metrics (default %d)", limits.MaxMetrics),
 			func(c *Config) *int { return &c.MaxMetrics }),
-		intSetting("max-condition-length", fmt.Sprintf("longest successCondition or failureCondition accepted, in bytes (default %d)", server.DefaultMaxConditionLength),
+		intSetting("max-condition-length", fmt.Sprintf("longest successCondition or failureCondition accepted, in bytes (default %d)", limits.MaxConditionLength),
 			func(c *Config) *int { return &c.MaxConditionLength }),
-		intSetting("max-streams", fmt.Sprintf("streams that may follow one analysis at once; more get 429 (default %d)", server.DefaultMaxStreams),
+		intSetting("max-streams", fmt.Sprintf("streams that may follow one analysis at once; more get 429 (default %d)", limits.MaxStreams),
 			func(c *Config) *int { return &c.MaxStreams }),
 		durationSetting("max-query-timeout", "cap on a metric's Prometheus timeout: a longer one is lowered to it (default 1m)",
 			func(c *Config) *time.Duration { return &c.MaxQueryTimeout }),
-		intSetting("max-backtests", fmt.Sprintf("backtests running at once before new ones get 429 (default %d)", server.DefaultMaxBacktests),
+		intSetting("max-backtests", fmt.Sprintf("backtests running at once before new ones get 429 (default %d)", limits.MaxBacktests),
 			func(c *Config) *int { return &c.MaxBacktests }),
 		durationSetting("max-backtest-window", "longest window, from start to end, a backtest may replay (default 744h, 31 days)",
 			func(c *Config) *time.Duration { return &c.MaxBacktestWindow }),
-		intSetting("max-backtest-starts", fmt.Sprintf("most analyses one backtest series (every) may start (default %d)", server.DefaultMaxBacktestStarts),
+		intSetting("max-backtest-starts", fmt.Sprintf("most analyses one backtest series (every) may start (default %d)", limits.MaxBacktestStarts),
 			func(c *Config) *int { return &c.MaxBacktestStarts }),
-		intSetting("max-backtest-measurements", fmt.Sprintf("most measurements one backtest request may take, estimated from its schedule (default %d)", server.DefaultMaxBacktestMeasurements),
+		intSetting("max-backtest-measurements", fmt.Sprintf("most measurements one backtest request may take, estimated from its schedule (default %d)", limits.MaxBacktestMeasurements),
 			func(c *Config) *int { return &c.MaxBacktestMeasurements }),
-		intSetting("max-rounds", fmt.Sprintf("rounds (/evaluate) and gates answered at once before new ones get 429 (default %d)", server.DefaultMaxRounds),
+		intSetting("max-rounds", fmt.Sprintf("rounds (/evaluate) and gates answered at once before new ones get 429 (default %d)", limits.MaxRounds),
 			func(c *Config) *int { return &c.MaxRounds }),
 		bytesSetting("max-retained-bytes", "results held in memory, running and finished analyses, in bytes (256MiB, 1GiB); finished ones are evicted oldest first, and new analyses get 429 when none can be (default 256MiB)",
 			func(c *Config) *int64 { return &c.MaxRetainedBytes }),
 		durationSetting("min-retention", "how long a finished analysis is kept at least, whatever --max-retained-bytes and --max-finished say; at most --retention (default 1m)",
 			func(c *Config) *time.Duration { return &c.MinRetention }),
-		intSetting("max-result-values", fmt.Sprintf("most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error (default %d)", prometheus.DefaultMaxResultValues),
+		intSetting("max-result-values", fmt.Sprintf("most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error (default %d)", limits.MaxResultValues),
 			func(c *Config) *int { return &c.MaxResultValues }),
-		intSetting("max-query-length", fmt.Sprintf("longest query accepted, in bytes, with its arguments substituted; longer is a 400 on the query (default %d)", server.DefaultMaxQueryLength),
+		intSetting("max-query-length", fmt.Sprintf("longest query accepted, in bytes, with its arguments substituted; longer is a 400 on the query (default %d)", limits.MaxQueryLength),
 			func(c *Config) *int { return &c.MaxQueryLength }),
 		boolSetting("verbatim-args", "substitute the arguments of argoproj.io/v1alpha1 documents as they are, as Argo Rollouts does, rather than escape them in strings and refuse what would change a query's or condition's structure; only where every caller may write any query (default false)",
 			func(c *Config) *bool { return &c.VerbatimArgs }),

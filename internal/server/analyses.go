@@ -18,6 +18,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/replica"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -91,14 +92,13 @@ type AnalysesOptions struct {
 	StreamBuffer int
 }
 
-// DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0: more than
-// a dashboard and a few pipelines would ever open on one analysis.
-const DefaultMaxStreams = 64
+// DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0
+// (limits.MaxStreams).
+const DefaultMaxStreams = limits.MaxStreams
 
-// DefaultMaxBacktests is AnalysesOptions.MaxBacktests when it is 0: a
-// backtest sends its queries as fast as Prometheus answers them, so a few
-// at once are as many as a Prometheus should take from one canaryd.
-const DefaultMaxBacktests = 4
+// DefaultMaxBacktests is AnalysesOptions.MaxBacktests when it is 0
+// (limits.MaxBacktests).
+const DefaultMaxBacktests = limits.MaxBacktests
 
 // Analyses holds the analyses of one service in memory: the running ones,
 // and the finished ones for their retention. It is safe for concurrent use.

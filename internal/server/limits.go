@@ -3,6 +3,7 @@ package server
 import (
 	"time"
 
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -43,23 +44,16 @@ type Limits struct {
 	MaxBacktestMeasurements int
 }
 
-// Defaults of Limits.
+// Defaults of Limits, from the one home of every limit's default.
 const (
-	DefaultMaxMetrics         = 50
-	DefaultMaxConditionLength = 4096
-	// DefaultMaxConditionNodes is far above any condition a person writes
-	// (Argo's examples have a dozen nodes) and far below expr's own budget
-	// of 10,000, each node being work at every measurement.
-	DefaultMaxConditionNodes       = 1000
-	DefaultMaxBacktestWindow       = 31 * 24 * time.Hour
-	DefaultMaxBacktestStarts       = 1000
-	DefaultMaxBacktestMeasurements = 50000
+	DefaultMaxMetrics              = limits.MaxMetrics
+	DefaultMaxConditionLength      = limits.MaxConditionLength
+	DefaultMaxConditionNodes       = limits.MaxConditionNodes
+	DefaultMaxQueryLength          = limits.MaxQueryLength
+	DefaultMaxBacktestWindow       = limits.MaxBacktestWindow
+	DefaultMaxBacktestStarts       = limits.MaxBacktestStarts
+	DefaultMaxBacktestMeasurements = limits.MaxBacktestMeasurements
 )
-
-// DefaultMaxQueryLength is MaxQueryLength's default: several times the
-// longest query of Argo's and Flagger's examples, and a sixtieth of what one
-// body could make of a query without it.
-const DefaultMaxQueryLength = 16 << 10
 
 // DefaultLimits returns the limits of a server whose Options set none.
 func DefaultLimits() Limits {

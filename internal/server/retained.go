@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // Retained results.
@@ -21,15 +21,10 @@ import (
 // ago: a new analysis is refused (429) instead, so that no caller can
 // evict another's result before it has had the time to read it.
 
-// Defaults of the retention bounds of AnalysesOptions.
+// Defaults of the retention bounds of AnalysesOptions (limits).
 const (
-	// DefaultMaxRetainedBytes bounds the results held: room for the
-	// default --max-finished analyses of a few hundred kilobytes each,
-	// well within a pod of 512 MiB.
-	DefaultMaxRetainedBytes = 256 << 20
-	// DefaultMinRetention is long enough for a caller that polls (Argo,
-	// Spinnaker, a pipeline) to read a result it was told is ready.
-	DefaultMinRetention = time.Minute
+	DefaultMaxRetainedBytes = limits.MaxRetainedBytes
+	DefaultMinRetention     = limits.MinRetention
 )
 
 // Errors of Analyses.Start when nothing held can be evicted.

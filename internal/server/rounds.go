@@ -10,6 +10,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // Rounds and gates: work a caller waits for.
@@ -26,11 +27,8 @@ import (
 // stopped, so that abandoned work cannot pile up beyond it.
 
 // DefaultMaxRounds is AnalysesOptions.MaxRounds when it is 0: rounds and
-// gates answered at once. A round's work is a query per metric and a
-// condition per measurement; 64 at once keep a 2-core canaryd responsive
-// (its /healthz answering in milliseconds) with room for a few dozen
-// pipelines asking together.
-const DefaultMaxRounds = 64
+// gates answered at once (limits.MaxRounds).
+const DefaultMaxRounds = limits.MaxRounds
 
 // ErrTooManyRounds is the error of Analyses.Evaluate and Analyses.AcquireRound
 // at the limit of rounds and gates answered at once.

@@ -10,14 +10,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Defaults of Options.
 const (
-	// DefaultMaxBodyBytes bounds a request body: an AnalysisTemplate is a
-	// few kilobytes, kubectl's managedFields included.
-	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxBodyBytes bounds a request body (limits.MaxBodyBytes).
+	DefaultMaxBodyBytes = limits.MaxBodyBytes
 	// DefaultHeartbeatInterval is how often an idle stream gets a
 	// heartbeat, well inside the 60 s idle timeout of common proxies, so
 	// that a quiet stream is not cut (which would terminate its analysis).

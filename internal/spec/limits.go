@@ -8,6 +8,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // Limits bound what a spec may ask of the service that runs it. Each
@@ -49,13 +50,8 @@ type Limits struct {
 // Defaults of the fixed limits on a resolved spec, which a service sets
 // (the command line runs without limits).
 const (
-	// DefaultMaxFieldLength is far above any name, duration, address or
-	// header value (a JWT is a few KiB) and the largest header a server
-	// accepts by default.
-	DefaultMaxFieldLength = 8 << 10
-	// DefaultMaxResolvedSize is as much as the largest body a service
-	// reads: substitution may fill a spec up to that size, not beyond.
-	DefaultMaxResolvedSize = 1 << 20
+	DefaultMaxFieldLength  = limits.MaxFieldLength
+	DefaultMaxResolvedSize = limits.MaxResolvedSize
 )
 
 // Option configures Compile.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // The defaults of Options.
@@ -23,10 +25,8 @@ const (
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultAttemptTimeout = 10 * time.Second
 	DefaultQueueSize      = 64
-	// DefaultMaxBacklog is twice the default --max-analyses: room for
-	// every analysis that may run to have a webhook, and as many again
-	// whose last deliveries are still being retried.
-	DefaultMaxBacklog = 200
+	// DefaultMaxBacklog is limits.MaxWebhookBacklog.
+	DefaultMaxBacklog = limits.MaxWebhookBacklog
 	// DefaultMaxConnsPerHost bounds the connections to one destination:
 	// enough for a receiver that answers in 100 ms to take 160 events a
 	// second, few enough that a receiver that never answers holds few.

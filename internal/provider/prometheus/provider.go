@@ -20,6 +20,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -107,11 +108,9 @@ type Options struct {
 	MaxResultValues int
 }
 
-// DefaultMaxResultValues is MaxResultValues when none is set: far more
-// than a condition needs to judge (a range query of an hour at a 15s step
-// is 240 points a series), few enough that a result costs at most a few
-// hundred kilobytes and its conditions tens of milliseconds.
-const DefaultMaxResultValues = 10_000
+// DefaultMaxResultValues is MaxResultValues when none is set
+// (limits.MaxResultValues).
+const DefaultMaxResultValues = limits.MaxResultValues
 
 // Provider makes Sources for Prometheus metrics. It is safe for concurrent
 // use, and is meant to live as long as the service: it owns the HTTP

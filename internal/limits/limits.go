@@ -1,0 +1,107 @@
+// Package limits is the one home of the defaults of canaryd's bounds: on
+// what one request can make it spend (memory, CPU time, goroutines, bytes
+// sent onwards) and on what it keeps. Each constant is the default of the
+// limit of the same name; the packages that enforce a limit read its
+// default from here, and internal/config offers it as the default of the
+// limit's flag (--max-metrics for MaxMetrics), so that a default is written
+// once.
+//
+// The package holds values only: it imports nothing of canaryd, so that
+// every package can import it.
+package limits
+
+import "time"
+
+// Bounds of one analysis' spec, checked when it is compiled.
+const (
+	// MaxMetrics is the most metrics one analysis may have.
+	MaxMetrics = 50
+	// MaxConditionLength is the longest successCondition or
+	// failureCondition, in bytes.
+	MaxConditionLength = 4096
+	// MaxConditionNodes bounds a condition's syntax tree (expr's node
+	// budget): far above any condition a person writes (Argo's examples
+	// have a dozen nodes) and far below expr's own budget of 10,000, each
+	// node being work at every measurement.
+	MaxConditionNodes = 1000
+	// MaxQueryLength is the longest query, in bytes, with its arguments
+	// substituted: several times the longest query of Argo's and Flagger's
+	// examples, and a sixtieth of what one body could make of a query
+	// without it.
+	MaxQueryLength = 16 << 10
+	// MaxFieldLength bounds every other field of a resolved spec: far
+	// above any name, duration, address or header value (a JWT is a few
+	// KiB) and the largest header a server accepts by default.
+	MaxFieldLength = 8 << 10
+	// MaxResolvedSize bounds all the metrics of a resolved spec: as much
+	// as the largest body a service reads (MaxBodyBytes), so substitution
+	// may fill a spec up to that size, not beyond.
+	MaxResolvedSize = 1 << 20
+	// MaxAnalysisDuration is the longest an analysis may run.
+	MaxAnalysisDuration = 24 * time.Hour
+)
+
+// Bounds of a request and of the work it starts.
+const (
+	// MaxBodyBytes bounds a request body: an AnalysisTemplate is a few
+	// kilobytes, kubectl's managedFields included.
+	MaxBodyBytes = 1 << 20
+	// MaxAnalyses is how many analyses may run at once.
+	MaxAnalyses = 100
+	// MaxStreams is how many streams may follow one analysis at once:
+	// more than a dashboard and a few pipelines would ever open.
+	MaxStreams = 64
+	// MaxRounds is how many rounds (the evaluate endpoints) and gates may
+	// be answered at once. A round's work is a query per metric and a
+	// condition per measurement; 64 at once keep a 2-core canaryd
+	// responsive (its /healthz answering in milliseconds) with room for a
+	// few dozen pipelines asking together.
+	MaxRounds = 64
+	// MaxWebhookBacklog is how many analyses may have webhook deliveries
+	// owed at once: twice MaxAnalyses, room for every analysis that may run
+	// to have a webhook, and as many again whose last deliveries are still
+	// being retried.
+	MaxWebhookBacklog = 2 * MaxAnalyses
+)
+
+// Bounds of what a query may cost and return.
+const (
+	// MaxQueryTimeout caps a metric's Prometheus timeout.
+	MaxQueryTimeout = time.Minute
+	// MaxResultValues is the most values a query's result may have (a
+	// vector's samples, a matrix's points): far more than a condition
+	// needs to judge (a range query of an hour at a 15s step is 240 points
+	// a series), few enough that a result costs at most a few hundred
+	// kilobytes and its conditions tens of milliseconds.
+	MaxResultValues = 10_000
+)
+
+// Bounds of backtests.
+const (
+	// MaxBacktests is how many backtests may run at once: a backtest sends
+	// its queries as fast as Prometheus answers them, so a few at once are
+	// as many as a Prometheus should take from one canaryd.
+	MaxBacktests = 4
+	// MaxBacktestWindow is the longest stretch of history, from start to
+	// end, a backtest may replay: 31 days.
+	MaxBacktestWindow = 31 * 24 * time.Hour
+	// MaxBacktestStarts is the most analyses one backtest series may start.
+	MaxBacktestStarts = 1000
+	// MaxBacktestMeasurements bounds the measurements one backtest request
+	// may take, estimated from its schedule before it runs.
+	MaxBacktestMeasurements = 50000
+)
+
+// Bounds of the results kept in memory.
+const (
+	// MaxFinished is how many finished analyses are kept readable.
+	MaxFinished = 1000
+	// MaxRetainedBytes bounds the results held: room for MaxFinished
+	// analyses of a few hundred kilobytes each, well within a pod of
+	// 512 MiB.
+	MaxRetainedBytes = 256 << 20
+	// MinRetention is how long a finished analysis is kept at least: long
+	// enough for a caller that polls (Argo, Spinnaker, a pipeline) to read
+	// a result it was told is ready.
+	MinRetention = time.Minute
+)
