@@ -94,6 +94,7 @@ func hostileRows() []hostileRow {
 	return []hostileRow{
 		{name: "conditions/string builtins", attack: attackConditions(stringBuiltinAttacks())},
 		{name: "conditions/nested iteration", attack: attackConditions(iterationAttacks())},
+		{name: "conditions/nested iteration over the result", attack: attackConditions(nestedResultAttacks())},
 		{name: "conditions/Argo's examples still run", attack: attackArgoExamples},
 		{name: "conditions/a template argument", attack: attackTemplateConditionArgument},
 		{name: "documents/YAML aliases", attack: attackAliases},
@@ -144,8 +145,10 @@ func attackConditions(attacks []conditionAttack) func(*testing.T, *capped, *host
 	}
 }
 
-// attackArgoExamples runs the conditions Argo's documentation writes: the
-// bounds must not refuse them.
+// attackArgoExamples runs the conditions Argo's documentation writes (the
+// bounds must not refuse them), and the costliest conditions the bounds
+// accept on a result of about 9,500 values, near --max-result-values:
+// each round is answered Successful within its deadline.
 func attackArgoExamples(t *testing.T, c *capped, _ *hostileEnv) {
 	for _, cond := range argoExampleConditions() {
 		ans := do(http.MethodPost, c.base+"/v1/evaluate", "application/json", conditionSpec(cond, false), 10*time.Second)
@@ -154,6 +157,18 @@ func attackArgoExamples(t *testing.T, c *capped, _ *hostileEnv) {
 			t.Errorf("%s: want a 200 Successful round, got %s", cond, ans)
 		}
 	}
+	var metrics []metricJSON
+	for i, cond := range costliestAccepted() {
+		m := promMetric(fmt.Sprintf("m%d", i), `{__name__=~".+"}[2m:1s]`, "")
+		m.SuccessCondition = cond
+		metrics = append(metrics, m)
+	}
+	ans := do(http.MethodPost, c.base+"/v1/evaluate?timeout=5s", "application/json", specJSON(metrics), 10*time.Second)
+	var round api.Analysis
+	if ans.err != nil || ans.status != http.StatusOK || json.Unmarshal(ans.body, &round) != nil || round.Phase != api.PhaseSuccessful {
+		t.Errorf("the costliest accepted conditions on a result near the cap: want a 200 Successful round within 5 s, got %s", ans)
+	}
+	t.Logf("the costliest accepted conditions: answered in %s", ans.took.Round(time.Millisecond))
 }
 
 // attackTemplateConditionArgument sends the shipped latency-p99 template
@@ -678,8 +693,11 @@ func attackManyRounds(t *testing.T, c *capped, e *hostileEnv) {
 		switch ans.status {
 		case http.StatusTooManyRequests:
 			p := ans.problem(t, http.StatusTooManyRequests)
-			if ans.header.Get("Retry-After") == "" || !strings.Contains(p.Detail, "--max-rounds") {
+			if p.Type != server.ProblemTooManyAnalyses || ans.header.Get("Retry-After") == "" || !strings.Contains(p.Detail, "--max-rounds") {
 				t.Errorf("a 429 without Retry-After or not naming --max-rounds: %s", ans)
+			}
+			if ans.took > validationDeadline {
+				t.Errorf("a 429 after %s: a refusal must not wait", ans.took)
 			}
 		case http.StatusServiceUnavailable:
 		default:
@@ -687,8 +705,8 @@ func attackManyRounds(t *testing.T, c *capped, e *hostileEnv) {
 		}
 	}
 	t.Logf("%d rounds at once: %v", n, counts)
-	if counts[http.StatusTooManyRequests] == 0 {
-		t.Errorf("%d rounds at once, none refused with 429", n)
+	if counts[http.StatusServiceUnavailable] > server.DefaultMaxRounds || counts[http.StatusTooManyRequests] < n-server.DefaultMaxRounds {
+		t.Errorf("%d rounds at once: %v; want at most --max-rounds (%d) answered, the rest refused with 429", n, counts, server.DefaultMaxRounds)
 	}
 }
 

@@ -153,6 +153,57 @@ func iterationAttacks() []conditionAttack {
 	}
 }
 
+// predicateBuiltins are expr's built-ins that go over a collection, each
+// with how its call becomes a bool.
+var predicateBuiltins = []struct {
+	name string
+	call func(collection, predicate string) string
+}{
+	{"all", func(c, p string) string { return "all(" + c + ", {" + p + "})" }},
+	{"any", func(c, p string) string { return "any(" + c + ", {" + p + "})" }},
+	{"none", func(c, p string) string { return "none(" + c + ", {" + p + "})" }},
+	{"one", func(c, p string) string { return "one(" + c + ", {" + p + "})" }},
+	{"filter", func(c, p string) string { return "len(filter(" + c + ", {" + p + "})) > 0" }},
+	{"map", func(c, p string) string { return "len(map(" + c + ", {" + p + "})) > 0" }},
+	{"count", func(c, p string) string { return "count(" + c + ", {" + p + "}) > 0" }},
+	{"sum", func(c, p string) string { return "sum(" + c + ", {(" + p + ") ? 1 : 0}) > 0" }},
+	{"find", func(c, p string) string { return "find(" + c + ", {" + p + "}) != nil" }},
+	{"findIndex", func(c, p string) string { return "findIndex(" + c + ", {" + p + "}) >= 0" }},
+	{"findLast", func(c, p string) string { return "findLast(" + c + ", {" + p + "}) != nil" }},
+	{"findLastIndex", func(c, p string) string { return "findLastIndex(" + c + ", {" + p + "}) >= 0" }},
+}
+
+// nestedResultAttacks nests each predicate built-in in each other over the
+// result, the collection whose size the caller's query decides: on a
+// result of --max-result-values values, a hundred million steps or more.
+// The cost bound must refuse every one, however the result is named.
+func nestedResultAttacks() []conditionAttack {
+	var out []conditionAttack
+	for _, outer := range predicateBuiltins {
+		for _, inner := range predicateBuiltins {
+			out = append(out, conditionAttack{outer.name + " over the result in " + inner.name + " over it",
+				inner.call("result", outer.call("result", "# > 0"))})
+		}
+	}
+	return append(out,
+		conditionAttack{"the result let-bound", "let r = result; all(r, {any(r, {# < 0})})"},
+		conditionAttack{"the result piped", "result | all(any(result, {# > 0}))"},
+		conditionAttack{"the result in a range of 1000", "all(1..1000, {any(result, {# < 0})})"},
+		conditionAttack{"the result through a literal list, in the result", "all(result, {any([result], {any(#, {# < 0})})})"},
+		conditionAttack{"the result through a literal list, mapped", "all(result, {len(map([result], {filter(#, {# > 0})})) > 0})"},
+	)
+}
+
+// costliestAccepted are conditions near the cost bound that it accepts:
+// on a result of --max-result-values values each is answered at once.
+func costliestAccepted() []string {
+	return []string{
+		"all(1..100, {any(result, {# < 0})}) || true",
+		"all(result, {# >= 0}) && any(result, {# > 0}) && count(result, {# > 1}) >= 0 && sum(result) >= 0",
+		"len(filter(result, {# > 0})) >= 0 && mean(result) >= 0 && median(result) >= 0 && max(result) >= min(result)",
+	}
+}
+
 // argoExampleConditions are conditions as Argo Rollouts' documentation and
 // canaryd's shipped templates write them: the bounds must leave them
 // accepted, and on vector(1) each is Successful.
