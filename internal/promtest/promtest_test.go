@@ -146,6 +146,25 @@ func TestStopped(t *testing.T) {
 	}
 }
 
+// TestStop checks that Stop ends Prometheus before the test does, and that
+// the cleanup's stop after it is harmless.
+func TestStop(t *testing.T) {
+	t.Parallel()
+	srv := promtest.Start(t, promtest.ReadFixture(t, "../../testdata/prometheus/known-values-2024.om"))
+	client := &http.Client{Timeout: time.Second}
+	resp, err := client.Get(srv.URL + "/-/ready")
+	if err != nil {
+		t.Fatalf("before Stop: %v", err)
+	}
+	resp.Body.Close()
+	srv.Stop()
+	srv.Stop()
+	if resp, err := client.Get(srv.URL + "/-/ready"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("prometheus at %s still answers after Stop", srv.URL)
+	}
+}
+
 func TestWriteFixture(t *testing.T) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var b bytes.Buffer

@@ -32,7 +32,14 @@ type Server struct {
 	// Now is the moment the default fixture was generated around (the
 	// start of Start); queries "now" have data for two hours either side.
 	Now time.Time
+
+	proc *process
 }
+
+// Stop stops Prometheus now, before the test ends: what an outage looks
+// like to a client, a refused connection. The test's cleanup does it
+// otherwise; stopping twice is harmless.
+func (s *Server) Stop() { s.proc.stop() }
 
 // Config is everything Start can be told.
 type Config struct {
@@ -120,7 +127,7 @@ func StartConfig(t testing.TB, cfg Config) *Server {
 					t.Logf("promtest: prometheus log:\n%s", p.log.String())
 				}
 			})
-			return &Server{URL: url, Now: now}
+			return &Server{URL: url, Now: now, proc: p}
 		}
 		p.stop()
 		lastLog = p.log.String()
@@ -156,6 +163,7 @@ type process struct {
 	log  *syncBuffer
 	done chan struct{} // closed when the process has exited
 	err  error         // Wait's result, set before done is closed
+	once sync.Once     // stop's
 }
 
 func startProcess(path string, args []string) (*process, error) {
@@ -200,18 +208,20 @@ func (p *process) waitReady(url string) error {
 }
 
 // stop ends the whole process group: SIGTERM, then SIGKILL after a grace
-// period.
+// period. Only the first call does anything.
 func (p *process) stop() {
-	pgid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
+	p.once.Do(func() {
+		pgid := p.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-p.done
+		}
+		// Anything else left in the group (there should be nothing).
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.done
-	}
-	// Anything else left in the group (there should be nothing).
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	})
 }
 
 // syncBuffer collects the process' output; the process writes while the
