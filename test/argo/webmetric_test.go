@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/test/internal/harness"
 )
 
@@ -213,7 +214,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // answers 503) or the token is wrong (401).
 func TestWebMetricProvider(t *testing.T) {
 	s := loadExamples(t)
-	prom := harness.StartPrometheus(t)
+	prom := promtest.Start(t)
 	canaryd := harness.StartCanaryd(t, harness.CanarydOptions{
 		PrometheusURL: prom.URL,
 		Templates:     harness.Templates(t),
@@ -227,10 +228,10 @@ func TestWebMetricProvider(t *testing.T) {
 		wantPhase  v1alpha1.AnalysisPhase
 		wantValue  string
 	}{
-		{"step/echo-good", false, harness.EchoGood.Name, "5", v1alpha1.AnalysisPhaseSuccessful, `"Successful"`},
-		{"step/echo-bad", false, harness.EchoBad.Name, "5", v1alpha1.AnalysisPhaseFailed, `"Failed"`},
-		{"background/echo-good", true, harness.EchoGood.Name, "", v1alpha1.AnalysisPhaseSuccessful, `"Successful"`},
-		{"background/echo-bad", true, harness.EchoBad.Name, "", v1alpha1.AnalysisPhaseFailed, `"Failed"`},
+		{"step/echo-good", false, harness.EchoGood, "5", v1alpha1.AnalysisPhaseSuccessful, `"Successful"`},
+		{"step/echo-bad", false, harness.EchoBad, "5", v1alpha1.AnalysisPhaseFailed, `"Failed"`},
+		{"background/echo-good", true, harness.EchoGood, "", v1alpha1.AnalysisPhaseSuccessful, `"Successful"`},
+		{"background/echo-bad", true, harness.EchoBad, "", v1alpha1.AnalysisPhaseFailed, `"Failed"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,7 +258,7 @@ func TestWebMetricProvider(t *testing.T) {
 	}
 
 	t.Run("wrong token", func(t *testing.T) {
-		m := toTest(t, resolveMetric(t, s, analysisOf(t, s.rollout, false), harness.EchoGood.Name), s, canaryd)
+		m := toTest(t, resolveMetric(t, s, analysisOf(t, s.rollout, false), harness.EchoGood), s, canaryd)
 		m.Provider.Web.Headers[0].Value = "Bearer not-" + canaryd.Token
 		got := measure(t, m)
 		assertError(t, got, "received non 2xx response code: 401")
@@ -267,7 +268,7 @@ func TestWebMetricProvider(t *testing.T) {
 	t.Run("prometheus down", func(t *testing.T) {
 		prom.Stop()
 		for _, background := range []bool{false, true} {
-			m := toTest(t, resolveMetric(t, s, analysisOf(t, s.rollout, background), harness.EchoGood.Name), s, canaryd)
+			m := toTest(t, resolveMetric(t, s, analysisOf(t, s.rollout, background), harness.EchoGood), s, canaryd)
 			assertError(t, measure(t, m), "received non 2xx response code: 503")
 		}
 	})
@@ -291,7 +292,7 @@ func assertError(t *testing.T, got v1alpha1.Measurement, wantMessage string) {
 // whole spec in the web provider's jsonBody, sent to POST /v1/evaluate, the
 // argument in the query. The spec is the base's success-rate template.
 func TestWebMetricProviderInlineSpec(t *testing.T) {
-	prom := harness.StartPrometheus(t)
+	prom := promtest.Start(t)
 	canaryd := harness.StartCanaryd(t, harness.CanarydOptions{PrometheusURL: prom.URL})
 	doc, err := os.ReadFile(filepath.Join(harness.Templates(t), "success-rate.yaml"))
 	if err != nil {
@@ -321,8 +322,8 @@ func TestWebMetricProviderInlineSpec(t *testing.T) {
 		wantPhase v1alpha1.AnalysisPhase
 		wantValue string
 	}{
-		{harness.EchoGood.Name, v1alpha1.AnalysisPhaseSuccessful, `"Successful"`},
-		{harness.EchoBad.Name, v1alpha1.AnalysisPhaseFailed, `"Failed"`},
+		{harness.EchoGood, v1alpha1.AnalysisPhaseSuccessful, `"Successful"`},
+		{harness.EchoBad, v1alpha1.AnalysisPhaseFailed, `"Failed"`},
 	} {
 		got := measure(t, metric(tc.namespace))
 		if got.Phase != tc.wantPhase || got.Value != tc.wantValue || got.Message != "" {
@@ -331,5 +332,5 @@ func TestWebMetricProviderInlineSpec(t *testing.T) {
 		}
 	}
 	prom.Stop()
-	assertError(t, measure(t, metric(harness.EchoGood.Name)), "received non 2xx response code: 503")
+	assertError(t, measure(t, metric(harness.EchoGood)), "received non 2xx response code: 503")
 }

@@ -134,8 +134,8 @@ func TestFlagger(t *testing.T) {
 			wantPass   bool
 			wantStatus int
 		}{
-			{harness.EchoGood.Name, true, http.StatusOK},
-			{harness.EchoBad.Name, false, http.StatusPreconditionFailed},
+			{harness.EchoGood, true, http.StatusOK},
+			{harness.EchoBad, false, http.StatusPreconditionFailed},
 		} {
 			t.Run(hook.Name+"/"+tc.namespace, func(t *testing.T) {
 				h := hook

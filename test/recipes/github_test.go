@@ -240,9 +240,9 @@ func TestGitHubActions(t *testing.T) {
 		wantCode  int // curl exits 22 on an HTTP status of 400 or more
 		wantPhase string
 	}{
-		{"gate/echo-good", harness.EchoGood.Name, w.authed.Token, 0, "Successful"},
-		{"gate/echo-bad", harness.EchoBad.Name, w.authed.Token, 22, "Failed"},
-		{"gate/wrong token", harness.EchoGood.Name, "not-" + w.authed.Token, 22, "Error"},
+		{"gate/echo-good", harness.EchoGood, w.authed.Token, 0, "Successful"},
+		{"gate/echo-bad", harness.EchoBad, w.authed.Token, 22, "Failed"},
+		{"gate/wrong token", harness.EchoGood, "not-" + w.authed.Token, 22, "Error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runGHJob(t, wf, "gate", values(tc.namespace, tc.token))
@@ -258,8 +258,8 @@ func TestGitHubActions(t *testing.T) {
 		wantCode  int // canaryd run: 0 Successful, 1 Failed
 		wantPhase string
 	}{
-		{"analysis/echo-good", harness.EchoGood.Name, 0, "Successful"},
-		{"analysis/echo-bad", harness.EchoBad.Name, 1, "Failed"},
+		{"analysis/echo-good", harness.EchoGood, 0, "Successful"},
+		{"analysis/echo-bad", harness.EchoBad, 1, "Failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runGHJob(t, wf, "analysis", values(tc.namespace, ""))
@@ -273,7 +273,7 @@ func TestGitHubActions(t *testing.T) {
 	}
 	t.Run("gate/prometheus down", func(t *testing.T) {
 		w.prom.Stop()
-		got := runGHJob(t, wf, "gate", values(harness.EchoGood.Name, w.authed.Token))
+		got := runGHJob(t, wf, "gate", values(harness.EchoGood, w.authed.Token))
 		if got.code != 22 || got.outputs["phase"] != "Error" {
 			t.Errorf("exit %d, phase=%q; want exit 22, phase=\"Error\"\noutput:\n%s", got.code, got.outputs["phase"], got.output)
 		}

@@ -112,9 +112,9 @@ func TestGitLabCI(t *testing.T) {
 		wantCode  int    // curl exits 22 on an HTTP status of 400 or more
 		wantLog   string // what curl --fail-with-body prints of canaryd's answer
 	}{
-		{"gate/echo-good", harness.EchoGood.Name, w.authed.Token, 0, `"phase":"Successful"`},
-		{"gate/echo-bad", harness.EchoBad.Name, w.authed.Token, 22, `"phase":"Failed"`},
-		{"gate/wrong token", harness.EchoGood.Name, "not-" + w.authed.Token, 22, `"status":401`},
+		{"gate/echo-good", harness.EchoGood, w.authed.Token, 0, `"phase":"Successful"`},
+		{"gate/echo-bad", harness.EchoBad, w.authed.Token, 22, `"phase":"Failed"`},
+		{"gate/wrong token", harness.EchoGood, "not-" + w.authed.Token, 22, `"status":401`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runGLJob(t, p, "canary-gate", values(tc.namespace, tc.token))
@@ -129,8 +129,8 @@ func TestGitLabCI(t *testing.T) {
 		wantCode  int
 		wantPhase string
 	}{
-		{"analysis/echo-good", harness.EchoGood.Name, 0, "Successful"},
-		{"analysis/echo-bad", harness.EchoBad.Name, 1, "Failed"},
+		{"analysis/echo-good", harness.EchoGood, 0, "Successful"},
+		{"analysis/echo-bad", harness.EchoBad, 1, "Failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runGLJob(t, p, "canary-analysis", values(tc.namespace, ""))
@@ -149,7 +149,7 @@ func TestGitLabCI(t *testing.T) {
 	}
 	t.Run("gate/prometheus down", func(t *testing.T) {
 		w.prom.Stop()
-		got := runGLJob(t, p, "canary-gate", values(harness.EchoGood.Name, w.authed.Token))
+		got := runGLJob(t, p, "canary-gate", values(harness.EchoGood, w.authed.Token))
 		if got.code != 22 || !strings.Contains(got.output, `"phase":"Error"`) {
 			t.Errorf("exit %d, want 22 with phase Error in the log\nlog:\n%s", got.code, got.output)
 		}

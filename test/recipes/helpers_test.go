@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/test/internal/harness"
 )
 
@@ -47,14 +48,14 @@ func readExample(t *testing.T, rel string) []byte {
 // canaryd with a token serving the base's and the examples' templates, and
 // an open one (no token) serving the same.
 type world struct {
-	prom   *harness.Prometheus
+	prom   *promtest.Server
 	authed *harness.Canaryd
 	open   *harness.Canaryd
 }
 
 func newWorld(t *testing.T) world {
 	t.Helper()
-	prom := harness.StartPrometheus(t)
+	prom := promtest.Start(t)
 	templates := harness.Templates(t)
 	return world{
 		prom:   prom,

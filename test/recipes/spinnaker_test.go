@@ -343,11 +343,11 @@ func TestSpinnaker(t *testing.T) {
 		wantStatus string
 		wantPhase  string // in the last body, "" to skip
 	}{
-		{"stage/echo-good", func() spinnakerStage { return adHoc(harness.EchoGood.Name) }, orcaSucceeded, "Successful"},
-		{"stage/echo-bad", func() spinnakerStage { return adHoc(harness.EchoBad.Name) }, orcaTerminal, "Failed"},
-		{"preconfigured/echo-good", func() spinnakerStage { return preconfigured(harness.EchoGood.Name, w.authed.Token) }, orcaSucceeded, "Successful"},
-		{"preconfigured/echo-bad", func() spinnakerStage { return preconfigured(harness.EchoBad.Name, w.authed.Token) }, orcaTerminal, "Failed"},
-		{"preconfigured/wrong token", func() spinnakerStage { return preconfigured(harness.EchoGood.Name, "not-"+w.authed.Token) }, orcaTerminal, ""},
+		{"stage/echo-good", func() spinnakerStage { return adHoc(harness.EchoGood) }, orcaSucceeded, "Successful"},
+		{"stage/echo-bad", func() spinnakerStage { return adHoc(harness.EchoBad) }, orcaTerminal, "Failed"},
+		{"preconfigured/echo-good", func() spinnakerStage { return preconfigured(harness.EchoGood, w.authed.Token) }, orcaSucceeded, "Successful"},
+		{"preconfigured/echo-bad", func() spinnakerStage { return preconfigured(harness.EchoBad, w.authed.Token) }, orcaTerminal, "Failed"},
+		{"preconfigured/wrong token", func() spinnakerStage { return preconfigured(harness.EchoGood, "not-"+w.authed.Token) }, orcaTerminal, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := runWebhookStage(t, tc.stage())
@@ -366,8 +366,8 @@ func TestSpinnaker(t *testing.T) {
 		name  string
 		stage func() spinnakerStage
 	}{
-		{"stage/cancelled", func() spinnakerStage { return adHoc(harness.EchoGood.Name) }},
-		{"preconfigured/cancelled", func() spinnakerStage { return preconfigured(harness.EchoGood.Name, w.authed.Token) }},
+		{"stage/cancelled", func() spinnakerStage { return adHoc(harness.EchoGood) }},
+		{"preconfigured/cancelled", func() spinnakerStage { return preconfigured(harness.EchoGood, w.authed.Token) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.stage()
@@ -386,7 +386,7 @@ func TestSpinnaker(t *testing.T) {
 	}
 	t.Run("stage/prometheus down", func(t *testing.T) {
 		w.prom.Stop()
-		status, body := runWebhookStage(t, adHoc(harness.EchoGood.Name))
+		status, body := runWebhookStage(t, adHoc(harness.EchoGood))
 		if status != orcaTerminal || !strings.Contains(body, `"phase":"Error"`) {
 			t.Errorf("Orca status %s, want TERMINAL with phase Error; last body: %s", status, body)
 		}

@@ -172,9 +172,9 @@ func TestTekton(t *testing.T) {
 		wantOK    bool
 		wantPhase string
 	}{
-		{"echo-good", harness.EchoGood.Name, w.authed.Token, true, "Successful"},
-		{"echo-bad", harness.EchoBad.Name, w.authed.Token, false, "Failed"},
-		{"wrong token", harness.EchoGood.Name, "not-" + w.authed.Token, false, "Error"},
+		{"echo-good", harness.EchoGood, w.authed.Token, true, "Successful"},
+		{"echo-bad", harness.EchoBad, w.authed.Token, false, "Failed"},
+		{"wrong token", harness.EchoGood, "not-" + w.authed.Token, false, "Error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, phase := runTektonStep(t, task, params(tc.namespace), secrets(tc.token))
@@ -185,13 +185,13 @@ func TestTekton(t *testing.T) {
 	}
 	t.Run("prometheus down", func(t *testing.T) {
 		w.prom.Stop()
-		got, phase := runTektonStep(t, task, params(harness.EchoGood.Name), secrets(w.authed.Token))
+		got, phase := runTektonStep(t, task, params(harness.EchoGood), secrets(w.authed.Token))
 		if got.code == 0 || phase != "Error" {
 			t.Errorf("exit %d, phase %q; want a failure, phase Error\nlog:\n%s", got.code, phase, got.output)
 		}
 	})
 	t.Run("canaryd unreachable", func(t *testing.T) {
-		p := params(harness.EchoGood.Name)
+		p := params(harness.EchoGood)
 		p["canaryd-url"] = "http://127.0.0.1:1"
 		got, phase := runTektonStep(t, task, p, secrets(w.authed.Token))
 		if got.code == 0 || phase != "Error" {

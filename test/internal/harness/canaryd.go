@@ -20,6 +20,13 @@ import (
 // canarydModule is the module line of the repository's root go.mod.
 const canarydModule = "module github.com/canaryd/canaryd\n"
 
+// Two namespaces of promtest's fixture: with the templates' threshold of
+// 99% successful requests, EchoGood passes and EchoBad fails.
+const (
+	EchoGood = "echo-good"
+	EchoBad  = "echo-bad"
+)
+
 // BaseTemplatesDir is where the Kustomize base keeps the AnalysisTemplates
 // it serves, relative to the repository root.
 const BaseTemplatesDir = "deploy/kustomize/base/templates"
@@ -268,6 +275,16 @@ func environWithout(prefix string) []string {
 		}
 	}
 	return env
+}
+
+// lookPath finds a program or fails the test with how to install it.
+func lookPath(t testing.TB, name, install string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("harness: %s not found on PATH; %s", name, install)
+	}
+	return path
 }
 
 func randomToken(t testing.TB) string {

@@ -3,9 +3,9 @@ package harness
 import (
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/canaryd/canaryd/internal/promtest"
 )
 
 // fatalRecorder stands in for a test, to see what a helper fails with.
@@ -21,58 +21,39 @@ func (r *fatalRecorder) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 
-// TestMissingPrometheus checks that a machine without Prometheus fails the
-// test with the install command, and does not skip it.
-func TestMissingPrometheus(t *testing.T) {
+// TestMissingGo checks that a machine without Go fails the test with where
+// to get it, and does not skip it.
+func TestMissingGo(t *testing.T) {
+	t.Setenv(BinaryEnv, "")
 	t.Setenv("PATH", t.TempDir())
 	r := &fatalRecorder{TB: t}
 	done := make(chan struct{})
-	// Ends when StartPrometheus fails, through runtime.Goexit.
+	// Ends when CanarydBinary fails, through runtime.Goexit.
 	go func() {
 		defer close(done)
-		StartPrometheus(r)
+		CanarydBinary(r)
 	}()
 	<-done
-	want := "harness: prometheus not found on PATH; install it with: apt-get install -y prometheus"
+	want := "harness: go not found on PATH; install Go from https://go.dev/dl/ or your distribution"
 	if r.msg != want {
-		t.Errorf("StartPrometheus failed with %q, want %q", r.msg, want)
+		t.Errorf("CanarydBinary failed with %q, want %q", r.msg, want)
 	}
 	if t.Skipped() {
-		t.Error("StartPrometheus skipped the test")
+		t.Error("CanarydBinary skipped the test")
 	}
 }
 
-// TestFixture checks the OpenMetrics text promtool backfills: each series'
-// samples together, in time order, and the file closed by # EOF.
-func TestFixture(t *testing.T) {
-	text := fixture(testNow)
-	if !strings.HasSuffix(text, "# EOF\n") {
-		t.Error("the fixture does not end with # EOF")
+// TestNamespaces checks that EchoGood and EchoBad are namespaces of
+// promtest's fixture on either side of the templates' 99% threshold.
+func TestNamespaces(t *testing.T) {
+	rates := map[string]float64{}
+	for _, ns := range promtest.Namespaces() {
+		rates[ns.Name] = ns.SuccessRate
 	}
-	lines := strings.Split(strings.TrimSpace(text), "\n")
-	series := map[string]bool{}
-	last := ""
-	for _, l := range lines {
-		if strings.HasPrefix(l, "#") {
-			continue
-		}
-		name := l[:strings.Index(l, "}")+1]
-		if name != last && series[name] {
-			t.Fatalf("series %s is split", name)
-		}
-		series[name], last = true, name
+	if r, ok := rates[EchoGood]; !ok || r < 0.99 {
+		t.Errorf("%s: success rate %v (in the fixture: %v), want one of at least 0.99", EchoGood, r, ok)
 	}
-	if got, want := len(series), len(EchoGood.perStep)+len(EchoBad.perStep); got != want {
-		t.Errorf("%d series, want %d", got, want)
+	if r, ok := rates[EchoBad]; !ok || r >= 0.99 {
+		t.Errorf("%s: success rate %v (in the fixture: %v), want one under 0.99", EchoBad, r, ok)
 	}
-}
-
-var testNow = mustTime("2026-01-02T03:04:05Z")
-
-func mustTime(s string) time.Time {
-	v, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return v
 }

@@ -2,7 +2,10 @@ package harness
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -12,6 +15,9 @@ import (
 // stopTimeout bounds how long a process gets to exit after SIGTERM before
 // its group is killed.
 const stopTimeout = 10 * time.Second
+
+// readyTimeout bounds the start of canaryd.
+const readyTimeout = 60 * time.Second
 
 // process is a started child whose output is kept for failure messages.
 type process struct {
@@ -76,6 +82,36 @@ func (p *process) exitErr() error {
 }
 
 var errRunning = errors.New("still running")
+
+// waitReady polls url until it answers 200, the process exits, or
+// readyTimeout passes.
+func waitReady(proc *process, url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: 2 * time.Second}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := proc.exitErr(); !errors.Is(err, errRunning) {
+			return fmt.Errorf("%v before it was ready:\n%s", err, proc.output.String())
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready after %v:\n%s", url, readyTimeout, proc.output.String())
+		case <-tick.C:
+		}
+	}
+}
 
 // lockedBuffer is a bytes.Buffer safe for the writer goroutines of
 // exec.Cmd and a reading test.
