@@ -94,34 +94,34 @@ type Config struct {
 // Mimir, Cortex) and how to reach it.
 type Datasource struct {
 	// Name labels the datasource in metrics and messages; default its URL.
-	Name string `yaml:"name"`
+	Name string `yaml:"name" doc:"labels the datasource in metrics and messages; default its URL"`
 	// URL is the base URL a metric's address names
 	// (http://mimir-query-frontend:8080/prometheus).
-	URL string `yaml:"url"`
+	URL string `yaml:"url" doc:"base URL a metric's address names (http://mimir-query-frontend:8080/prometheus)"`
 	// Headers are sent with every query; a metric cannot override them
 	// (X-Scope-OrgID for Mimir and Cortex).
-	Headers map[string]string `yaml:"headers"`
+	Headers map[string]string `yaml:"headers" doc:"headers sent with every query, which a metric cannot override (X-Scope-OrgID for Mimir and Cortex)"`
 	// BearerTokenFile is read on every query, so rotation needs no restart.
-	BearerTokenFile string     `yaml:"bearerTokenFile"`
-	BasicAuth       *BasicAuth `yaml:"basicAuth"`
-	TLS             TLS        `yaml:"tls"`
+	BearerTokenFile string     `yaml:"bearerTokenFile" doc:"file holding a bearer token, read on every query so that rotation needs no restart"`
+	BasicAuth       *BasicAuth `yaml:"basicAuth" doc:"HTTP basic authentication; not with bearerTokenFile"`
+	TLS             TLS        `yaml:"tls" doc:"https towards the datasource"`
 }
 
 // BasicAuth is HTTP basic authentication towards a datasource.
 type BasicAuth struct {
-	Username string `yaml:"username"`
+	Username string `yaml:"username" doc:"user name (required)"`
 	// Password or PasswordFile (re-read on every query); not both.
-	Password     Secret `yaml:"password"`
-	PasswordFile string `yaml:"passwordFile"`
+	Password     Secret `yaml:"password" doc:"password; not with passwordFile"`
+	PasswordFile string `yaml:"passwordFile" doc:"file holding the password, re-read on every query"`
 }
 
 // TLS configures https towards a datasource.
 type TLS struct {
-	CAFile             string `yaml:"caFile"`
-	CertFile           string `yaml:"certFile"`
-	KeyFile            string `yaml:"keyFile"`
-	InsecureSkipVerify bool   `yaml:"insecureSkipVerify"`
-	ServerName         string `yaml:"serverName"`
+	CAFile             string `yaml:"caFile" doc:"CA certificates to verify the server with, PEM"`
+	CertFile           string `yaml:"certFile" doc:"client certificate, PEM; with keyFile"`
+	KeyFile            string `yaml:"keyFile" doc:"client certificate's key, PEM; with certFile"`
+	InsecureSkipVerify bool   `yaml:"insecureSkipVerify" doc:"do not verify the server's certificate"`
+	ServerName         string `yaml:"serverName" doc:"name to verify the server's certificate against, and to send in SNI"`
 }
 
 // Secret is a credential read from a file. It prints as [redacted] in
@@ -194,38 +194,6 @@ func (e *Error) Error() string {
 	return "invalid configuration:\n  " + strings.Join(e.Problems, "\n  ")
 }
 
-// setting is one flag, with its environment variable.
-type setting struct {
-	name  string
-	usage string
-	// list settings are repeatable flags and comma-separated variables;
-	// a source that gives any value replaces the lower sources' values.
-	list bool
-	// boolean settings are flags that may be given without a value
-	// (--verbatim-args for --verbatim-args=true).
-	boolean bool
-	// set applies one value (one element, for a list).
-	set func(c *Config, v string) error
-	// reset empties a list before a source replaces it.
-	reset func(c *Config)
-}
-
-// EnvName returns the environment variable of a flag.
-func EnvName(flagName string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
-func durationSetting(name, usage string, field func(*Config) *time.Duration) setting {
-	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
-		d, err := ParseDuration(v)
-		if err != nil {
-			return err
-		}
-		*field(c) = d
-		return nil
-	}}
-}
-
 // ParseDuration reads an operator's duration in Go's form (90s, 1.5h,
 // 500ms) or Prometheus' (30d, 1w, 1y, 1d12h: a day is 24h, a week 7d, a
 // year 365d), so that --retention=30d means what it means in Prometheus'
@@ -240,88 +208,6 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid duration %q (want e.g. 30s, 5m, 1h, 1d12h, 30d, 1w)", s)
 	}
 	return time.Duration(d), nil
-}
-
-func intSetting(name, usage string, field func(*Config) *int) setting {
-	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("invalid integer %q", v)
-		}
-		*field(c) = n
-		return nil
-	}}
-}
-
-func stringSetting(name, usage string, field func(*Config) *string) setting {
-	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
-		*field(c) = v
-		return nil
-	}}
-}
-
-func listSetting(name, usage string, field func(*Config) *[]string) setting {
-	return setting{name: name, usage: usage, list: true,
-		set:   func(c *Config, v string) error { *field(c) = append(*field(c), v); return nil },
-		reset: func(c *Config) { *field(c) = nil },
-	}
-}
-
-// settings are the flags of `canaryd serve`, in the order -h lists them.
-func settings() []setting {
-	return append([]setting{
-		stringSetting("config", "YAML configuration file, for what flags express badly (several Prometheus datasources with headers, credentials, TLS); flags and environment variables override it",
-			func(c *Config) *string { return &c.File }),
-		stringSetting("listen", "address to listen on (default "+DefaultListen+")", func(c *Config) *string { return &c.Listen }),
-		{name: "log-level", usage: "least severe level logged: debug, info, warn or error (default info)",
-			set: func(c *Config, v string) error {
-				l, err := zapcore.ParseLevel(v)
-				if err != nil || l > zapcore.ErrorLevel {
-					return fmt.Errorf("invalid log level %q (want debug, info, warn or error)", v)
-				}
-				c.LogLevel = l
-				return nil
-			}},
-		{name: "prometheus-url", list: true,
-			usage: "a Prometheus that metrics may query (repeatable); the first is the default for metrics without an address (default " + DefaultPrometheusURL + ")",
-			set: func(c *Config, v string) error {
-				c.Datasources = append(c.Datasources, Datasource{URL: v})
-				return nil
-			},
-			reset: func(c *Config) { c.Datasources = nil }},
-		listSetting("prometheus-oauth2-token-url", "an OAuth2 token endpoint that a metric's authentication.oauth2.tokenUrl may name (repeatable; a trailing / allows every URL under it); none refuses OAuth2",
-			func(c *Config) *[]string { return &c.PrometheusOAuth2TokenURLs }),
-		stringSetting("templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
-			func(c *Config) *string { return &c.Templates }),
-		durationSetting("templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP (default 5s)",
-			func(c *Config) *time.Duration { return &c.TemplatesPollInterval }),
-		durationSetting("evaluate-timeout", "how long a round of /v1/evaluate or /v1/templates/{name}/evaluate may take when the caller sets no ?timeout= or Request-Timeout; keep it below the caller's own timeout (Argo's web provider: 10s) (default 8s)",
-			func(c *Config) *time.Duration { return &c.EvaluateTimeout }),
-		listSetting("webhook-allow", "URL prefix a webhook may be sent to (repeatable); none means webhooks are refused",
-			func(c *Config) *[]string { return &c.WebhookAllow }),
-		stringSetting("webhook-secret-file", "file holding the HMAC key that signs webhooks (webhook-signature): whsec_<base64> as Standard Webhooks writes it, or the key's bytes (default: unsigned)",
-			func(c *Config) *string { return &c.WebhookSecretFile }),
-		durationSetting("webhook-max-elapsed", "how long a webhook event's delivery is retried, from its first attempt, before it is given up (default 2m)",
-			func(c *Config) *time.Duration { return &c.WebhookMaxElapsed }),
-		durationSetting("webhook-timeout", "how long one webhook delivery attempt may take, redirects included (default 10s)",
-			func(c *Config) *time.Duration { return &c.WebhookTimeout }),
-		intSetting("max-webhook-backlog", fmt.Sprintf("analyses with webhook deliveries owed (running with a webhook, or finished with deliveries still being made or retried) before new analyses with a webhook get 429 (default %d)", limits.MaxWebhookBacklog),
-			func(c *Config) *int { return &c.MaxWebhookBacklog }),
-		stringSetting("auth-token-file", "file of bearer tokens, one a line; when set, every /v1 call needs Authorization: Bearer <token>",
-			func(c *Config) *string { return &c.AuthTokenFile }),
-		intSetting("max-analyses", fmt.Sprintf("analyses running at once before new ones get 429 (default %d)", DefaultMaxAnalyses),
-			func(c *Config) *int { return &c.MaxAnalyses }),
-		intSetting("max-finished", fmt.Sprintf("finished analyses kept readable; the oldest are dropped first (default %d)", DefaultMaxFinished),
-			func(c *Config) *int { return &c.MaxFinished }),
-		durationSetting("retention", "how long a finished analysis stays readable (default 1h)",
-			func(c *Config) *time.Duration { return &c.Retention }),
-		durationSetting("shutdown-grace", "on SIGTERM, how long running analyses get to finish before they end with phase Error (default 30s)",
-			func(c *Config) *time.Duration { return &c.ShutdownGrace }),
-		durationSetting("error-retry", "wait after an Error measurement before measuring again (default 10s, as Argo Rollouts)",
-			func(c *Config) *time.Duration { return &c.ErrorRetry }),
-		durationSetting("max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound (default 24h)",
-			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }),
-	}, append(limitSettings(), replicaSettings()...)...)
 }
 
 // rawValues records a flag's values as given, so that precedence can be
@@ -357,8 +243,11 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 	fs.SetOutput(output)
 	raw := make(map[string]*rawValues, len(all))
 	for _, s := range all {
+		if s.fileOnly {
+			continue
+		}
 		raw[s.name] = &rawValues{list: s.list, boolean: s.boolean}
-		fs.Var(raw[s.name], s.name, s.usage+"; env "+EnvName(s.name))
+		fs.Var(raw[s.name], s.name, s.usage+" (default "+s.defaultText()+"); env "+s.env())
 	}
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(output, "Usage: canaryd serve [flags]\n\nEvery flag can also be set with its environment variable, and in the --config file\nunder its name in camelCase; a flag wins over its variable, which wins over the file.\n\nFlags:\n")
@@ -388,6 +277,9 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 	}
 
 	for _, s := range all {
+		if s.fileOnly {
+			continue
+		}
 		source, values := "--"+s.name, raw[s.name].values
 		if len(values) == 0 {
 			env := getenv(EnvName(s.name))

@@ -8,7 +8,15 @@
 // X-Scope-OrgID), bearer token file, basic auth and TLS. Every flag also has a
 // file key, its name in camelCase.
 //
+// One table of settings (settings.go) drives the flags, their variables,
+// the file's keys, -h and the configuration reference, docs/configuration.md,
+// which Reference generates: after changing a setting, run
+// `go generate ./internal/config` (TestReference fails until then). The
+// defaults of the limits come from internal/limits, their one home.
+//
 // The package only reads and checks. It must not start anything, open
 // network connections or log: the command wires what it returns. Secrets
 // (the contents of token files) are held in Secret values, which never print.
 package config
+
+//go:generate go run ./gendocs ../../docs/configuration.md

@@ -1,143 +1,171 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v2"
+	yaml "go.yaml.in/yaml/v3"
 )
 
-// fileConfig is the --config file. Scalars are read as text and go through
-// the same parsing as flags and variables, so "1h" means the same in all
-// three. Unknown keys are errors: a misspelt key must not be ignored.
-type fileConfig struct {
-	Listen                   *string      `yaml:"listen"`
-	LogLevel                 *string      `yaml:"logLevel"`
-	Prometheus               []Datasource `yaml:"prometheus"`
-	PrometheusURL            []string     `yaml:"prometheusUrl"`
-	PrometheusOAuth2TokenURL []string     `yaml:"prometheusOauth2TokenUrl"`
-	Templates                *string      `yaml:"templates"`
-	TemplatesPollInterval    *string      `yaml:"templatesPollInterval"`
-	EvaluateTimeout          *string      `yaml:"evaluateTimeout"`
-	WebhookAllow             []string     `yaml:"webhookAllow"`
-	WebhookSecretFile        *string      `yaml:"webhookSecretFile"`
-	WebhookMaxElapsed        *string      `yaml:"webhookMaxElapsed"`
-	WebhookTimeout           *string      `yaml:"webhookTimeout"`
-	MaxWebhookBacklog        *string      `yaml:"maxWebhookBacklog"`
-	AuthTokenFile            *string      `yaml:"authTokenFile"`
-	MaxAnalyses              *string      `yaml:"maxAnalyses"`
-	MaxFinished              *string      `yaml:"maxFinished"`
-	Retention                *string      `yaml:"retention"`
-	ShutdownGrace            *string      `yaml:"shutdownGrace"`
-	ErrorRetry               *string      `yaml:"errorRetry"`
-	MaxAnalysisDuration      *string      `yaml:"maxAnalysisDuration"`
-	Limits                   fileLimits   `yaml:",inline"`
-	Replicas                 fileReplicas `yaml:",inline"`
-}
-
 // loadFile applies the configuration file at path to c and returns every
-// problem, each naming the file and key.
+// problem, each naming the file, line and key. Its keys are those of the
+// settings (camelCase of the flags); scalars are read as text and go
+// through the same parsing as flags and variables, so "1h" means the same
+// in all three. Unknown keys are errors: a misspelt key must not be
+// ignored.
 func loadFile(c *Config, path string) []string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return []string{fmt.Sprintf("--config: %v", pathError(err))}
 	}
-	var f fileConfig
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return []string{fmt.Sprintf("%s: %s", path, yamlWords.Replace(strings.TrimPrefix(err.Error(), "yaml: ")))}
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file sets nothing
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return []string{fmt.Sprintf("%s: line %d: the file must be a mapping of keys to values", path, top.Line)}
+	}
+
+	byKey := map[string]setting{}
+	for _, s := range settings() {
+		if k := s.key(); k != "" {
+			byKey[k] = s
+		}
+	}
+	dir := filepath.Dir(path)
+	var problems []string
+	add := func(line int, format string, a ...any) {
+		problems = append(problems, fmt.Sprintf("%s: line %d: ", path, line)+fmt.Sprintf(format, a...))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		s, ok := byKey[k.Value]
+		switch {
+		case !ok:
+			add(k.Line, "unknown key %s", k.Value)
+			continue
+		case seen[k.Value]:
+			add(k.Line, "%s: given twice", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			continue // a key without a value sets nothing
+		}
+		if s.decode != nil {
+			for _, p := range s.decode(c, data, dir) {
+				problems = append(problems, fmt.Sprintf("%s: %s", path, p))
+			}
+			continue
+		}
+		values, err := scalars(v, s.list)
+		if err != nil {
+			add(v.Line, "%v (%s)", err, k.Value)
+			continue
+		}
+		if s.list {
+			s.reset(c)
+		}
+		for _, value := range values {
+			value = strings.TrimSpace(value)
+			if s.path {
+				value = relativeTo(dir, value)
+			}
+			if err := s.set(c, value); err != nil {
+				add(v.Line, "%s: %v", k.Value, err)
+			}
+		}
+	}
+	if seen["prometheus"] && seen["prometheusUrl"] {
+		problems = append(problems, fmt.Sprintf("%s: give prometheus (datasources) or prometheusUrl (plain URLs), not both", path))
+	}
+	return problems
+}
+
+// scalars returns the text of a value: one scalar, or for a list setting
+// a list of them.
+func scalars(v *yaml.Node, list bool) ([]string, error) {
+	switch {
+	case v.Kind == yaml.ScalarNode && !list:
+		return []string{v.Value}, nil
+	case v.Kind == yaml.SequenceNode && list:
+		out := make([]string, len(v.Content))
+		for i, e := range v.Content {
+			if e.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("item %d: %s cannot be a string", i, kindWords(e))
+			}
+			out[i] = e.Value
+		}
+		return out, nil
+	case list:
+		return nil, fmt.Errorf("%s cannot be a list of strings", kindWords(v))
+	default:
+		return nil, fmt.Errorf("%s cannot be a string", kindWords(v))
+	}
+}
+
+func kindWords(v *yaml.Node) string {
+	switch v.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return "a " + strings.TrimPrefix(v.ShortTag(), "!!")
+	}
+}
+
+// decodeDatasources reads the prometheus key of the file (data): a list of
+// datasources, every key of which must be known, their files relative to
+// dir.
+func decodeDatasources(c *Config, data []byte, dir string) []string {
+	var f struct {
+		Prometheus []Datasource `yaml:"prometheus"`
+		// The other keys are the other settings', read from the nodes.
+		Others map[string]any `yaml:",inline"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
 			out := make([]string, len(te.Errors))
 			for i, e := range te.Errors {
-				out[i] = fmt.Sprintf("%s: %s", path, yamlWords.Replace(e))
+				out[i] = yamlWords.Replace(e)
 			}
 			return out
 		}
-		return []string{fmt.Sprintf("%s: %v", path, err)}
+		return []string{fmt.Sprintf("prometheus: %v", err)}
 	}
-
-	dir := filepath.Dir(path)
-	relative := func(p *string) *string {
-		if p == nil {
-			return nil
+	c.Datasources = make([]Datasource, len(f.Prometheus))
+	for i, d := range f.Prometheus {
+		d.BearerTokenFile = relativeTo(dir, d.BearerTokenFile)
+		if d.BasicAuth != nil {
+			b := *d.BasicAuth
+			b.PasswordFile = relativeTo(dir, b.PasswordFile)
+			d.BasicAuth = &b
 		}
-		r := relativeTo(dir, *p)
-		return &r
+		d.TLS.CAFile = relativeTo(dir, d.TLS.CAFile)
+		d.TLS.CertFile = relativeTo(dir, d.TLS.CertFile)
+		d.TLS.KeyFile = relativeTo(dir, d.TLS.KeyFile)
+		c.Datasources[i] = d
 	}
-	scalars := map[string]*string{
-		"listen":                  f.Listen,
-		"log-level":               f.LogLevel,
-		"templates":               relative(f.Templates),
-		"templates-poll-interval": f.TemplatesPollInterval,
-		"evaluate-timeout":        f.EvaluateTimeout,
-		"webhook-secret-file":     relative(f.WebhookSecretFile),
-		"webhook-max-elapsed":     f.WebhookMaxElapsed,
-		"webhook-timeout":         f.WebhookTimeout,
-		"max-webhook-backlog":     f.MaxWebhookBacklog,
-		"auth-token-file":         relative(f.AuthTokenFile),
-		"max-analyses":            f.MaxAnalyses,
-		"max-finished":            f.MaxFinished,
-		"retention":               f.Retention,
-		"shutdown-grace":          f.ShutdownGrace,
-		"error-retry":             f.ErrorRetry,
-		"max-analysis-duration":   f.MaxAnalysisDuration,
-	}
-	maps.Copy(scalars, f.Limits.scalars())
-	maps.Copy(scalars, f.Replicas.scalars())
-	lists := map[string][]string{
-		"prometheus-url":              f.PrometheusURL,
-		"prometheus-oauth2-token-url": f.PrometheusOAuth2TokenURL,
-		"webhook-allow":               f.WebhookAllow,
-	}
-	maps.Copy(lists, f.Replicas.lists())
-
-	var problems []string
-	for _, s := range settings() {
-		key := camelCase(s.name)
-		if v := scalars[s.name]; v != nil {
-			if err := s.set(c, strings.TrimSpace(*v)); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %s: %v", path, key, err))
-			}
-		}
-		if values := lists[s.name]; values != nil {
-			s.reset(c)
-			for _, v := range values {
-				if err := s.set(c, strings.TrimSpace(v)); err != nil {
-					problems = append(problems, fmt.Sprintf("%s: %s: %v", path, key, err))
-				}
-			}
-		}
-	}
-
-	if f.Prometheus != nil {
-		if f.PrometheusURL != nil {
-			problems = append(problems, fmt.Sprintf("%s: give prometheus (datasources) or prometheusUrl (plain URLs), not both", path))
-		}
-		c.Datasources = make([]Datasource, len(f.Prometheus))
-		for i, d := range f.Prometheus {
-			d.BearerTokenFile = relativeTo(dir, d.BearerTokenFile)
-			if d.BasicAuth != nil {
-				b := *d.BasicAuth
-				b.PasswordFile = relativeTo(dir, b.PasswordFile)
-				d.BasicAuth = &b
-			}
-			d.TLS.CAFile = relativeTo(dir, d.TLS.CAFile)
-			d.TLS.CertFile = relativeTo(dir, d.TLS.CertFile)
-			d.TLS.KeyFile = relativeTo(dir, d.TLS.KeyFile)
-			c.Datasources[i] = d
-		}
-	}
-	return problems
+	return nil
 }
 
 // yamlWords puts the YAML decoder's messages into the words of the file;
 // the line number it gives says which key.
 var yamlWords = strings.NewReplacer(
 	"field ", "unknown key ",
-	" not found in type config.fileConfig", "",
 	" not found in type config.Datasource", " (in a datasource)",
 	" not found in type config.BasicAuth", " (in basicAuth)",
 	" not found in type config.TLS", " (in tls)",
@@ -156,12 +184,3 @@ var yamlWords = strings.NewReplacer(
 	"*config.BasicAuth", "basicAuth",
 	"config.TLS", "tls",
 )
-
-// camelCase turns a flag name into its file key: max-analyses → maxAnalyses.
-func camelCase(flagName string) string {
-	parts := strings.Split(flagName, "-")
-	for i := 1; i < len(parts); i++ {
-		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-	}
-	return strings.Join(parts, "")
-}

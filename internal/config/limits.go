@@ -84,64 +84,39 @@ func DefaultLimits() Limits {
 	}
 }
 
-// limitSettings are the flags of the limits, listed after the others.
+// limitSettings are the settings of the limits, listed after the others.
 func limitSettings() []setting {
+	g := groupLimits
 	return []setting{
-		intSetting("max-metrics", fmt.Sprintf("most metrics one analysis may have; more is a 400 on metrics (default %d)", limits.MaxMetrics),
+		intSetting(g, "max-metrics", "most metrics one analysis may have; more is a 400 on metrics",
 			func(c *Config) *int { return &c.MaxMetrics }),
-		intSetting("max-condition-length", fmt.Sprintf("longest successCondition or failureCondition accepted, in bytes (default %d)", limits.MaxConditionLength),
+		intSetting(g, "max-condition-length", "longest successCondition or failureCondition accepted, in bytes",
 			func(c *Config) *int { return &c.MaxConditionLength }),
-		intSetting("max-streams", fmt.Sprintf("streams that may follow one analysis at once; more get 429 (default %d)", limits.MaxStreams),
+		intSetting(g, "max-streams", "streams that may follow one analysis at once; more get 429",
 			func(c *Config) *int { return &c.MaxStreams }),
-		durationSetting("max-query-timeout", "cap on a metric's Prometheus timeout: a longer one is lowered to it (default 1m)",
+		durationSetting(g, "max-query-timeout", "cap on a metric's Prometheus timeout: a longer one is lowered to it",
 			func(c *Config) *time.Duration { return &c.MaxQueryTimeout }),
-		intSetting("max-backtests", fmt.Sprintf("backtests running at once before new ones get 429 (default %d)", limits.MaxBacktests),
+		intSetting(g, "max-backtests", "backtests running at once before new ones get 429",
 			func(c *Config) *int { return &c.MaxBacktests }),
-		durationSetting("max-backtest-window", "longest window, from start to end, a backtest may replay (default 744h, 31 days)",
+		durationSetting(g, "max-backtest-window", "longest window, from start to end, a backtest may replay (744h is 31 days)",
 			func(c *Config) *time.Duration { return &c.MaxBacktestWindow }),
-		intSetting("max-backtest-starts", fmt.Sprintf("most analyses one backtest series (every) may start (default %d)", limits.MaxBacktestStarts),
+		intSetting(g, "max-backtest-starts", "most analyses one backtest series (every) may start",
 			func(c *Config) *int { return &c.MaxBacktestStarts }),
-		intSetting("max-backtest-measurements", fmt.Sprintf("most measurements one backtest request may take, estimated from its schedule (default %d)", limits.MaxBacktestMeasurements),
+		intSetting(g, "max-backtest-measurements", "most measurements one backtest request may take, estimated from its schedule",
 			func(c *Config) *int { return &c.MaxBacktestMeasurements }),
-		intSetting("max-rounds", fmt.Sprintf("rounds (/evaluate) and gates answered at once before new ones get 429 (default %d)", limits.MaxRounds),
+		intSetting(g, "max-rounds", "rounds (/evaluate) and gates answered at once before new ones get 429",
 			func(c *Config) *int { return &c.MaxRounds }),
-		bytesSetting("max-retained-bytes", "results held in memory, running and finished analyses, in bytes (256MiB, 1GiB); finished ones are evicted oldest first, and new analyses get 429 when none can be (default 256MiB)",
+		bytesSetting(g, "max-retained-bytes", "results held in memory, running and finished analyses, in bytes (256MiB, 1GiB); finished ones are evicted oldest first, and new analyses get 429 when none can be",
 			func(c *Config) *int64 { return &c.MaxRetainedBytes }),
-		durationSetting("min-retention", "how long a finished analysis is kept at least, whatever --max-retained-bytes and --max-finished say; at most --retention (default 1m)",
+		durationSetting(g, "min-retention", "how long a finished analysis is kept at least, whatever --max-retained-bytes and --max-finished say; at most --retention",
 			func(c *Config) *time.Duration { return &c.MinRetention }),
-		intSetting("max-result-values", fmt.Sprintf("most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error (default %d)", limits.MaxResultValues),
+		intSetting(g, "max-result-values", "most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error",
 			func(c *Config) *int { return &c.MaxResultValues }),
-		intSetting("max-query-length", fmt.Sprintf("longest query accepted, in bytes, with its arguments substituted; longer is a 400 on the query (default %d)", limits.MaxQueryLength),
+		intSetting(g, "max-query-length", "longest query accepted, in bytes, with its arguments substituted; longer is a 400 on the query",
 			func(c *Config) *int { return &c.MaxQueryLength }),
-		boolSetting("verbatim-args", "substitute the arguments of argoproj.io/v1alpha1 documents as they are, as Argo Rollouts does, rather than escape them in strings and refuse what would change a query's or condition's structure; only where every caller may write any query (default false)",
+		boolSetting(g, "verbatim-args", "substitute the arguments of argoproj.io/v1alpha1 documents as they are, as Argo Rollouts does, rather than escape them in strings and refuse what would change a query's or condition's structure; only where every caller may write any query",
 			func(c *Config) *bool { return &c.VerbatimArgs }),
 	}
-}
-
-// boolSetting reads true or false (1, 0, t, f, …, as strconv.ParseBool);
-// its flag alone means true.
-func boolSetting(name, usage string, field func(*Config) *bool) setting {
-	return setting{name: name, usage: usage, boolean: true, set: func(c *Config, v string) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("invalid boolean %q (want true or false)", v)
-		}
-		*field(c) = b
-		return nil
-	}}
-}
-
-// bytesSetting reads a size in bytes: a number, optionally followed by
-// KiB, MiB or GiB (or KB, MB, GB in powers of ten).
-func bytesSetting(name, usage string, field func(*Config) *int64) setting {
-	return setting{name: name, usage: usage, set: func(c *Config, v string) error {
-		n, err := parseBytes(v)
-		if err != nil {
-			return err
-		}
-		*field(c) = n
-		return nil
-	}}
 }
 
 // parseBytes reads a size such as 268435456, 256MiB or 1GB.
@@ -190,42 +165,4 @@ func (l Limits) validate(retention time.Duration) []string {
 	}
 	slices.Sort(problems) // map order must not decide the message order
 	return problems
-}
-
-// fileLimits are the limits' keys in the --config file.
-type fileLimits struct {
-	MaxMetrics              *string `yaml:"maxMetrics"`
-	MaxConditionLength      *string `yaml:"maxConditionLength"`
-	MaxStreams              *string `yaml:"maxStreams"`
-	MaxQueryTimeout         *string `yaml:"maxQueryTimeout"`
-	MaxBacktests            *string `yaml:"maxBacktests"`
-	MaxBacktestWindow       *string `yaml:"maxBacktestWindow"`
-	MaxBacktestStarts       *string `yaml:"maxBacktestStarts"`
-	MaxBacktestMeasurements *string `yaml:"maxBacktestMeasurements"`
-	MaxRounds               *string `yaml:"maxRounds"`
-	MaxRetainedBytes        *string `yaml:"maxRetainedBytes"`
-	MinRetention            *string `yaml:"minRetention"`
-	MaxResultValues         *string `yaml:"maxResultValues"`
-	MaxQueryLength          *string `yaml:"maxQueryLength"`
-	VerbatimArgs            *string `yaml:"verbatimArgs"`
-}
-
-// scalars are the values the file gives, by flag name.
-func (f fileLimits) scalars() map[string]*string {
-	return map[string]*string{
-		"max-metrics":               f.MaxMetrics,
-		"max-condition-length":      f.MaxConditionLength,
-		"max-streams":               f.MaxStreams,
-		"max-query-timeout":         f.MaxQueryTimeout,
-		"max-backtests":             f.MaxBacktests,
-		"max-backtest-window":       f.MaxBacktestWindow,
-		"max-backtest-starts":       f.MaxBacktestStarts,
-		"max-backtest-measurements": f.MaxBacktestMeasurements,
-		"max-rounds":                f.MaxRounds,
-		"max-retained-bytes":        f.MaxRetainedBytes,
-		"min-retention":             f.MinRetention,
-		"max-result-values":         f.MaxResultValues,
-		"max-query-length":          f.MaxQueryLength,
-		"verbatim-args":             f.VerbatimArgs,
-	}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/canaryd/canaryd/internal/replica"
 )
@@ -22,8 +23,9 @@ type Replicas struct {
 // replicaSettings are the flags of the replicas.
 func replicaSettings() []setting {
 	return []setting{
-		{name: "replica-name",
-			usage: "this replica's name, in the ids of its analyses (NAME.RANDOM) and the Canaryd-Replica header: a DNS label, such as the pod's name (default: the host name, which is the pod's name)",
+		{name: "replica-name", group: groupReplicas, none: "the host name, which in Kubernetes is the pod's name",
+			get:   func(c *Config) string { return c.ReplicaName },
+			usage: "this replica's name, in the ids of its analyses (NAME.RANDOM) and the Canaryd-Replica header: a DNS label, such as the pod's name",
 			set: func(c *Config, v string) error {
 				if err := replica.CheckName(v); err != nil {
 					return err
@@ -31,8 +33,15 @@ func replicaSettings() []setting {
 				c.ReplicaName = v
 				return nil
 			}},
-		{name: "peers", list: true,
-			usage: "the other replicas behind the same Service; a request for an analysis one of them holds is forwarded to it (repeatable): NAME=URL, or dns+http://HOST:PORT where HOST (a headless Service) resolves to every replica, listening on PORT (default: none, this replica answers alone)",
+		{name: "peers", group: groupReplicas, list: true, none: "none: this replica answers alone",
+			get: func(c *Config) string {
+				peers := make([]string, len(c.Peers))
+				for i, p := range c.Peers {
+					peers[i] = fmt.Sprint(p)
+				}
+				return strings.Join(peers, ", ")
+			},
+			usage: "the other replicas behind the same Service; a request for an analysis one of them holds is forwarded to it (repeatable): NAME=URL, or dns+http://HOST:PORT where HOST (a headless Service) resolves to every replica, listening on PORT",
 			set: func(c *Config, v string) error {
 				p, err := replica.ParsePeer(v)
 				if err != nil {
@@ -61,18 +70,4 @@ func (r Replicas) validate() []string {
 		urls[p.Name] = p.URL
 	}
 	return problems
-}
-
-// fileReplicas are the replicas' keys of the --config file.
-type fileReplicas struct {
-	ReplicaName *string  `yaml:"replicaName"`
-	Peers       []string `yaml:"peers"`
-}
-
-func (f fileReplicas) scalars() map[string]*string {
-	return map[string]*string{"replica-name": f.ReplicaName}
-}
-
-func (f fileReplicas) lists() map[string][]string {
-	return map[string][]string{"peers": f.Peers}
 }

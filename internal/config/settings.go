@@ -1,0 +1,287 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// setting is one row of the one table of settings: from it come the flag,
+// its CANARYD_* environment variable, its key in the --config file, its
+// line in -h and its row in the configuration reference (docs).
+type setting struct {
+	// name is the flag's name; the variable is EnvName(name) and the file
+	// key camelCase(name).
+	name string
+	// group names the reference's section the setting is listed under.
+	group string
+	usage string
+	// list settings are repeatable flags, comma-separated variables and
+	// YAML lists; a source that gives any value replaces the lower
+	// sources' values.
+	list bool
+	// boolean settings are flags that may be given without a value
+	// (--verbatim-args for --verbatim-args=true).
+	boolean bool
+	// path settings name a file or directory; in the --config file a
+	// relative path is relative to the file, as in Prometheus'.
+	path bool
+	// fileOnly settings have a file key but no flag nor variable: what
+	// flags express badly (several datasources, each with credentials).
+	fileOnly bool
+	// noFile settings have a flag and a variable but no file key.
+	noFile bool
+	// set applies one value (one element, for a list).
+	set func(c *Config, v string) error
+	// reset empties a list before a source replaces it.
+	reset func(c *Config)
+	// get shows the setting's value in a configuration, so that its
+	// default is shown from Default(); "" for none.
+	get func(c *Config) string
+	// none says what no value means, when it means something ("the host
+	// name", "unsigned"); "" shows as "none".
+	none string
+	// decode reads the file key of a fileOnly setting from the file's
+	// data, its relative paths resolved against dir, and returns its
+	// problems.
+	decode func(c *Config, data []byte, dir string) []string
+}
+
+// key is the setting's key in the --config file, "" for none.
+func (s setting) key() string {
+	if s.noFile {
+		return ""
+	}
+	return camelCase(s.name)
+}
+
+// env is the setting's environment variable, "" for none.
+func (s setting) env() string {
+	if s.fileOnly {
+		return ""
+	}
+	return EnvName(s.name)
+}
+
+// defaultText shows the setting's default.
+func (s setting) defaultText() string {
+	if s.get != nil {
+		if v := s.get(Default()); v != "" {
+			return v
+		}
+	}
+	if s.none != "" {
+		return s.none
+	}
+	return "none"
+}
+
+// EnvName returns the environment variable of a flag.
+func EnvName(flagName string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// camelCase turns a flag name into its file key: max-analyses → maxAnalyses.
+func camelCase(flagName string) string {
+	parts := strings.Split(flagName, "-")
+	for i := 1; i < len(parts); i++ {
+		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+	}
+	return strings.Join(parts, "")
+}
+
+func durationSetting(group, name, usage string, field func(*Config) *time.Duration) setting {
+	return setting{name: name, group: group, usage: usage,
+		set: func(c *Config, v string) error {
+			d, err := ParseDuration(v)
+			if err != nil {
+				return err
+			}
+			*field(c) = d
+			return nil
+		},
+		get: func(c *Config) string { return formatDuration(*field(c)) }}
+}
+
+// formatDuration shows a duration as an operator writes it: 1h, 2m, 744h.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func intSetting(group, name, usage string, field func(*Config) *int) setting {
+	return setting{name: name, group: group, usage: usage,
+		set: func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("invalid integer %q", v)
+			}
+			*field(c) = n
+			return nil
+		},
+		get: func(c *Config) string { return strconv.Itoa(*field(c)) }}
+}
+
+func stringSetting(group, name, usage string, field func(*Config) *string) setting {
+	return setting{name: name, group: group, usage: usage,
+		set: func(c *Config, v string) error {
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return *field(c) }}
+}
+
+// pathSetting is a stringSetting naming a file or directory.
+func pathSetting(group, name, usage string, field func(*Config) *string) setting {
+	s := stringSetting(group, name, usage, field)
+	s.path = true
+	return s
+}
+
+func listSetting(group, name, usage string, field func(*Config) *[]string) setting {
+	return setting{name: name, group: group, usage: usage, list: true,
+		set:   func(c *Config, v string) error { *field(c) = append(*field(c), v); return nil },
+		reset: func(c *Config) { *field(c) = nil },
+		get:   func(c *Config) string { return strings.Join(*field(c), ", ") }}
+}
+
+// boolSetting reads true or false (1, 0, t, f, …, as strconv.ParseBool);
+// its flag alone means true.
+func boolSetting(group, name, usage string, field func(*Config) *bool) setting {
+	return setting{name: name, group: group, usage: usage, boolean: true,
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("invalid boolean %q (want true or false)", v)
+			}
+			*field(c) = b
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatBool(*field(c)) }}
+}
+
+// bytesSetting reads a size in bytes: a number, optionally followed by
+// KiB, MiB or GiB (or KB, MB, GB in powers of ten).
+func bytesSetting(group, name, usage string, field func(*Config) *int64) setting {
+	return setting{name: name, group: group, usage: usage,
+		set: func(c *Config, v string) error {
+			n, err := parseBytes(v)
+			if err != nil {
+				return err
+			}
+			*field(c) = n
+			return nil
+		},
+		get: func(c *Config) string { return formatBytes(*field(c)) }}
+}
+
+// formatBytes shows a size in the largest binary unit that divides it.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// The groups of settings, in the order the reference lists them.
+const (
+	groupServer     = "Server"
+	groupPrometheus = "Prometheus"
+	groupTemplates  = "Templates"
+	groupAnalyses   = "Analyses"
+	groupWebhooks   = "Webhooks"
+	groupLimits     = "Limits"
+	groupReplicas   = "Replicas"
+)
+
+var groups = []string{groupServer, groupPrometheus, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupReplicas}
+
+// settings are the settings of `canaryd serve`, in the order -h lists them.
+func settings() []setting {
+	config := pathSetting(groupServer, "config", "YAML configuration file, for what flags express badly (several Prometheus datasources with headers, credentials, TLS); flags and environment variables override it",
+		func(c *Config) *string { return &c.File })
+	config.noFile = true
+	return append([]setting{
+		config,
+		stringSetting(groupServer, "listen", "address to listen on, host:port", func(c *Config) *string { return &c.Listen }),
+		{name: "log-level", group: groupServer, usage: "least severe level logged: debug, info, warn or error",
+			set: func(c *Config, v string) error {
+				l, err := zapcore.ParseLevel(v)
+				if err != nil || l > zapcore.ErrorLevel {
+					return fmt.Errorf("invalid log level %q (want debug, info, warn or error)", v)
+				}
+				c.LogLevel = l
+				return nil
+			},
+			get: func(c *Config) string { return c.LogLevel.String() }},
+		{name: "prometheus", group: groupPrometheus, fileOnly: true, none: "prometheusUrl's",
+			usage:  "Prometheus-compatible datasources (Prometheus, Thanos, Mimir, Cortex), each with its own headers, credentials and TLS (keys below); the first is the default for metrics without an address. Not with prometheusUrl",
+			decode: decodeDatasources},
+		{name: "prometheus-url", group: groupPrometheus, list: true,
+			usage: "a Prometheus that metrics may query (repeatable); the first is the default for metrics without an address",
+			set: func(c *Config, v string) error {
+				c.Datasources = append(c.Datasources, Datasource{URL: v})
+				return nil
+			},
+			reset: func(c *Config) { c.Datasources = nil },
+			get: func(c *Config) string {
+				urls := make([]string, len(c.Datasources))
+				for i, d := range c.Datasources {
+					urls[i] = d.URL
+				}
+				return strings.Join(urls, ", ")
+			}},
+		listSetting(groupPrometheus, "prometheus-oauth2-token-url", "an OAuth2 token endpoint that a metric's authentication.oauth2.tokenUrl may name (repeatable; a trailing / allows every URL under it); none refuses OAuth2",
+			func(c *Config) *[]string { return &c.PrometheusOAuth2TokenURLs }),
+		pathSetting(groupTemplates, "templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
+			func(c *Config) *string { return &c.Templates }),
+		durationSetting(groupTemplates, "templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP",
+			func(c *Config) *time.Duration { return &c.TemplatesPollInterval }),
+		durationSetting(groupAnalyses, "evaluate-timeout", "how long a round of /v1/evaluate or /v1/templates/{name}/evaluate may take when the caller sets no ?timeout= or Request-Timeout; keep it below the caller's own timeout (Argo's web provider: 10s)",
+			func(c *Config) *time.Duration { return &c.EvaluateTimeout }),
+		listSetting(groupWebhooks, "webhook-allow", "URL prefix a webhook may be sent to (repeatable); none means webhooks are refused",
+			func(c *Config) *[]string { return &c.WebhookAllow }),
+		withNone(pathSetting(groupWebhooks, "webhook-secret-file", "file holding the HMAC key that signs webhooks (webhook-signature): whsec_<base64> as Standard Webhooks writes it, or the key's bytes",
+			func(c *Config) *string { return &c.WebhookSecretFile }), "unsigned"),
+		durationSetting(groupWebhooks, "webhook-max-elapsed", "how long a webhook event's delivery is retried, from its first attempt, before it is given up",
+			func(c *Config) *time.Duration { return &c.WebhookMaxElapsed }),
+		durationSetting(groupWebhooks, "webhook-timeout", "how long one webhook delivery attempt may take, redirects included",
+			func(c *Config) *time.Duration { return &c.WebhookTimeout }),
+		intSetting(groupWebhooks, "max-webhook-backlog", "analyses with webhook deliveries owed (running with a webhook, or finished with deliveries still being made or retried) before new analyses with a webhook get 429",
+			func(c *Config) *int { return &c.MaxWebhookBacklog }),
+		withNone(pathSetting(groupServer, "auth-token-file", "file of bearer tokens, one a line; when set, every /v1 call needs Authorization: Bearer <token>",
+			func(c *Config) *string { return &c.AuthTokenFile }), "none: the API is open"),
+		intSetting(groupAnalyses, "max-analyses", "analyses running at once before new ones get 429",
+			func(c *Config) *int { return &c.MaxAnalyses }),
+		intSetting(groupAnalyses, "max-finished", "finished analyses kept readable; the oldest are dropped first",
+			func(c *Config) *int { return &c.MaxFinished }),
+		durationSetting(groupAnalyses, "retention", "how long a finished analysis stays readable",
+			func(c *Config) *time.Duration { return &c.Retention }),
+		durationSetting(groupAnalyses, "shutdown-grace", "on SIGTERM, how long running analyses get to finish before they end with phase Error",
+			func(c *Config) *time.Duration { return &c.ShutdownGrace }),
+		durationSetting(groupAnalyses, "error-retry", "wait after an Error measurement before measuring again, as Argo Rollouts",
+			func(c *Config) *time.Duration { return &c.ErrorRetry }),
+		durationSetting(groupAnalyses, "max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound",
+			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }),
+	}, append(limitSettings(), replicaSettings()...)...)
+}
+
+// withNone sets what no value of s means.
+func withNone(s setting, none string) setting {
+	s.none = none
+	return s
+}
