@@ -325,9 +325,9 @@ func splitEnv(v string, list bool) []string {
 func (c *Config) validate() []string {
 	var problems []string
 	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	positive := func(flag string, d time.Duration) {
-		if d <= 0 {
-			add("--%s: must be positive, got %s", flag, d)
+	for _, s := range settings() {
+		if p := s.check(c); p != "" {
+			problems = append(problems, p)
 		}
 	}
 
@@ -386,11 +386,6 @@ func (c *Config) validate() []string {
 			c.WebhookSecret = Secret(key)
 		}
 	}
-	positive("webhook-max-elapsed", c.WebhookMaxElapsed)
-	positive("webhook-timeout", c.WebhookTimeout)
-	if c.MaxWebhookBacklog < 1 {
-		add("--max-webhook-backlog: must be at least 1, got %d", c.MaxWebhookBacklog)
-	}
 	c.AuthTokens = nil
 	if c.AuthTokenFile != "" {
 		tokens, err := ReadTokens(c.AuthTokenFile)
@@ -403,24 +398,6 @@ func (c *Config) validate() []string {
 		c.AuthTokens = tokens
 	}
 
-	if c.MaxAnalyses < 1 {
-		add("--max-analyses: must be at least 1, got %d", c.MaxAnalyses)
-	}
-	if c.MaxFinished < 1 {
-		add("--max-finished: must be at least 1, got %d (a finished analysis must stay readable by its id)", c.MaxFinished)
-	}
-	positive("retention", c.Retention)
-	positive("error-retry", c.ErrorRetry)
-	if c.ShutdownGrace < 0 {
-		add("--shutdown-grace: must not be negative, got %s", c.ShutdownGrace)
-	}
-	if c.TemplatesPollInterval < 0 {
-		add("--templates-poll-interval: must not be negative (0 checks only on SIGHUP), got %s", c.TemplatesPollInterval)
-	}
-	positive("evaluate-timeout", c.EvaluateTimeout)
-	if c.MaxAnalysisDuration < 0 {
-		add("--max-analysis-duration: must not be negative (0 means no bound), got %s", c.MaxAnalysisDuration)
-	}
 	problems = append(problems, c.Limits.validate(c.Retention)...)
 	problems = append(problems, c.Replicas.validate()...)
 	return problems

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,32 +87,32 @@ func DefaultLimits() Limits {
 func limitSettings() []setting {
 	g := groupLimits
 	return []setting{
-		intSetting(g, "max-metrics", "most metrics one analysis may have; more is a 400 on metrics",
-			func(c *Config) *int { return &c.MaxMetrics }),
-		intSetting(g, "max-condition-length", "longest successCondition or failureCondition accepted, in bytes",
-			func(c *Config) *int { return &c.MaxConditionLength }),
-		intSetting(g, "max-streams", "streams that may follow one analysis at once; more get 429",
-			func(c *Config) *int { return &c.MaxStreams }),
-		durationSetting(g, "max-query-timeout", "cap on a metric's Prometheus timeout: a longer one is lowered to it",
-			func(c *Config) *time.Duration { return &c.MaxQueryTimeout }),
-		intSetting(g, "max-backtests", "backtests running at once before new ones get 429",
-			func(c *Config) *int { return &c.MaxBacktests }),
-		durationSetting(g, "max-backtest-window", "longest window, from start to end, a backtest may replay (744h is 31 days)",
-			func(c *Config) *time.Duration { return &c.MaxBacktestWindow }),
-		intSetting(g, "max-backtest-starts", "most analyses one backtest series (every) may start",
-			func(c *Config) *int { return &c.MaxBacktestStarts }),
-		intSetting(g, "max-backtest-measurements", "most measurements one backtest request may take, estimated from its schedule",
-			func(c *Config) *int { return &c.MaxBacktestMeasurements }),
-		intSetting(g, "max-rounds", "rounds (/evaluate) and gates answered at once before new ones get 429",
-			func(c *Config) *int { return &c.MaxRounds }),
-		bytesSetting(g, "max-retained-bytes", "results held in memory, running and finished analyses, in bytes (256MiB, 1GiB); finished ones are evicted oldest first, and new analyses get 429 when none can be",
-			func(c *Config) *int64 { return &c.MaxRetainedBytes }),
-		durationSetting(g, "min-retention", "how long a finished analysis is kept at least, whatever --max-retained-bytes and --max-finished say; at most --retention",
-			func(c *Config) *time.Duration { return &c.MinRetention }),
-		intSetting(g, "max-result-values", "most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error",
-			func(c *Config) *int { return &c.MaxResultValues }),
-		intSetting(g, "max-query-length", "longest query accepted, in bytes, with its arguments substituted; longer is a 400 on the query",
-			func(c *Config) *int { return &c.MaxQueryLength }),
+		atLeast(intSetting(g, "max-metrics", "most metrics one analysis may have; more is a 400 on metrics",
+			func(c *Config) *int { return &c.MaxMetrics }), 1, ""),
+		atLeast(intSetting(g, "max-condition-length", "longest successCondition or failureCondition accepted, in bytes",
+			func(c *Config) *int { return &c.MaxConditionLength }), 1, ""),
+		atLeast(intSetting(g, "max-streams", "streams that may follow one analysis at once; more get 429",
+			func(c *Config) *int { return &c.MaxStreams }), 1, ""),
+		positive(durationSetting(g, "max-query-timeout", "cap on a metric's Prometheus timeout: a longer one is lowered to it",
+			func(c *Config) *time.Duration { return &c.MaxQueryTimeout })),
+		atLeast(intSetting(g, "max-backtests", "backtests running at once before new ones get 429",
+			func(c *Config) *int { return &c.MaxBacktests }), 1, ""),
+		positive(durationSetting(g, "max-backtest-window", "longest window, from start to end, a backtest may replay (744h is 31 days)",
+			func(c *Config) *time.Duration { return &c.MaxBacktestWindow })),
+		atLeast(intSetting(g, "max-backtest-starts", "most analyses one backtest series (every) may start",
+			func(c *Config) *int { return &c.MaxBacktestStarts }), 1, ""),
+		atLeast(intSetting(g, "max-backtest-measurements", "most measurements one backtest request may take, estimated from its schedule",
+			func(c *Config) *int { return &c.MaxBacktestMeasurements }), 1, ""),
+		atLeast(intSetting(g, "max-rounds", "rounds (/evaluate) and gates answered at once before new ones get 429",
+			func(c *Config) *int { return &c.MaxRounds }), 1, ""),
+		atLeast(bytesSetting(g, "max-retained-bytes", "results held in memory, running and finished analyses, in bytes (256MiB, 1GiB); finished ones are evicted oldest first, and new analyses get 429 when none can be",
+			func(c *Config) *int64 { return &c.MaxRetainedBytes }), 1<<20, ""),
+		positive(durationSetting(g, "min-retention", "how long a finished analysis is kept at least, whatever --max-retained-bytes and --max-finished say; at most --retention",
+			func(c *Config) *time.Duration { return &c.MinRetention })),
+		atLeast(intSetting(g, "max-result-values", "most values a query's result may have (a vector's samples, a matrix's points); a measurement with more is an Error",
+			func(c *Config) *int { return &c.MaxResultValues }), 1, ""),
+		atLeast(intSetting(g, "max-query-length", "longest query accepted, in bytes, with its arguments substituted; longer is a 400 on the query",
+			func(c *Config) *int { return &c.MaxQueryLength }), 1, ""),
 		boolSetting(g, "verbatim-args", "substitute the arguments of argoproj.io/v1alpha1 documents as they are, as Argo Rollouts does, rather than escape them in strings and refuse what would change a query's or condition's structure; only where every caller may write any query",
 			func(c *Config) *bool { return &c.VerbatimArgs }),
 	}
@@ -139,30 +138,12 @@ func parseBytes(v string) (int64, error) {
 	return n * unit, nil
 }
 
-// validate returns the limits' problems: every one must be positive, since
-// none may be switched off, and the minimum retention at most retention.
+// validate returns the problems of the limits as a whole (each one's
+// bound is its setting's): the minimum retention at most the retention.
 func (l Limits) validate(retention time.Duration) []string {
 	var problems []string
-	for flag, n := range map[string]int{
-		"max-metrics": l.MaxMetrics, "max-condition-length": l.MaxConditionLength, "max-streams": l.MaxStreams,
-		"max-backtests": l.MaxBacktests, "max-backtest-starts": l.MaxBacktestStarts, "max-backtest-measurements": l.MaxBacktestMeasurements,
-		"max-rounds": l.MaxRounds, "max-result-values": l.MaxResultValues, "max-query-length": l.MaxQueryLength,
-	} {
-		if n < 1 {
-			problems = append(problems, fmt.Sprintf("--%s: must be at least 1, got %d", flag, n))
-		}
-	}
-	for flag, d := range map[string]time.Duration{"max-query-timeout": l.MaxQueryTimeout, "max-backtest-window": l.MaxBacktestWindow, "min-retention": l.MinRetention} {
-		if d <= 0 {
-			problems = append(problems, fmt.Sprintf("--%s: must be positive, got %s", flag, d))
-		}
-	}
-	if l.MaxRetainedBytes < 1<<20 {
-		problems = append(problems, fmt.Sprintf("--max-retained-bytes: must be at least 1MiB, got %d bytes", l.MaxRetainedBytes))
-	}
 	if l.MinRetention > retention && retention > 0 {
 		problems = append(problems, fmt.Sprintf("--min-retention: must be at most --retention (%s), got %s", retention, l.MinRetention))
 	}
-	slices.Sort(problems) // map order must not decide the message order
 	return problems
 }

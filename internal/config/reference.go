@@ -54,6 +54,9 @@ func Reference() []byte {
 			if s.list {
 				meaning += " (a list)"
 			}
+			if b := s.boundText(); b != "" {
+				meaning += " (" + b + ")"
+			}
 			p("| %s | %s | %s | %s | %s |\n", flag, env, key, s.defaultCell(), cell(meaning))
 		}
 	}

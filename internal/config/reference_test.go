@@ -103,3 +103,16 @@ func TestFileDatasourceLines(t *testing.T) {
 		t.Errorf("an unknown datasource key: %v", err)
 	}
 }
+
+// TestEveryNumberBounded checks that every number setting says what it
+// refuses, so that none can be switched off or made negative unnoticed.
+func TestEveryNumberBounded(t *testing.T) {
+	for _, s := range settings() {
+		if s.num != nil && s.bound == (bound{}) {
+			t.Errorf("--%s has no bound", s.name)
+		}
+		if s.num != nil && s.check(Default()) != "" {
+			t.Errorf("--%s: its default is refused: %s", s.name, s.check(Default()))
+		}
+	}
+}

@@ -29,6 +29,8 @@ type setting struct {
 	// path settings name a file or directory; in the --config file a
 	// relative path is relative to the file, as in Prometheus'.
 	path bool
+	// bytes settings are sizes in bytes.
+	bytes bool
 	// fileOnly settings have a file key but no flag nor variable: what
 	// flags express badly (several datasources, each with credentials).
 	fileOnly bool
@@ -44,10 +46,82 @@ type setting struct {
 	// none says what no value means, when it means something ("the host
 	// name", "unsigned"); "" shows as "none".
 	none string
+	// num reads a number setting's value in a configuration, for bound
+	// to check; nil for the others.
+	num func(c *Config) int64
+	// bound is the values a number setting refuses (none when zero).
+	bound bound
 	// decode reads the file key of a fileOnly setting from the file's
 	// data, its relative paths resolved against dir, and returns its
 	// problems.
 	decode func(c *Config, data []byte, dir string) []string
+}
+
+// bound is the least value a number setting accepts.
+type bound struct {
+	// atLeast is the least value; with positive false and atLeast 0 no
+	// value is refused but negative ones, when nonNegative is set.
+	atLeast     int64
+	positive    bool
+	nonNegative bool
+	// note says why, or what the edge means: "0 checks only on SIGHUP".
+	note string
+}
+
+// atLeast bounds a number setting from below.
+func atLeast(s setting, n int64, note string) setting {
+	s.bound = bound{atLeast: n, note: note}
+	return s
+}
+
+// positive refuses 0 and below.
+func positive(s setting) setting {
+	s.bound = bound{positive: true}
+	return s
+}
+
+// nonNegative refuses below 0, note saying what 0 means.
+func nonNegative(s setting, note string) setting {
+	s.bound = bound{nonNegative: true, note: note}
+	return s
+}
+
+// check returns the problem of the setting's value in c, "" for none.
+func (s setting) check(c *Config) string {
+	if s.num == nil || s.bound == (bound{}) {
+		return ""
+	}
+	v, b := s.num(c), s.bound
+	note := ""
+	if b.note != "" {
+		note = " (" + b.note + ")"
+	}
+	switch {
+	case b.positive && v <= 0:
+		return fmt.Sprintf("--%s: must be positive%s, got %s", s.name, note, time.Duration(v))
+	case b.nonNegative && v < 0:
+		return fmt.Sprintf("--%s: must not be negative%s, got %s", s.name, note, time.Duration(v))
+	case b.atLeast != 0 && v < b.atLeast && s.bytes:
+		return fmt.Sprintf("--%s: must be at least %s%s, got %d bytes", s.name, formatBytes(b.atLeast), note, v)
+	case b.atLeast != 0 && v < b.atLeast:
+		return fmt.Sprintf("--%s: must be at least %d%s, got %d", s.name, b.atLeast, note, v)
+	}
+	return ""
+}
+
+// boundText says in words what a setting accepts, for the reference.
+func (s setting) boundText() string {
+	switch b := s.bound; {
+	case b.positive:
+		return "more than 0"
+	case b.nonNegative:
+		return "0 or more"
+	case b.atLeast != 0 && s.bytes:
+		return "at least " + formatBytes(b.atLeast)
+	case b.atLeast != 0:
+		return fmt.Sprintf("at least %d", b.atLeast)
+	}
+	return ""
 }
 
 // key is the setting's key in the --config file, "" for none.
@@ -103,7 +177,8 @@ func durationSetting(group, name, usage string, field func(*Config) *time.Durati
 			*field(c) = d
 			return nil
 		},
-		get: func(c *Config) string { return formatDuration(*field(c)) }}
+		get: func(c *Config) string { return formatDuration(*field(c)) },
+		num: func(c *Config) int64 { return int64(*field(c)) }}
 }
 
 // formatDuration shows a duration as an operator writes it: 1h, 2m, 744h.
@@ -128,7 +203,8 @@ func intSetting(group, name, usage string, field func(*Config) *int) setting {
 			*field(c) = n
 			return nil
 		},
-		get: func(c *Config) string { return strconv.Itoa(*field(c)) }}
+		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+		num: func(c *Config) int64 { return int64(*field(c)) }}
 }
 
 func stringSetting(group, name, usage string, field func(*Config) *string) setting {
@@ -172,7 +248,7 @@ func boolSetting(group, name, usage string, field func(*Config) *bool) setting {
 // bytesSetting reads a size in bytes: a number, optionally followed by
 // KiB, MiB or GiB (or KB, MB, GB in powers of ten).
 func bytesSetting(group, name, usage string, field func(*Config) *int64) setting {
-	return setting{name: name, group: group, usage: usage,
+	return setting{name: name, group: group, usage: usage, bytes: true,
 		set: func(c *Config, v string) error {
 			n, err := parseBytes(v)
 			if err != nil {
@@ -181,7 +257,8 @@ func bytesSetting(group, name, usage string, field func(*Config) *int64) setting
 			*field(c) = n
 			return nil
 		},
-		get: func(c *Config) string { return formatBytes(*field(c)) }}
+		get: func(c *Config) string { return formatBytes(*field(c)) },
+		num: func(c *Config) int64 { return *field(c) }}
 }
 
 // formatBytes shows a size in the largest binary unit that divides it.
@@ -249,34 +326,34 @@ func settings() []setting {
 			func(c *Config) *[]string { return &c.PrometheusOAuth2TokenURLs }),
 		pathSetting(groupTemplates, "templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
 			func(c *Config) *string { return &c.Templates }),
-		durationSetting(groupTemplates, "templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP",
-			func(c *Config) *time.Duration { return &c.TemplatesPollInterval }),
-		durationSetting(groupAnalyses, "evaluate-timeout", "how long a round of /v1/evaluate or /v1/templates/{name}/evaluate may take when the caller sets no ?timeout= or Request-Timeout; keep it below the caller's own timeout (Argo's web provider: 10s)",
-			func(c *Config) *time.Duration { return &c.EvaluateTimeout }),
+		nonNegative(durationSetting(groupTemplates, "templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP",
+			func(c *Config) *time.Duration { return &c.TemplatesPollInterval }), "0 checks only on SIGHUP"),
+		positive(durationSetting(groupAnalyses, "evaluate-timeout", "how long a round of /v1/evaluate or /v1/templates/{name}/evaluate may take when the caller sets no ?timeout= or Request-Timeout; keep it below the caller's own timeout (Argo's web provider: 10s)",
+			func(c *Config) *time.Duration { return &c.EvaluateTimeout })),
 		listSetting(groupWebhooks, "webhook-allow", "URL prefix a webhook may be sent to (repeatable); none means webhooks are refused",
 			func(c *Config) *[]string { return &c.WebhookAllow }),
 		withNone(pathSetting(groupWebhooks, "webhook-secret-file", "file holding the HMAC key that signs webhooks (webhook-signature): whsec_<base64> as Standard Webhooks writes it, or the key's bytes",
 			func(c *Config) *string { return &c.WebhookSecretFile }), "unsigned"),
-		durationSetting(groupWebhooks, "webhook-max-elapsed", "how long a webhook event's delivery is retried, from its first attempt, before it is given up",
-			func(c *Config) *time.Duration { return &c.WebhookMaxElapsed }),
-		durationSetting(groupWebhooks, "webhook-timeout", "how long one webhook delivery attempt may take, redirects included",
-			func(c *Config) *time.Duration { return &c.WebhookTimeout }),
-		intSetting(groupWebhooks, "max-webhook-backlog", "analyses with webhook deliveries owed (running with a webhook, or finished with deliveries still being made or retried) before new analyses with a webhook get 429",
-			func(c *Config) *int { return &c.MaxWebhookBacklog }),
+		positive(durationSetting(groupWebhooks, "webhook-max-elapsed", "how long a webhook event's delivery is retried, from its first attempt, before it is given up",
+			func(c *Config) *time.Duration { return &c.WebhookMaxElapsed })),
+		positive(durationSetting(groupWebhooks, "webhook-timeout", "how long one webhook delivery attempt may take, redirects included",
+			func(c *Config) *time.Duration { return &c.WebhookTimeout })),
+		atLeast(intSetting(groupWebhooks, "max-webhook-backlog", "analyses with webhook deliveries owed (running with a webhook, or finished with deliveries still being made or retried) before new analyses with a webhook get 429",
+			func(c *Config) *int { return &c.MaxWebhookBacklog }), 1, ""),
 		withNone(pathSetting(groupServer, "auth-token-file", "file of bearer tokens, one a line; when set, every /v1 call needs Authorization: Bearer <token>",
 			func(c *Config) *string { return &c.AuthTokenFile }), "none: the API is open"),
-		intSetting(groupAnalyses, "max-analyses", "analyses running at once before new ones get 429",
-			func(c *Config) *int { return &c.MaxAnalyses }),
-		intSetting(groupAnalyses, "max-finished", "finished analyses kept readable; the oldest are dropped first",
-			func(c *Config) *int { return &c.MaxFinished }),
-		durationSetting(groupAnalyses, "retention", "how long a finished analysis stays readable",
-			func(c *Config) *time.Duration { return &c.Retention }),
-		durationSetting(groupAnalyses, "shutdown-grace", "on SIGTERM, how long running analyses get to finish before they end with phase Error",
-			func(c *Config) *time.Duration { return &c.ShutdownGrace }),
-		durationSetting(groupAnalyses, "error-retry", "wait after an Error measurement before measuring again, as Argo Rollouts",
-			func(c *Config) *time.Duration { return &c.ErrorRetry }),
-		durationSetting(groupAnalyses, "max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound",
-			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }),
+		atLeast(intSetting(groupAnalyses, "max-analyses", "analyses running at once before new ones get 429",
+			func(c *Config) *int { return &c.MaxAnalyses }), 1, ""),
+		atLeast(intSetting(groupAnalyses, "max-finished", "finished analyses kept readable; the oldest are dropped first",
+			func(c *Config) *int { return &c.MaxFinished }), 1, "a finished analysis must stay readable by its id"),
+		positive(durationSetting(groupAnalyses, "retention", "how long a finished analysis stays readable",
+			func(c *Config) *time.Duration { return &c.Retention })),
+		nonNegative(durationSetting(groupAnalyses, "shutdown-grace", "on SIGTERM, how long running analyses get to finish before they end with phase Error",
+			func(c *Config) *time.Duration { return &c.ShutdownGrace }), ""),
+		positive(durationSetting(groupAnalyses, "error-retry", "wait after an Error measurement before measuring again, as Argo Rollouts",
+			func(c *Config) *time.Duration { return &c.ErrorRetry })),
+		nonNegative(durationSetting(groupAnalyses, "max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound",
+			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }), "0 means no bound"),
 	}, append(limitSettings(), replicaSettings()...)...)
 }
 
