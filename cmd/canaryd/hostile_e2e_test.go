@@ -106,6 +106,7 @@ func hostileRows() []hostileRow {
 		{name: "results/subqueries and range queries", attack: attackBigResults},
 		{name: "results/retained and listed", attack: attackRetainedResults},
 		{name: "results/no eviction before --min-retention", flags: []string{"--max-finished", "20"}, attack: attackEviction},
+		{name: "results/retained bytes", flags: []string{"--max-retained-bytes", "4MiB"}, attack: attackRetainedBytes},
 		{name: "streams/never read", attack: attackStalledStreams},
 		{name: "metrics/made-up methods", attack: attackMethods},
 		{name: "rounds/many at once", attack: attackManyRounds},
@@ -468,6 +469,44 @@ func attackRetainedResults(t *testing.T, c *capped, _ *hostileEnv) {
 	t.Logf("retained: %.0f bytes", retained)
 	if retained <= 0 || retained > 256<<20 {
 		t.Errorf("canaryd_analyses_retained_bytes %v, want some and at most --max-retained-bytes (256 MiB)", retained)
+	}
+}
+
+// attackRetainedBytes fills --max-retained-bytes (4 MiB here) with
+// analyses of 20 metrics, each recording ten values of 4 KiB (the most a
+// stored value may be) and a 16 KiB query, about 1.1 MiB an analysis:
+// once every finished result is younger than --min-retention, a new
+// analysis gets a 429 naming the bound. The bound is checked when an
+// analysis starts (its size is not known before it measures), so what is
+// held may pass it by the analyses admitted under it: here, one at a
+// time, by at most one.
+func attackRetainedBytes(t *testing.T, c *capped, _ *hostileEnv) {
+	var metrics []metricJSON
+	for i := range 20 {
+		m := promMetric(fmt.Sprintf("m%d", i), "vector(1.23456789)[5m:100ms]\n# "+strings.Repeat("x", 16_000), "")
+		m.SuccessCondition, m.Count, m.Interval = "len(result) > 0", 10, "10ms"
+		metrics = append(metrics, m)
+	}
+	body := specJSON(metrics)
+	for i := range 20 {
+		ans := do(http.MethodPost, c.base+"/v1/analyses?wait=true", "application/json", body, 30*time.Second)
+		if ans.status == http.StatusTooManyRequests {
+			p := ans.problem(t, http.StatusTooManyRequests)
+			if p.Type != server.ProblemTooManyAnalyses || !strings.Contains(p.Detail, "--max-retained-bytes") || ans.header.Get("Retry-After") == "" {
+				t.Errorf("analysis %d: a 429 not naming --max-retained-bytes, or without Retry-After: %s", i, ans)
+			}
+			t.Logf("analysis %d refused: %s", i, p.Detail)
+			break
+		}
+		if ans.err != nil || ans.status != http.StatusOK {
+			t.Fatalf("analysis %d: %s", i, ans)
+		}
+		if i == 19 {
+			t.Errorf("20 analyses of about 1 MiB each accepted with --max-retained-bytes 4MiB")
+		}
+	}
+	if retained := metricValue(t, c.base, "canaryd_analyses_retained_bytes"); retained > 4<<20+3<<19 {
+		t.Errorf("canaryd_analyses_retained_bytes %v, over --max-retained-bytes 4MiB and the one analysis admitted under it", retained)
 	}
 }
 
