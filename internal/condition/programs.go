@@ -2,7 +2,8 @@ package condition
 
 import (
 	"reflect"
-	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // DefaultProgramsSize is a sensible bound for a service's Programs: far more
@@ -24,13 +25,14 @@ const DefaultProgramsSize = 1024
 // on the types of the environment's names, which are fixed but for result:
 // the values it runs against are handed to it at each evaluation (see run).
 //
+// Each kind is kept for the texts used most recently: the bound only
+// matters against a caller posting ever new conditions, and the texts in
+// real use come back at once.
+//
 // It is safe for concurrent use. A nil *Programs caches nothing.
 type Programs struct {
-	max int
-
-	mu      sync.Mutex
-	checked map[checkKey]verdict
-	typed   map[typedKey]*typedProgram
+	checked *lru.Cache[checkKey, verdict]
+	typed   *lru.Cache[typedKey, *typedProgram]
 }
 
 type checkKey struct {
@@ -56,7 +58,15 @@ func NewPrograms(max int) *Programs {
 	if max < 1 {
 		max = DefaultProgramsSize
 	}
-	return &Programs{max: max, checked: map[checkKey]verdict{}, typed: map[typedKey]*typedProgram{}}
+	checked, err := lru.New[checkKey, verdict](max)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	typed, err := lru.New[typedKey, *typedProgram](max)
+	if err != nil {
+		panic(err)
+	}
+	return &Programs{checked: checked, typed: typed}
 }
 
 // WithPrograms makes Compile share validation verdicts and compiled programs
@@ -69,19 +79,15 @@ func (p *Programs) validate(text string, maxNodes uint) (cost, error) {
 		return validate(text, maxNodes)
 	}
 	key := checkKey{text, maxNodes}
-	p.mu.Lock()
-	v, ok := p.checked[key]
-	p.mu.Unlock()
-	if ok {
+	if v, ok := p.checked.Get(key); ok {
 		return v.cost, v.err
 	}
-	// Compiled without the lock: two callers may both compile a new text,
-	// which is harmless and cheaper than serialising every compile.
+	// Compiled outside the cache's lock: two callers may both compile a
+	// new text, which is harmless and cheaper than serialising every
+	// compile.
+	var v verdict
 	v.cost, v.err = validate(text, maxNodes)
-	p.mu.Lock()
-	makeRoom(p.checked, p.max)
-	p.checked[key] = v
-	p.mu.Unlock()
+	p.checked.Add(key, v)
 	return v.cost, v.err
 }
 
@@ -93,31 +99,11 @@ func (p *Programs) program(text string, key reflect.Type, value any) *typedProgr
 		return &typedProgram{program: program, err: err}
 	}
 	k := typedKey{text, key}
-	p.mu.Lock()
-	tp, ok := p.typed[k]
-	p.mu.Unlock()
-	if ok {
+	if tp, ok := p.typed.Get(k); ok {
 		return tp
 	}
 	program, err := compileTyped(text, value)
-	tp = &typedProgram{program: program, err: err}
-	p.mu.Lock()
-	makeRoom(p.typed, p.max)
-	p.typed[k] = tp
-	p.mu.Unlock()
+	tp := &typedProgram{program: program, err: err}
+	p.typed.Add(k, tp)
 	return tp
-}
-
-// makeRoom drops an entry when m is full: whichever the map's iteration
-// yields first, which is as good as any, since the bound only matters
-// against a caller posting ever new conditions; the texts in real use come
-// back at once.
-func makeRoom[K comparable, V any](m map[K]V, max int) {
-	if len(m) < max {
-		return
-	}
-	for k := range m {
-		delete(m, k)
-		return
-	}
 }

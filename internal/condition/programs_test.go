@@ -3,6 +3,7 @@ package condition
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -103,8 +104,27 @@ func TestProgramsBound(t *testing.T) {
 			t.Fatalf("%d: Judge = %s, %v", i, phase, err)
 		}
 	}
-	if len(programs.checked) > 8 || len(programs.typed) > 8 {
-		t.Errorf("cache holds %d verdicts and %d programs, bound 8", len(programs.checked), len(programs.typed))
+	if programs.checked.Len() > 8 || programs.typed.Len() > 8 {
+		t.Errorf("cache holds %d verdicts and %d programs, bound 8", programs.checked.Len(), programs.typed.Len())
+	}
+}
+
+// TestProgramsKeepTheMostRecent: when the cache is full, the text used
+// least recently makes room, not one in use.
+func TestProgramsKeepTheMostRecent(t *testing.T) {
+	programs := NewPrograms(2)
+	for _, text := range []string{"result[0] > 1", "result[0] > 2", "result[0] > 1", "result[0] > 3"} {
+		if _, errs := Compile(text, "", WithPrograms(programs)); errs != nil {
+			t.Fatal(errs)
+		}
+	}
+	var kept []string
+	for _, k := range programs.checked.Keys() {
+		kept = append(kept, k.text)
+	}
+	slices.Sort(kept)
+	if want := []string{"result[0] > 1", "result[0] > 3"}; !slices.Equal(kept, want) {
+		t.Errorf("kept %q, want %q", kept, want)
 	}
 }
 

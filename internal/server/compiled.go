@@ -1,9 +1,9 @@
 package server
 
 import (
-	linked "container/list"
 	"crypto/sha256"
-	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -38,59 +38,18 @@ type compiledEntry struct {
 	template string
 }
 
-// compiledCache keeps the specs compiled most recently, so that a body
-// sent again is neither parsed, resolved, validated nor compiled again.
+// newCompiledCache returns the cache of the specs compiled most recently,
+// so that a body sent again is neither parsed, resolved, validated nor
+// compiled again: the size most recently used, safe for concurrent use.
 // Only specs that compiled without a problem are kept. The entries are
 // shared by every request that finds them and must not be changed: a
 // request that needs a different plan copies it (withDeadline).
-type compiledCache struct {
-	mu    sync.Mutex
-	size  int
-	order *linked.List // of *cachedSpec, most recently used first
-	byKey map[compiledKey]*linked.Element
-}
-
-type cachedSpec struct {
-	key   compiledKey
-	entry compiledEntry
-}
-
-func newCompiledCache(size int) *compiledCache {
-	return &compiledCache{size: size, order: linked.New(), byKey: make(map[compiledKey]*linked.Element, size)}
-}
-
-func (c *compiledCache) get(k compiledKey) (compiledEntry, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.byKey[k]
-	if !ok {
-		return compiledEntry{}, false
+func newCompiledCache(size int) *lru.Cache[compiledKey, compiledEntry] {
+	c, err := lru.New[compiledKey, compiledEntry](size)
+	if err != nil {
+		panic(err) // only for a size below 1
 	}
-	c.order.MoveToFront(el)
-	return el.Value.(*cachedSpec).entry, true
-}
-
-func (c *compiledCache) put(k compiledKey, e compiledEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.byKey[k]; ok {
-		el.Value.(*cachedSpec).entry = e
-		c.order.MoveToFront(el)
-		return
-	}
-	c.byKey[k] = c.order.PushFront(&cachedSpec{key: k, entry: e})
-	for c.order.Len() > c.size {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.byKey, oldest.Value.(*cachedSpec).key)
-	}
-}
-
-// len reports how many specs are kept.
-func (c *compiledCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
+	return c
 }
 
 // keySum hashes the parts of a key, each length-prefixed so that no two

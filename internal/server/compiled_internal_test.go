@@ -10,22 +10,22 @@ func TestCompiledCacheKeepsTheMostRecent(t *testing.T) {
 	c := newCompiledCache(2)
 	key := func(s string) compiledKey { return compiledKey{sum: keySum(queryParams{}, nil, []byte(s))} }
 	entry := func(name string) compiledEntry { return compiledEntry{template: name} }
-	c.put(key("a"), entry("a"))
-	c.put(key("b"), entry("b"))
-	if _, ok := c.get(key("a")); !ok { // a is now the most recent
+	c.Add(key("a"), entry("a"))
+	c.Add(key("b"), entry("b"))
+	if _, ok := c.Get(key("a")); !ok { // a is now the most recent
 		t.Fatal("a is missing")
 	}
-	c.put(key("c"), entry("c"))
-	if _, ok := c.get(key("b")); ok {
+	c.Add(key("c"), entry("c"))
+	if _, ok := c.Get(key("b")); ok {
 		t.Error("b, the least recently used, is still kept")
 	}
 	for _, k := range []string{"a", "c"} {
-		if e, ok := c.get(key(k)); !ok || e.template != k {
+		if e, ok := c.Get(key(k)); !ok || e.template != k {
 			t.Errorf("%s: %+v %v", k, e, ok)
 		}
 	}
-	if c.len() != 2 {
-		t.Errorf("%d entries, want 2", c.len())
+	if c.Len() != 2 {
+		t.Errorf("%d entries, want 2", c.Len())
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
@@ -53,7 +54,7 @@ type inputReader struct {
 	// compiled keeps the specs compiled last, by what they were compiled
 	// from: a body (or a template's arguments) sent again is answered
 	// without parsing, validating or compiling it again.
-	compiled *compiledCache
+	compiled *lru.Cache[compiledKey, compiledEntry]
 }
 
 // compileOptions are the options of spec.Compile on a route: the limits,
@@ -149,7 +150,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 			mediaType = []byte("json")
 		}
 		key = compiledKey{sum: keySum(params, overrides, mediaType, body)}
-		if e, ok := in.compiled.get(key); ok && len(errs) == 0 {
+		if e, ok := in.compiled.Get(key); ok && len(errs) == 0 {
 			req.compiled, req.template = e.compiled, e.template
 			return req, nil
 		}
@@ -175,7 +176,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 		req.template = doc.Metadata.Name
 	}
 	if cacheable {
-		in.compiled.put(key, compiledEntry{compiled: req.compiled, template: req.template})
+		in.compiled.Add(key, compiledEntry{compiled: req.compiled, template: req.template})
 	}
 	return req, nil
 }

@@ -309,7 +309,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 			return nil, ptr(invalidInput(errs))
 		}
 		key := compiledKey{doc: t.Document, sum: keySum(params, args)}
-		if e, ok := in.compiled.get(key); ok {
+		if e, ok := in.compiled.Get(key); ok {
 			req.compiled = e.compiled
 		} else {
 			compiled, problems := spec.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
@@ -317,7 +317,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 				return nil, ptr(invalidInput(problems))
 			}
 			req.compiled = compiled
-			in.compiled.put(key, compiledEntry{compiled: compiled, template: t.Name})
+			in.compiled.Add(key, compiledEntry{compiled: compiled, template: t.Name})
 		}
 		if f := tb.flagger; f != nil {
 			req.caller = []zap.Field{zap.String("template", t.Name), zap.String("flagger_canary", deref(f.namespace)+"/"+deref(f.name)),
