@@ -19,6 +19,7 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/promreg"
 	"github.com/canaryd/canaryd/internal/replica"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -260,11 +261,12 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		// The constant, but for tests.
 		streamWriteTimeout: streamWriteTimeout,
 	}
-	retained := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	f, registered := promreg.With(opts.Registerer)
+	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "canaryd_analyses_retained_bytes",
 		Help: "Bytes the analyses held take, running and finished, as estimated from what they recorded; bounded by --max-retained-bytes.",
 	}, func() float64 { return float64(a.retained.Load()) })
-	if err := register(opts.Registerer, retained); err != nil {
+	if err := registerErr(registered()); err != nil {
 		return nil, err
 	}
 	return a, nil

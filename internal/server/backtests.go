@@ -14,6 +14,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/instant"
+	"github.com/canaryd/canaryd/internal/promreg"
 )
 
 // Query parameters of the backtest endpoints.
@@ -224,19 +225,20 @@ type backtests struct {
 
 func newBacktests(reg prometheus.Registerer) (*backtests, error) {
 	ctx, stop := context.WithCancelCause(context.Background())
+	f, registered := promreg.With(reg)
 	b := &backtests{
 		ctx:  ctx,
 		stop: stop,
-		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+		total: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_backtests_total",
 			Help: "Backtests run, by outcome: completed, canceled (the caller hung up), stopped (shutdown).",
 		}, []string{"outcome"}),
-		current: prometheus.NewGauge(prometheus.GaugeOpts{
+		current: f.NewGauge(prometheus.GaugeOpts{
 			Name: "canaryd_backtests_running",
 			Help: "Backtests running now.",
 		}),
 	}
-	if err := register(reg, b.total, b.current); err != nil {
+	if err := registerErr(registered()); err != nil {
 		return nil, err
 	}
 	return b, nil

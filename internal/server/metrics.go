@@ -1,11 +1,12 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/canaryd/canaryd/internal/promreg"
 )
 
 // analysisMetrics are the metrics of Analyses.
@@ -18,29 +19,30 @@ type analysisMetrics struct {
 }
 
 func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
+	f, registered := promreg.With(reg)
 	m := &analysisMetrics{
-		started: prometheus.NewCounter(prometheus.CounterOpts{
+		started: f.NewCounter(prometheus.CounterOpts{
 			Name: "canaryd_analyses_started_total",
 			Help: "Analyses started.",
 		}),
-		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+		finished: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_analyses_finished_total",
 			Help: "Analyses finished, by phase (Successful, Failed, Inconclusive, Error).",
 		}, []string{"phase"}),
-		running: prometheus.NewGauge(prometheus.GaugeOpts{
+		running: f.NewGauge(prometheus.GaugeOpts{
 			Name: "canaryd_analyses_running",
 			Help: "Analyses running now.",
 		}),
-		measurements: prometheus.NewCounterVec(prometheus.CounterOpts{
+		measurements: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_measurements_total",
 			Help: "Measurements taken by analyses and evaluated rounds, by phase.",
 		}, []string{"phase"}),
-		evaluations: prometheus.NewCounterVec(prometheus.CounterOpts{
+		evaluations: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_evaluations_total",
 			Help: "Rounds evaluated by POST /v1/evaluate, by phase.",
 		}, []string{"phase"}),
 	}
-	if err := register(reg, m.started, m.finished, m.running, m.measurements, m.evaluations); err != nil {
+	if err := registerErr(registered()); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -56,23 +58,24 @@ type httpMetrics struct {
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	f, registered := promreg.With(reg)
 	m := &httpMetrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+		requests: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_http_requests_total",
 			Help: "HTTP requests answered, by route pattern, method and status code.",
 		}, []string{"route", "method", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		duration: f.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "canaryd_http_request_duration_seconds",
 			Help: "Time from request to the end of the response, by route pattern, method and status code; streams and ?wait=true last as long as their analysis.",
 			// Up to an hour: waits and streams last as long as analyses.
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
 		}, []string{"route", "method", "code"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+		inFlight: f.NewGauge(prometheus.GaugeOpts{
 			Name: "canaryd_http_requests_in_flight",
 			Help: "HTTP requests being answered now, streams and waits included.",
 		}),
 	}
-	if err := register(reg, m.requests, m.duration, m.inFlight); err != nil {
+	if err := registerErr(registered()); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -83,7 +86,8 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 // build: `count by (version) (canaryd_build_info)` shows a rollout's
 // progress, and a join on it labels any series with the version.
 func RegisterBuildInfo(reg prometheus.Registerer, version, revision string) error {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
+	f, registered := promreg.With(reg)
+	f.NewGauge(prometheus.GaugeOpts{
 		Name: "canaryd_build_info",
 		Help: "A metric with a constant '1' value labelled by the version and revision canaryd was built from, and the Go release that built it.",
 		ConstLabels: prometheus.Labels{
@@ -91,23 +95,14 @@ func RegisterBuildInfo(reg prometheus.Registerer, version, revision string) erro
 			"revision":  revision,
 			"goversion": runtime.Version(),
 		},
-	})
-	g.Set(1)
-	return register(reg, g)
+	}).Set(1)
+	return registerErr(registered())
 }
 
-// register registers every collector, or none of them when reg is nil.
-func register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
-	if reg == nil {
-		return nil
-	}
-	var errs []error
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+// registerErr is a failure to register the server's metrics, as an error
+// of the package; nil for none.
+func registerErr(err error) error {
+	if err != nil {
 		return fmt.Errorf("server: registering metrics: %w", err)
 	}
 	return nil

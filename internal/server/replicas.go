@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/promreg"
 	"github.com/canaryd/canaryd/internal/replica"
 )
 
@@ -160,10 +161,6 @@ func NewReplicas(opts ReplicasOptions) (*Replicas, error) {
 		resolver: opts.Resolver,
 		log:      opts.Logger,
 		names:    map[string]identity{},
-		forwards: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "canaryd_replica_forwards_total",
-			Help: "Requests for an analysis that another replica holds, by outcome: forwarded, owner_gone (404), owner_unreachable (503), already_forwarded (404: a forwarded request is not forwarded again).",
-		}, []string{"outcome"}),
 	}
 	for _, p := range opts.Peers {
 		u, err := url.Parse(p.URL)
@@ -184,13 +181,16 @@ func NewReplicas(opts ReplicasOptions) (*Replicas, error) {
 			rs.static[p.Name] = u
 		}
 	}
+	f, registered := promreg.With(opts.Registerer)
+	rs.forwards = f.NewCounterVec(prometheus.CounterOpts{
+		Name: "canaryd_replica_forwards_total",
+		Help: "Requests for an analysis that another replica holds, by outcome: forwarded, owner_gone (404), owner_unreachable (503), already_forwarded (404: a forwarded request is not forwarded again).",
+	}, []string{"outcome"})
 	for _, o := range []string{forwarded, ownerGone, ownerUnreachable, notForwarded} {
 		rs.forwards.WithLabelValues(o)
 	}
-	if opts.Registerer != nil {
-		if err := opts.Registerer.Register(rs.forwards); err != nil {
-			return nil, err
-		}
+	if err := registered(); err != nil {
+		return nil, err
 	}
 	rs.transport = &http.Transport{
 		// No Proxy: peers are pods, never behind the environment's proxy.

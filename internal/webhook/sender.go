@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/promreg"
 )
 
 // The defaults of Options.
@@ -313,25 +314,26 @@ const (
 )
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	f, registered := promreg.With(reg)
 	m := &metrics{
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+		deliveries: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_webhook_deliveries_total",
 			Help: "Webhook events by outcome: delivered; failed (a final status, or retries given up or abandoned at shutdown); refused (the URL is not allowed); dropped (a measurement event the queue had no room for).",
 		}, []string{"outcome"}),
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+		attempts: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_webhook_attempts_total",
 			Help: "Webhook POST attempts by HTTP status code, or \"error\" when no response came (network error, timeout, refused redirect).",
 		}, []string{"code"}),
-		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+		duration: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "canaryd_webhook_delivery_duration_seconds",
 			Help:    "Time from an event's first attempt to its delivery or its giving up, retries included.",
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}),
-		backlog: prometheus.NewGauge(prometheus.GaugeOpts{
+		backlog: f.NewGauge(prometheus.GaugeOpts{
 			Name: "canaryd_webhook_backlog",
 			Help: "Webhooks with deliveries owed: analyses with a webhook that are running, or whose last events are still being delivered or retried. New analyses with a webhook get 429 at --max-webhook-backlog.",
 		}),
-		circuitOpens: prometheus.NewCounter(prometheus.CounterOpts{
+		circuitOpens: f.NewCounter(prometheus.CounterOpts{
 			Name: "canaryd_webhook_circuit_opens_total",
 			Help: "Times a webhook destination's circuit breaker opened after failed attempts in a row: deliveries to it paused for the cool-down.",
 		}),
@@ -339,16 +341,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, o := range []string{outcomeDelivered, outcomeFailed, outcomeRefused, outcomeDropped} {
 		m.deliveries.WithLabelValues(o)
 	}
-	if reg == nil {
-		return m, nil
-	}
-	var errs []error
-	for _, c := range []prometheus.Collector{m.deliveries, m.attempts, m.duration, m.backlog, m.circuitOpens} {
-		if err := reg.Register(c); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := registered(); err != nil {
 		return nil, fmt.Errorf("webhook: registering metrics: %w", err)
 	}
 	return m, nil
