@@ -1,0 +1,37 @@
+// Package analysis is canaryd's engine: it runs a Plan, metrics whose
+// Source measures and whose Judge turns each measurement into a phase, on
+// the schedule of Argo Rollouts' analysis controller, and decides the
+// analysis' phase as Argo does.
+//
+// It runs a plan three ways, with the same measurements, limits and phases:
+//
+//   - Start runs it live (Run: Snapshot, Watch, Terminate, Abort): each
+//     metric is measured after its initialDelay, then every interval up to
+//     its count, again ErrorRetryInterval after an Error (Argo's 10 s by
+//     default), its limits checked after each measurement; the run ends
+//     when its metrics have completed, a limit decides it, it is
+//     terminated, its context ends, or Options.MaxDuration passes.
+//   - Evaluate takes one round: every metric measured once, now, with no
+//     schedule and no limits, for a caller that keeps its own schedule
+//     (Argo's web provider calls it at each of its measurements).
+//   - Backtest and BacktestSeries run it over a past window in virtual
+//     time: each measurement is taken as of its own instant, and the answer
+//     comes as fast as the sources give it.
+//
+// Argo's phase rules are in one file, phase.go (AssessLimits, AssessMetric,
+// AssessRun). A plan with Scoring is decided instead as Kayenta decides a
+// canary (AssessScored, score.go): every metric runs to its end and the
+// phase follows judge.ScoreRun's score.
+//
+// Time comes from Options.Clock (internal/clock), the wall clock when nil:
+// with a fake one, a ten-minute schedule is tested in milliseconds. What
+// is kept is bounded: a metric's newest measurements (Metric.Retention), a
+// measurement's value and message (MaxValueBytes, MaxMessageBytes), and
+// the events a slow watcher may fall behind.
+//
+// What the package must not do: know where measurements come from (a
+// Source is handed to it: a Prometheus query, a judge comparison), parse
+// or validate specs, compile conditions (a Judge is handed to it), speak
+// HTTP, log, or read the environment: the same plan runs live, in a round
+// and in a backtest, and in tests on fake sources.
+package analysis
