@@ -1,8 +1,11 @@
 // Command canaryd-fixtures writes the demo's Prometheus data as OpenMetrics
-// text, for `promtool tsdb create-blocks-from openmetrics`: Istio request
-// counters and latency histograms for three namespaces (echo, echo-good with
-// 0.5% 5xx, echo-bad with 5% 5xx) from two hours before now to two hours
-// after, so that an analysis started now has data.
+// text, for `promtool tsdb create-blocks-from openmetrics`: the fixture of
+// canaryd's own tests (internal/promtest.WriteFixture), Istio request
+// counters and latency histograms for three namespaces (echo, echo-good
+// with 0.5% 5xx, echo-bad with 5% 5xx), one whose 5xx share rises for half
+// an hour (echo-incident), and a canary 30% slower than its stable version
+// (echo-rollout), from two hours before now to two hours after (-span),
+// so that an analysis started now has data.
 package main
 
 import (

@@ -1,7 +1,9 @@
 // Command canaryd is a stateless canary-analysis service. It runs Argo
-// Rollouts AnalysisTemplate metrics against Prometheus and answers with the
-// verdict: `canaryd serve` over HTTP, `canaryd run` in a pipeline, and
-// `canaryd validate` as a linter.
+// Rollouts AnalysisTemplate metrics against Prometheus (and canaryd's
+// judge metrics, which compare a canary with its baseline) and answers
+// with the verdict: `canaryd serve` over HTTP, `canaryd run` in a
+// pipeline, `canaryd backtest` over a window of the past, `canaryd
+// validate` as a linter, and `canaryd version`.
 package main
 
 import (
