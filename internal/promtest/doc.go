@@ -1,11 +1,14 @@
 // Package promtest starts a real Prometheus, loaded with backfilled test
-// data, for integration tests anywhere in canaryd, and generates that data.
+// data, for integration tests anywhere in canaryd (the nested test/ module
+// included: its path is under canaryd's, so it may import this package),
+// and generates that data.
 //
 // A test calls Start and queries Server.URL. Start writes the OpenMetrics
 // fixtures to files, turns them into TSDB blocks with `promtool tsdb
 // create-blocks-from openmetrics` (blocks must exist before Prometheus
 // opens its storage), starts `prometheus` on a free loopback port, waits
-// for /-/ready, and stops it (and its process group) when the test ends.
+// for /-/ready, and stops it (and its process group) when the test ends,
+// or before, at Server.Stop, for a test of a Prometheus outage.
 //
 // The generated fixture (WriteFixture, Fixture) is Istio's
 // istio_requests_total and istio_request_duration_milliseconds for three
