@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // referenceFile is the committed configuration reference.
@@ -113,6 +114,27 @@ func TestEveryNumberBounded(t *testing.T) {
 		}
 		if s.num != nil && s.check(Default()) != "" {
 			t.Errorf("--%s: its default is refused: %s", s.name, s.check(Default()))
+		}
+	}
+}
+
+// TestValues checks that the values logged at start are typed, name each
+// setting by its flag, and leave out what may carry credentials in a URL.
+func TestValues(t *testing.T) {
+	c := Default()
+	c.PrometheusOAuth2TokenURLs = []string{"https://user:pass@idp.example/token"}
+	got := map[string]any{}
+	for _, v := range c.Values() {
+		got[v.Name] = v.Value
+	}
+	for name, want := range map[string]any{"max-analyses": 100, "retention": time.Hour, "max-retained-bytes": int64(256 << 20), "verbatim-args": false, "listen": ":8080", "log-level": "info"} {
+		if !reflect.DeepEqual(got[name], want) {
+			t.Errorf("%s: %#v, want %#v", name, got[name], want)
+		}
+	}
+	for _, name := range []string{"prometheus", "prometheus-url", "prometheus-oauth2-token-url", "peers", "config"} {
+		if _, ok := got[name]; ok {
+			t.Errorf("%s is among the values", name)
 		}
 	}
 }

@@ -25,6 +25,7 @@ func replicaSettings() []setting {
 	return []setting{
 		{name: "replica-name", group: groupReplicas, none: "the host name, which in Kubernetes is the pod's name",
 			get:   func(c *Config) string { return c.ReplicaName },
+			value: func(c *Config) any { return c.ReplicaName },
 			usage: "this replica's name, in the ids of its analyses (NAME.RANDOM) and the Canaryd-Replica header: a DNS label, such as the pod's name",
 			set: func(c *Config, v string) error {
 				if err := replica.CheckName(v); err != nil {

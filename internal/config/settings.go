@@ -46,6 +46,11 @@ type setting struct {
 	// none says what no value means, when it means something ("the host
 	// name", "unsigned"); "" shows as "none".
 	none string
+	// value is the setting's value in a configuration, typed (int,
+	// int64, bool, string, time.Duration, []string), for the line logged
+	// at start; nil for settings not logged so (datasources, whose URLs
+	// are logged redacted; peers and token URLs).
+	value func(c *Config) any
 	// num reads a number setting's value in a configuration, for bound
 	// to check; nil for the others.
 	num func(c *Config) int64
@@ -177,8 +182,9 @@ func durationSetting(group, name, usage string, field func(*Config) *time.Durati
 			*field(c) = d
 			return nil
 		},
-		get: func(c *Config) string { return formatDuration(*field(c)) },
-		num: func(c *Config) int64 { return int64(*field(c)) }}
+		get:   func(c *Config) string { return formatDuration(*field(c)) },
+		value: func(c *Config) any { return *field(c) },
+		num:   func(c *Config) int64 { return int64(*field(c)) }}
 }
 
 // formatDuration shows a duration as an operator writes it: 1h, 2m, 744h.
@@ -203,8 +209,9 @@ func intSetting(group, name, usage string, field func(*Config) *int) setting {
 			*field(c) = n
 			return nil
 		},
-		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
-		num: func(c *Config) int64 { return int64(*field(c)) }}
+		get:   func(c *Config) string { return strconv.Itoa(*field(c)) },
+		value: func(c *Config) any { return *field(c) },
+		num:   func(c *Config) int64 { return int64(*field(c)) }}
 }
 
 func stringSetting(group, name, usage string, field func(*Config) *string) setting {
@@ -213,7 +220,8 @@ func stringSetting(group, name, usage string, field func(*Config) *string) setti
 			*field(c) = v
 			return nil
 		},
-		get: func(c *Config) string { return *field(c) }}
+		get:   func(c *Config) string { return *field(c) },
+		value: func(c *Config) any { return *field(c) }}
 }
 
 // pathSetting is a stringSetting naming a file or directory.
@@ -227,7 +235,8 @@ func listSetting(group, name, usage string, field func(*Config) *[]string) setti
 	return setting{name: name, group: group, usage: usage, list: true,
 		set:   func(c *Config, v string) error { *field(c) = append(*field(c), v); return nil },
 		reset: func(c *Config) { *field(c) = nil },
-		get:   func(c *Config) string { return strings.Join(*field(c), ", ") }}
+		get:   func(c *Config) string { return strings.Join(*field(c), ", ") },
+		value: func(c *Config) any { return *field(c) }}
 }
 
 // boolSetting reads true or false (1, 0, t, f, …, as strconv.ParseBool);
@@ -242,7 +251,8 @@ func boolSetting(group, name, usage string, field func(*Config) *bool) setting {
 			*field(c) = b
 			return nil
 		},
-		get: func(c *Config) string { return strconv.FormatBool(*field(c)) }}
+		get:   func(c *Config) string { return strconv.FormatBool(*field(c)) },
+		value: func(c *Config) any { return *field(c) }}
 }
 
 // bytesSetting reads a size in bytes: a number, optionally followed by
@@ -257,8 +267,9 @@ func bytesSetting(group, name, usage string, field func(*Config) *int64) setting
 			*field(c) = n
 			return nil
 		},
-		get: func(c *Config) string { return formatBytes(*field(c)) },
-		num: func(c *Config) int64 { return *field(c) }}
+		get:   func(c *Config) string { return formatBytes(*field(c)) },
+		value: func(c *Config) any { return *field(c) },
+		num:   func(c *Config) int64 { return *field(c) }}
 }
 
 // formatBytes shows a size in the largest binary unit that divides it.
@@ -278,6 +289,7 @@ func formatBytes(n int64) string {
 const (
 	groupServer     = "Server"
 	groupPrometheus = "Prometheus"
+	groupWeb        = "Web"
 	groupTemplates  = "Templates"
 	groupAnalyses   = "Analyses"
 	groupWebhooks   = "Webhooks"
@@ -285,13 +297,17 @@ const (
 	groupReplicas   = "Replicas"
 )
 
-var groups = []string{groupServer, groupPrometheus, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupReplicas}
+var groups = []string{groupServer, groupPrometheus, groupWeb, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupReplicas}
 
 // settings are the settings of `canaryd serve`, in the order -h lists them.
 func settings() []setting {
 	config := pathSetting(groupServer, "config", "YAML configuration file, for what flags express badly (several Prometheus datasources with headers, credentials, TLS); flags and environment variables override it",
 		func(c *Config) *string { return &c.File })
 	config.noFile = true
+	config.value = nil // logged as config_file
+	tokenURLs := listSetting(groupPrometheus, "prometheus-oauth2-token-url", "an OAuth2 token endpoint that a metric's authentication.oauth2.tokenUrl may name (repeatable; a trailing / allows every URL under it); none refuses OAuth2",
+		func(c *Config) *[]string { return &c.PrometheusOAuth2TokenURLs })
+	tokenURLs.value = nil
 	return append([]setting{
 		config,
 		stringSetting(groupServer, "listen", "address to listen on, host:port", func(c *Config) *string { return &c.Listen }),
@@ -304,7 +320,8 @@ func settings() []setting {
 				c.LogLevel = l
 				return nil
 			},
-			get: func(c *Config) string { return c.LogLevel.String() }},
+			get:   func(c *Config) string { return c.LogLevel.String() },
+			value: func(c *Config) any { return c.LogLevel.String() }},
 		{name: "prometheus", group: groupPrometheus, fileOnly: true, none: "prometheusUrl's",
 			usage:  "Prometheus-compatible datasources (Prometheus, Thanos, Mimir, Cortex), each with its own headers, credentials and TLS (keys below); the first is the default for metrics without an address. Not with prometheusUrl",
 			decode: decodeDatasources},
@@ -322,8 +339,9 @@ func settings() []setting {
 				}
 				return strings.Join(urls, ", ")
 			}},
-		listSetting(groupPrometheus, "prometheus-oauth2-token-url", "an OAuth2 token endpoint that a metric's authentication.oauth2.tokenUrl may name (repeatable; a trailing / allows every URL under it); none refuses OAuth2",
-			func(c *Config) *[]string { return &c.PrometheusOAuth2TokenURLs }),
+		tokenURLs,
+		listSetting(groupWeb, "web-allow", "URL prefix that a web metric's url, and each redirect it follows, may start with (repeatable; the prefix rules of webhook-allow); none means web metrics are refused",
+			func(c *Config) *[]string { return &c.WebAllow }),
 		pathSetting(groupTemplates, "templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
 			func(c *Config) *string { return &c.Templates }),
 		nonNegative(durationSetting(groupTemplates, "templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP",
@@ -361,4 +379,27 @@ func settings() []setting {
 func withNone(s setting, none string) setting {
 	s.none = none
 	return s
+}
+
+// Value is one setting's value in a configuration.
+type Value struct {
+	// Name is the setting's flag name: max-analyses.
+	Name string
+	// Value is typed: int, int64, bool, string, time.Duration or
+	// []string.
+	Value any
+}
+
+// Values returns the settings' values in c, in the order of -h, for the
+// line canaryd logs when it starts. The datasources, the OAuth2 token URLs
+// and the peers are left out, for their URLs to be logged redacted if at
+// all; secrets are never values (a file holding one is named, not read).
+func (c *Config) Values() []Value {
+	var out []Value
+	for _, s := range settings() {
+		if s.value != nil {
+			out = append(out, Value{Name: s.name, Value: s.value(c)})
+		}
+	}
+	return out
 }
