@@ -11,7 +11,7 @@ FUZZTIME    ?= 10s
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test unit lint fuzz demo bench prometheus clean
+.PHONY: all build test unit lint fuzz demo bench prometheus clean docs
 
 all: build
 
@@ -41,6 +41,11 @@ test: prometheus lint
 
 unit:
 	$(GO) test -count=1 ./...
+
+# docs regenerates what docs/ generates from the code: the configuration
+# reference, docs/configuration.md, from internal/config's table of settings.
+docs:
+	$(GO) generate ./internal/config
 
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
