@@ -734,7 +734,8 @@ func attackMethods(t *testing.T, c *capped, _ *hostileEnv) {
 // get 429 at once, the others their Error round by their deadline.
 func attackManyRounds(t *testing.T, c *capped, e *hostileEnv) {
 	const n = 200
-	const timeout = 3 * time.Second
+	// Long enough that every request arrives while the first are held.
+	const timeout = 5 * time.Second
 	m := promMetric("m", "up", e.stall)
 	m.SuccessCondition = "result[0] > 0"
 	body := specJSON([]metricJSON{m})
