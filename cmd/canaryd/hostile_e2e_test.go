@@ -764,6 +764,11 @@ func attackManyRounds(t *testing.T, c *capped, e *hostileEnv) {
 				t.Errorf("a 429 after %s: a refusal must not wait", ans.took)
 			}
 		case http.StatusServiceUnavailable:
+			// Answered at its deadline (0.1 s after it at most, as
+			// documented; 2 s here, generously).
+			if ans.took > timeout+2*time.Second {
+				t.Errorf("a round answered %s after it was sent, its deadline %s", ans.took, timeout)
+			}
 		default:
 			t.Errorf("a round: %s", ans)
 		}
