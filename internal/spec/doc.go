@@ -36,8 +36,13 @@
 //     few stricter rules of canaryd's own where Argo silently runs something
 //     the user cannot have meant.
 //
-// The package only turns bytes into checked values. It must not do I/O
-// beyond decoding the bytes it is given, speak HTTP, read Kubernetes, compile
-// conditions, check Prometheus addresses or run anything: the engine
-// assembly does those with the spec this package returns.
+// Compile takes a document through the three steps and on to what the
+// engine runs (an analysis.Plan): it compiles each metric's conditions
+// (internal/condition) and has the metric's provider build its source, so
+// that a Prometheus address is checked by the Prometheus provider, not
+// here. Every problem of every step is returned at once.
+//
+// The package must not do I/O beyond decoding the bytes it is given, speak
+// HTTP, read Kubernetes or run anything: the providers it is handed make
+// the sources, and the engine (internal/analysis) runs the plan.
 package spec
