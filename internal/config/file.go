@@ -119,9 +119,14 @@ func kindWords(v *yaml.Node) string {
 		return "a mapping"
 	case yaml.SequenceNode:
 		return "a list"
-	default:
-		return "a " + strings.TrimPrefix(v.ShortTag(), "!!")
 	}
+	switch v.ShortTag() {
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	}
+	return "a string"
 }
 
 // decodeDatasources reads the prometheus key of the file (data): a list of
@@ -178,7 +183,6 @@ var yamlWords = strings.NewReplacer(
 	"cannot unmarshal !!bool", "a boolean",
 	"into []config.Datasource", "a list of datasources",
 	"[]config.Datasource", "a list of datasources",
-	"[]string", "a list of strings",
 	"map[string]string", "a mapping of strings",
 	"config.Datasource", "a datasource",
 	"*config.BasicAuth", "basicAuth",
