@@ -57,6 +57,11 @@ const (
 	// responsive (its /healthz answering in milliseconds) with room for a
 	// few dozen pipelines asking together.
 	MaxRounds = 64
+	// EvaluateTimeout bounds a round of the evaluate endpoints when the
+	// caller sets no deadline: below the 10 s after which Argo Rollouts'
+	// web provider gives up, so that Argo reads canaryd's answer (an Error
+	// round, 503) rather than a timeout of its own.
+	EvaluateTimeout = 8 * time.Second
 	// MaxWebhookBacklog is how many analyses may have webhook deliveries
 	// owed at once: twice MaxAnalyses, room for every analysis that may run
 	// to have a webhook, and as many again whose last deliveries are still
