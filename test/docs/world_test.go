@@ -1,0 +1,155 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/canaryd/canaryd/internal/promtest"
+	"github.com/canaryd/canaryd/test/internal/harness"
+)
+
+// world is what the examples run against: canaryd built from the tree,
+// serving the demo's templates in front of a real Prometheus that holds the
+// demo's data.
+type world struct {
+	root  string
+	bin   string // a directory holding canaryd, for PATH
+	prom  string // Prometheus' URL
+	base  string // canaryd serve's URL
+	serve *harness.Canaryd
+}
+
+// scratchFiles are the files the examples name that the repository does not
+// hold, written into each example's scratch directory.
+var scratchFiles = map[string]string{
+	// A template with three problems (pipelines.md, canaryd validate).
+	"template.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata:
+  name: broken
+spec:
+  metrics:
+    - name: success-rate
+      count: 3
+      failureLimt: 1
+      successCondition: result[0] >=
+      provider:
+        prometheus:
+          query: vector(1)
+`,
+	// A document to post (webhooks.md).
+	"analysis.yaml": "@testdata/specs/success-rate.yaml",
+	// The pipeline's copy of the seed template (pipelines.md, GitLab CI).
+	".canaryd/success-rate.yaml": "@testdata/specs/success-rate-args.yaml",
+	// An Argo document using canaryd's judge (judge.md).
+	"latency.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata:
+  name: latency
+spec:
+  metrics:
+    - name: latency-vs-stable
+      provider:
+        judge:
+          canary: vector(1)
+          baseline: vector(1)
+          lookback: 1h
+          step: 1m
+`,
+}
+
+func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
+
+func startWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{root: repoRoot(t), bin: harness.CanarydDir(t)}
+	w.prom = promtest.Start(t).URL
+	w.serve = harness.StartCanaryd(t, harness.CanarydOptions{
+		PrometheusURL: w.prom,
+		Templates:     filepath.Join(w.root, "testdata", "templates"),
+		Open:          true,
+	})
+	w.base = w.serve.URL
+	return w
+}
+
+func (w *world) logs() string { return w.serve.Logs() }
+
+// scratch makes a directory that holds the repository's top-level entries
+// (as symbolic links) and scratchFiles, for one example to run in: what it
+// writes (result.json, tokens) stays out of the tree.
+func (w *world) scratch(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(w.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			continue
+		}
+		if err := os.Symlink(filepath.Join(w.root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range scratchFiles {
+		if from, ok := strings.CutPrefix(content, "@"); ok {
+			b, err := os.ReadFile(filepath.Join(w.root, from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			content = string(b)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// templates/ as canaryd validate's example names it.
+	if err := os.Symlink(filepath.Join(w.root, "testdata", "templates"), filepath.Join(dir, "templates")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// env is an example's environment: canaryd on PATH, and the addresses a
+// pipeline would have in its variables.
+func (w *world) env() []string {
+	return append(environ(),
+		"PATH="+w.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"BASE="+w.base,
+		"CANARYD_URL="+w.base,
+		"CANARYD_TOKEN=not-needed-here",
+		"PROMETHEUS_URL="+w.prom,
+	)
+}
+
+// substitute replaces the demo's and the recipes' addresses in an example
+// with the test's.
+func (w *world) substitute(s string) string {
+	return strings.NewReplacer(
+		"http://127.0.0.1:18080", w.base,
+		"http://localhost:8080", w.base,
+		"http://canaryd.canary.svc:8080", w.base,
+		"http://canaryd:8080", w.base,
+		"http://127.0.0.1:19090", w.prom,
+		"http://localhost:9090", w.prom,
+	).Replace(s)
+}
+
+// environ is the test's environment without canaryd's configuration.
+func environ() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CANARYD_") && !strings.HasPrefix(kv, "PATH=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "PATH="+os.Getenv("PATH"))
+}
