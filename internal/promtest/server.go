@@ -1,21 +1,17 @@
 package promtest
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/canaryd/canaryd/internal/proctest"
 )
 
 // installHint is the exact command that provides both binaries (Debian's
@@ -33,13 +29,13 @@ type Server struct {
 	// start of Start); queries "now" have data for two hours either side.
 	Now time.Time
 
-	proc *process
+	proc *proctest.Process
 }
 
 // Stop stops Prometheus now, before the test ends: what an outage looks
 // like to a client, a refused connection. The test's cleanup does it
 // otherwise; stopping twice is harmless.
-func (s *Server) Stop() { s.proc.stop() }
+func (s *Server) Stop() { s.proc.Stop() }
 
 // Config is everything Start can be told.
 type Config struct {
@@ -114,23 +110,23 @@ func StartConfig(t testing.TB, cfg Config) *Server {
 			// Prometheus' default, stated because instant queries depend on it.
 			"--query.lookback-delta=5m",
 		}, cfg.Flags...)
-		p, err := startProcess(prometheus, args)
+		p, err := proctest.Start(exec.Command(prometheus, args...))
 		if err != nil {
 			t.Fatalf("promtest: starting prometheus: %v", err)
 		}
 		url := "http://" + addr
-		err = p.waitReady(url)
+		err = p.WaitReady(url+"/-/ready", readyTimeout)
 		if err == nil {
 			t.Cleanup(func() {
-				p.stop()
+				p.Stop()
 				if t.Failed() {
-					t.Logf("promtest: prometheus log:\n%s", p.log.String())
+					t.Logf("promtest: prometheus log:\n%s", p.Output.String())
 				}
 			})
 			return &Server{URL: url, Now: now, proc: p}
 		}
-		p.stop()
-		lastLog = p.log.String()
+		p.Stop()
+		lastLog = p.Output.String()
 		if !strings.Contains(lastLog, "address already in use") {
 			t.Fatalf("promtest: prometheus did not become ready: %v\n%s", err, lastLog)
 		}
@@ -155,90 +151,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// process is a running prometheus in its own process group.
-type process struct {
-	cmd  *exec.Cmd
-	log  *syncBuffer
-	done chan struct{} // closed when the process has exited
-	err  error         // Wait's result, set before done is closed
-	once sync.Once     // stop's
-}
-
-func startProcess(path string, args []string) (*process, error) {
-	p := &process{log: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(path, args...)
-	p.cmd.Stdout = p.log
-	p.cmd.Stderr = p.log
-	p.cmd.SysProcAttr = sysProcAttr()
-	if err := p.cmd.Start(); err != nil {
-		return nil, err
-	}
-	// Ends when the process exits, which stop guarantees.
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *process) waitReady(url string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
-	defer cancel()
-	client := &http.Client{Timeout: 2 * time.Second}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/-/ready", nil)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("prometheus exited: %v", p.err)
-		case <-ctx.Done():
-			return errors.New("not ready after " + readyTimeout.String())
-		case <-tick.C:
-		}
-	}
-}
-
-// stop ends the whole process group: SIGTERM, then SIGKILL after a grace
-// period. Only the first call does anything.
-func (p *process) stop() {
-	p.once.Do(func() {
-		pgid := p.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-p.done
-		}
-		// Anything else left in the group (there should be nothing).
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	})
-}
-
-// syncBuffer collects the process' output; the process writes while the
-// test may read.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/canaryd/canaryd/internal/proctest"
 )
 
 // canarydModule is the module line of the repository's root go.mod.
@@ -26,6 +28,9 @@ const (
 	EchoGood = "echo-good"
 	EchoBad  = "echo-bad"
 )
+
+// readyTimeout bounds canaryd's start.
+const readyTimeout = 60 * time.Second
 
 // BaseTemplatesDir is where the Kustomize base keeps the AnalysisTemplates
 // it serves, relative to the repository root.
@@ -130,7 +135,7 @@ type Canaryd struct {
 	URL string
 	// Token is the one bearer token it accepts.
 	Token string
-	proc  *process
+	proc  *proctest.Process
 }
 
 // CanarydOptions configure StartCanaryd.
@@ -176,16 +181,16 @@ func StartCanaryd(t testing.TB, opts CanarydOptions) *Canaryd {
 	logs, w := io.Pipe()
 	cmd.Stderr = w
 	cmd.Stdout = w
-	proc, err := start(cmd)
+	proc, err := proctest.Start(cmd)
 	if err != nil {
 		t.Fatalf("harness: starting canaryd: %v", err)
 	}
 	t.Cleanup(func() {
-		proc.stop()
+		proc.Stop()
 		_ = w.Close()
 	})
 
-	// Reads canaryd's JSON log lines into proc.output until canaryd exits
+	// Reads canaryd's JSON log lines into proc.Output until canaryd exits
 	// and the cleanup closes the pipe; hands over the bound address.
 	addr := make(chan string, 1)
 	go func() {
@@ -193,7 +198,7 @@ func StartCanaryd(t testing.TB, opts CanarydOptions) *Canaryd {
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
-			_, _ = proc.output.Write([]byte(line + "\n"))
+			_, _ = proc.Output.Write([]byte(line + "\n"))
 			var entry struct {
 				Msg     string `json:"msg"`
 				Address string `json:"address"`
@@ -212,19 +217,19 @@ func StartCanaryd(t testing.TB, opts CanarydOptions) *Canaryd {
 	select {
 	case a := <-addr:
 		c.URL = "http://" + a
-	case <-proc.exited:
-		t.Fatalf("harness: canaryd exited before listening: %v\n%s", proc.exitErr(), proc.output.String())
+	case <-proc.Exited():
+		t.Fatalf("harness: canaryd exited before listening: %v\n%s", proc.Err(), proc.Output.String())
 	case <-time.After(readyTimeout):
-		t.Fatalf("harness: canaryd did not log its address within %v:\n%s", readyTimeout, proc.output.String())
+		t.Fatalf("harness: canaryd did not log its address within %v:\n%s", readyTimeout, proc.Output.String())
 	}
-	if err := waitReady(proc, c.URL+"/readyz"); err != nil {
-		t.Fatalf("harness: canaryd: %v", err)
+	if err := proc.WaitReady(c.URL+"/readyz", readyTimeout); err != nil {
+		t.Fatalf("harness: canaryd: %v\n%s", err, proc.Output.String())
 	}
 	return c
 }
 
 // Logs returns what canaryd has logged so far, for failure messages.
-func (c *Canaryd) Logs() string { return c.proc.output.String() }
+func (c *Canaryd) Logs() string { return c.proc.Output.String() }
 
 // ExampleTemplatesDir holds the templates that the examples add to the
 // base's, relative to the repository root.

@@ -12,7 +12,7 @@
 //     it, because CI must never pass by testing nothing (promtest does the
 //     same for prometheus and promtool);
 //   - listen anywhere but 127.0.0.1, or leave a process running after its
-//     test: canaryd gets a process group of its own, is stopped in the
-//     test's cleanup, and (on Linux) is killed by the kernel if the test
-//     binary dies first.
+//     test: canaryd runs under internal/proctest, in a process group of
+//     its own, stopped in the test's cleanup, and (on Linux) killed by the
+//     kernel if the test binary dies first.
 package harness

@@ -1,8 +1,8 @@
-package promtest
+package proctest
 
 import "syscall"
 
-// sysProcAttr puts Prometheus in a process group of its own, so that stop
+// sysProcAttr gives a child a process group of its own, so that Stop
 // can end the group, and has the kernel kill it if the test binary dies
 // before its cleanup runs.
 func sysProcAttr() *syscall.SysProcAttr {
