@@ -31,7 +31,7 @@ func BenchmarkBacktestDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compiled, problems := spec.Compile(doc, nil, p.Source)
+	compiled, problems := spec.Compile(doc, nil, spec.Builtin(p.Source))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}

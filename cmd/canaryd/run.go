@@ -185,13 +185,13 @@ func (e *environment) readInput(file string) ([]byte, error) {
 
 // compile reads, parses and compiles the spec of run or backtest. It
 // prints every problem and returns nil when there is any.
-func (e *environment) compile(file string, f *specFlags, sources spec.PrometheusSources) *spec.Compiled {
+func (e *environment) compile(file string, f *specFlags, providers spec.Providers) *spec.Compiled {
 	data, err := e.readInput(file)
 	if err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return nil
 	}
-	_, compiled, problems := spec.ParseAndCompile(data, f.args, sources)
+	_, compiled, problems := spec.ParseAndCompile(data, f.args, providers)
 	if len(problems) == 0 {
 		return compiled
 	}
@@ -274,7 +274,7 @@ func (e *environment) runCommand(args []string) int {
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
-	compiled := e.compile(file, f, sources.source)
+	compiled := e.compile(file, f, sources.registry())
 	if compiled == nil {
 		return exitUsage
 	}

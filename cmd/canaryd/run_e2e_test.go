@@ -283,7 +283,7 @@ func TestRunBadInput(t *testing.T) {
   provider: {prometheus: {query: up}}
 - name: m
   provider: {datadog: {query: avg:x}}
-`, []string{"3 problem(s)", "metrics[0].interval: interval must be specified when count > 1", "metrics[1].name: duplicate name 'm'", "provider datadog is not supported by canaryd"}},
+`, []string{"3 problem(s)", "metrics[0].interval: interval must be specified when count > 1", "metrics[1].name: duplicate name 'm'", "provider datadog is not supported by this canaryd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
@@ -131,6 +132,12 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{err}
 	}
 	defer provider.CloseIdleConnections()
+	webProvider, err := web.New(web.Options{Allow: cfg.WebAllow, MaxTimeout: cfg.MaxQueryTimeout})
+	if err != nil {
+		return &configError{fmt.Errorf("--web-allow: %w", err)}
+	}
+	defer webProvider.CloseIdleConnections()
+	providers := newProviders(provider.Source, webProvider)
 
 	var webhookKey []byte // nil: unsigned (an empty key would sign)
 	if k := cfg.WebhookSecret.Reveal(); k != "" {
@@ -180,7 +187,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	defer background.Wait()
 	defer cancel()
 
-	store, err := loadTemplates(ctx, cfg, log, reg, provider, &background)
+	store, err := loadTemplates(ctx, cfg, log, reg, providers, &background)
 	if err != nil {
 		return err
 	}
@@ -195,7 +202,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Registerer:      reg,
 		Gatherer:        reg,
 		Analyses:        analyses,
-		Sources:         provider.Source,
+		Providers:       providers,
 		Tokens:          tokens,
 		Limits:          serverLimits(cfg),
 		Templates:       store,
@@ -277,7 +284,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 // operator who sends it to "reload". Templates that do not load are not an
 // error (they are logged, counted and listed); a directory that cannot be
 // read is.
-func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer, provider *prometheus.Provider, background *sync.WaitGroup) (server.TemplateStore, error) {
+func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer, providers spec.Providers, background *sync.WaitGroup) (server.TemplateStore, error) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	var store *templates.Store
@@ -288,7 +295,7 @@ func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg
 			// The server's own check, so that a template naming a
 			// Prometheus outside --prometheus-url is flagged at load.
 			Check: func(doc *spec.Document) []api.FieldError {
-				_, errs := spec.Compile(doc, nil, provider.Source, spec.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration)))
+				_, errs := spec.Compile(doc, nil, providers, spec.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration)))
 				return errs
 			},
 			Logger:       log,
@@ -379,6 +386,7 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		zap.Duration("error_retry", cfg.ErrorRetry),
 		zap.Duration("max_analysis_duration", cfg.MaxAnalysisDuration),
 		zap.Bool("auth", len(cfg.AuthTokens) > 0),
+		zap.Strings("web_allow", cfg.WebAllow),
 		zap.Strings("webhook_allow", cfg.WebhookAllow),
 		zap.Bool("webhook_signed", cfg.WebhookSecret.Reveal() != ""),
 		zap.Duration("webhook_max_elapsed", cfg.WebhookMaxElapsed),

@@ -45,7 +45,7 @@ func (e *environment) validateCommand(args []string) int {
 		e.printf(e.stderr, "canaryd validate: -f - is given more than once; standard input can be read once\n")
 		return exitUsage
 	}
-	v := &validation{env: e, flags: f, sources: &cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}}
+	v := &validation{env: e, flags: f, providers: (&cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}).registry()}
 	for _, path := range f.files {
 		v.path(path)
 	}
@@ -62,9 +62,10 @@ func (e *environment) validateCommand(args []string) int {
 
 // validation is the state of one validate command.
 type validation struct {
-	env     *environment
-	flags   *specFlags
-	sources *cliSources
+	env   *environment
+	flags *specFlags
+	// providers are the command line's (cliSources.registry).
+	providers spec.Providers
 	// documents checked, bad ones among them, and problems printed.
 	documents, bad, problems int
 	// declared are the argument names the documents checked declare.
@@ -115,7 +116,7 @@ func (v *validation) file(path string, data []byte) {
 	if doc != nil && (doc.Kind == "" || doc.Kind == spec.KindAnalysisRun) {
 		v.documents++
 		v.declare(doc.Spec.Args)
-		compiled, problems := spec.Compile(doc, v.argsFor(doc.Spec.Args), v.sources.source)
+		compiled, problems := spec.Compile(doc, v.argsFor(doc.Spec.Args), v.providers)
 		problems = append(parseProblems, problems...)
 		if len(problems) > 0 {
 			v.bad++
@@ -140,7 +141,7 @@ func (v *validation) options() templates.CheckOptions {
 	limits := spec.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration))
 	return templates.CheckOptions{
 		Check: func(doc *spec.Document) []api.FieldError {
-			_, errs := spec.Compile(doc, nil, v.sources.source, limits)
+			_, errs := spec.Compile(doc, nil, v.providers, limits)
 			return errs
 		},
 		Args: v.flags.args,
@@ -174,7 +175,7 @@ func (v *validation) report(file string, c templates.Checked) {
 		v.env.printf(v.env.stdout, "%s (arguments a request must give: %s)\n", what, strings.Join(missing, ", "))
 		return
 	}
-	if compiled, errs := spec.Compile(t.Document, v.argsFor(t.Document.Spec.Args), v.sources.source); len(errs) == 0 {
+	if compiled, errs := spec.Compile(t.Document, v.argsFor(t.Document.Spec.Args), v.providers); len(errs) == 0 {
 		what += ": " + describePlan(compiled.Plan)
 	}
 	v.env.printf(v.env.stdout, "%s\n", what)

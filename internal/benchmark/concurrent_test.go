@@ -168,8 +168,9 @@ func BenchmarkConcurrentAnalyses(b *testing.B) {
 
 func runConcurrent(b *testing.B, n int, doc *spec.Document, provider *prometheus.Provider, opt spec.Option, stubPID int) {
 	plans := make([]*analysis.Plan, n)
+	providers := spec.Builtin(provider.Source)
 	for i := range plans {
-		compiled, problems := spec.Compile(doc, nil, provider.Source, opt)
+		compiled, problems := spec.Compile(doc, nil, providers, opt)
 		if len(problems) > 0 {
 			b.Fatal(problems)
 		}

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	// EvaluateTimeout bounds a round of the evaluate endpoints when the
 	// caller sets no deadline of its own.
 	EvaluateTimeout time.Duration
+	// WebAllow are the URL prefixes a web metric may request; none means
+	// web metrics are refused.
+	WebAllow []string
 	// WebhookAllow are the URL prefixes webhooks may be sent to; none
 	// means webhooks are refused.
 	WebhookAllow []string
@@ -361,6 +365,13 @@ func (c *Config) validate() []string {
 			add("--templates: %v", pathError(err))
 		} else if !info.IsDir() {
 			add("--templates: %s is not a directory", c.Templates)
+		}
+	}
+	for i, u := range c.WebAllow {
+		if err := checkURL(u); err != nil {
+			add("--web-allow[%d]: %v", i, err)
+		} else if _, err := web.New(web.Options{Allow: []string{u}}); err != nil {
+			add("--web-allow[%d]: %v", i, err)
 		}
 	}
 	for i, u := range c.WebhookAllow {

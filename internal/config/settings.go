@@ -289,6 +289,7 @@ func formatBytes(n int64) string {
 const (
 	groupServer     = "Server"
 	groupPrometheus = "Prometheus"
+	groupWeb        = "Web"
 	groupTemplates  = "Templates"
 	groupAnalyses   = "Analyses"
 	groupWebhooks   = "Webhooks"
@@ -296,7 +297,7 @@ const (
 	groupReplicas   = "Replicas"
 )
 
-var groups = []string{groupServer, groupPrometheus, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupReplicas}
+var groups = []string{groupServer, groupPrometheus, groupWeb, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupReplicas}
 
 // settings are the settings of `canaryd serve`, in the order -h lists them.
 func settings() []setting {
@@ -339,6 +340,8 @@ func settings() []setting {
 				return strings.Join(urls, ", ")
 			}},
 		tokenURLs,
+		listSetting(groupWeb, "web-allow", "URL prefix that a web metric's url, and each redirect it follows, may start with (repeatable; the prefix rules of webhook-allow); none means web metrics are refused",
+			func(c *Config) *[]string { return &c.WebAllow }),
 		pathSetting(groupTemplates, "templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
 			func(c *Config) *string { return &c.Templates }),
 		nonNegative(durationSetting(groupTemplates, "templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP",

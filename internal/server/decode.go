@@ -40,7 +40,7 @@ const argPrefix = "arg."
 // with every problem reported at once.
 type inputReader struct {
 	maxBody int64
-	sources spec.PrometheusSources
+	sources spec.Providers
 	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
 	checkWebhook func(rawURL string) error
 	// limits bound the specs compiled (Limits.SpecLimits).

@@ -42,7 +42,7 @@
 // its waiting or streaming caller hangs up: the webhook is still owed its
 // result. Gates and rounds send no webhook: their answer is the result.
 //
-// What it must not do: speak Prometheus (sources come in through
-// spec.PrometheusSources), judge measurements (the engine does), or show an
+// What it must not do: speak Prometheus or any other provider's protocol
+// (sources are built by the providers it is given, spec.Providers), judge measurements (the engine does), or show an
 // internal error's text to a client (it is logged with the request id).
 package server

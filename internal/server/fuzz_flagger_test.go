@@ -69,7 +69,7 @@ func FuzzFlaggerGate(f *testing.F) {
 	passing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Value: []float64{1e9}, Display: "[1e9]"}
 	})
-	sources := spec.PrometheusSources(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := spec.Builtin(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}
@@ -92,7 +92,7 @@ func FuzzFlaggerGate(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := New(Options{Analyses: analyses, Sources: sources, Templates: store, MaxBodyBytes: 64 << 10})
+		h, err := New(Options{Analyses: analyses, Providers: sources, Templates: store, MaxBodyBytes: 64 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func FuzzCreateAnalysis(f *testing.F) {
 	failing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Err: errors.New("no Prometheus in a fuzz test")}
 	})
-	sources := spec.PrometheusSources(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := spec.Builtin(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}
@@ -43,7 +43,7 @@ func FuzzCreateAnalysis(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := New(Options{Analyses: analyses, Sources: sources, MaxBodyBytes: 64 << 10})
+		h, err := New(Options{Analyses: analyses, Providers: sources, MaxBodyBytes: 64 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}

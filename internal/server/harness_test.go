@@ -25,6 +25,7 @@ import (
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
@@ -91,8 +92,11 @@ type options struct {
 	// webhookMaxElapsed is the retry budget of a webhook event; 5s when
 	// 0. Backoffs are a few milliseconds, so retries take no time.
 	webhookMaxElapsed time.Duration
-	sources           spec.PrometheusSources
-	heartbeat         time.Duration
+	sources           spec.PrometheusFunc
+	// webAllow are the web provider's --web-allow prefixes; web metrics
+	// are refused without any.
+	webAllow  []string
+	heartbeat time.Duration
 	// templates is a directory of named templates to serve; none when "".
 	templates string
 	// limits are the server's; production's when zero.
@@ -157,6 +161,12 @@ func start(t *testing.T, o options) *testServer {
 		t.Cleanup(p.CloseIdleConnections)
 		sources = p.Source
 	}
+	webProvider, err := web.New(web.Options{Allow: o.webAllow})
+	if err != nil {
+		t.Fatalf("web.New: %v", err)
+	}
+	t.Cleanup(webProvider.CloseIdleConnections)
+	providers := spec.Builtin(sources).Register("web", webProvider)
 	if o.webhookMaxElapsed == 0 {
 		o.webhookMaxElapsed = 5 * time.Second
 	}
@@ -208,7 +218,7 @@ func start(t *testing.T, o options) *testServer {
 		st, err := templates.Load(templates.Options{
 			Dir: o.templates,
 			Check: func(doc *spec.Document) []api.FieldError {
-				_, errs := spec.Compile(doc, nil, sources)
+				_, errs := spec.Compile(doc, nil, providers)
 				return errs
 			},
 			Logger:     log,
@@ -224,7 +234,7 @@ func start(t *testing.T, o options) *testServer {
 		Registerer:        reg,
 		Gatherer:          reg,
 		Analyses:          analyses,
-		Sources:           sources,
+		Providers:         providers,
 		AuthTokens:        o.tokens,
 		Tokens:            o.tokenSet,
 		Limits:            o.limits,

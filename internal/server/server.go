@@ -43,9 +43,10 @@ type Options struct {
 	Gatherer prometheus.Gatherer
 	// Analyses runs and holds the analyses. Required.
 	Analyses *Analyses
-	// Sources builds each metric's Prometheus source; it decides which
-	// addresses a spec may query. Required.
-	Sources spec.PrometheusSources
+	// Providers build each metric's source, found by the name of the
+	// metric's provider (a provider.Registry); they decide where a spec's
+	// metrics may send requests. Required.
+	Providers spec.Providers
 	// AuthTokens, when any, are the bearer tokens every /v1 call needs.
 	// (Webhooks are the Analyses' to check and send: see
 	// AnalysesOptions.Webhooks.)
@@ -104,8 +105,8 @@ const unmatchedRoute = "unmatched"
 // caller drains them (Analyses.Drain) before shutting the HTTP server down,
 // so that waiters and streams receive their final result.
 func New(opts Options) (http.Handler, error) {
-	if opts.Analyses == nil || opts.Sources == nil {
-		return nil, errors.New("server: Options.Analyses and Options.Sources are required")
+	if opts.Analyses == nil || opts.Providers == nil {
+		return nil, errors.New("server: Options.Analyses and Options.Providers are required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
@@ -135,7 +136,7 @@ func New(opts Options) (http.Handler, error) {
 		analyses: opts.Analyses,
 		in: &inputReader{
 			maxBody:      opts.MaxBodyBytes,
-			sources:      opts.Sources,
+			sources:      opts.Providers,
 			checkWebhook: opts.Analyses.CheckWebhook,
 			limits:       limits.SpecLimits(opts.Analyses.opts.MaxDuration),
 			now:          opts.Analyses.clock.Now,

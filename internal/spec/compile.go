@@ -10,15 +10,9 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/provider"
 	judgesource "github.com/canaryd/canaryd/internal/provider/judge"
 )
-
-// PrometheusSources builds the measurement source of a metric's Prometheus
-// provider, with the metric result's metadata. Problems carry paths relative
-// to the metric ("provider.prometheus.address"). A judge metric's two range
-// queries are built with it too, so that they reach only what the
-// Prometheus provider allows (see compileJudge).
-type PrometheusSources func(m *PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError)
 
 // Compiled is a document made ready to run.
 type Compiled struct {
@@ -32,7 +26,9 @@ type Compiled struct {
 
 // Compile takes a parsed document as far as it can go before anything runs:
 // it resolves the arguments, validates the spec, compiles every condition and
-// builds every provider's source. Every problem found is returned, each with
+// has the provider that providers registers under each metric's provider
+// name build its source (a metric naming a provider that none is
+// registered for is a problem on provider.<name>). Every problem found is returned, each with
 // its field path; a plan is returned only when there is none. Options bound
 // what the spec may ask (WithLimits).
 //
@@ -41,7 +37,7 @@ type Compiled struct {
 // quoted in its messages and the queries in its metadata read ***** in
 // their place, and the errors of its sources and conditions, and the
 // problems returned, have them replaced by *****.
-func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSources, opts ...Option) (*Compiled, []api.FieldError) {
+func Compile(doc *Document, overrides map[string]string, providers Providers, opts ...Option) (*Compiled, []api.FieldError) {
 	var o compileOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -61,8 +57,8 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	}
 	resolved := res.spec
 	// Validation and compilation both run, so that every problem is
-	// reported at once; a provider is only built when validation found
-	// nothing wrong with it, so that one mistake gives one message.
+	// reported at once. Validate leaves a provider's configuration to the
+	// provider, so each problem is reported once.
 	problems = resolved.Validate()
 	dryRun := resolved.DryRunMetrics()
 	retention := resolved.RetentionLimits()
@@ -74,7 +70,7 @@ func Compile(doc *Document, overrides map[string]string, prometheus PrometheusSo
 	for i := range resolved.Metrics {
 		m := &resolved.Metrics[i]
 		path := fmt.Sprintf("metrics[%d].", i)
-		am, errs := compileMetric(m, prometheus, !hasProblemUnder(problems, path+"provider"), o)
+		am, errs := compileMetric(m, providers, o)
 		if redact != nil {
 			if res.display != nil {
 				// Shown in the messages that explain a verdict.
@@ -120,17 +116,8 @@ func WithPrograms(p *condition.Programs) Option {
 	return func(o *compileOptions) { o.programs = p }
 }
 
-func hasProblemUnder(problems []api.FieldError, path string) bool {
-	for _, p := range problems {
-		if p.Field == path || strings.HasPrefix(p.Field, path+".") {
-			return true
-		}
-	}
-	return false
-}
-
 // compileMetric turns one validated metric into the engine's form.
-func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool, o compileOptions) (analysis.Metric, []api.FieldError) {
+func compileMetric(m *Metric, providers Providers, o compileOptions) (analysis.Metric, []api.FieldError) {
 	limits := o.limits
 	// Validate has already rejected durations and limits that do not
 	// parse, so the errors below cannot happen.
@@ -159,26 +146,28 @@ func compileMetric(m *Metric, prometheus PrometheusSources, withProvider bool, o
 		append(limits.conditionOptions(), condition.WithPrograms(o.programs))...)
 	am.Judge = conditions
 	problems = append(problems, limits.checkSchedule(&am)...)
-	switch {
-	case !withProvider:
-	case m.Provider.Prometheus != nil:
-		source, metadata, errs := prometheus(m.Provider.Prometheus)
-		problems = append(problems, errs...)
-		am.Source, am.Metadata = source, metadata
-	case m.Provider.Judge != nil:
-		source, metadata, errs := compileJudge(m.Provider.Judge, prometheus)
+	// None or several providers: Validate says so.
+	if names := m.Provider.names(); len(names) == 1 {
+		name := names[0]
+		p, ok := providers.Lookup(name)
+		if !ok {
+			problems = append(problems, api.FieldError{Field: "provider." + name, Message: fmt.Sprintf(
+				"provider %s is not supported by this canaryd (it runs %s)", name, strings.Join(providers.Names(), ", "))})
+			return am, problems
+		}
+		source, metadata, errs := p.Source(m.Provider.config(name))
 		problems = append(problems, errs...)
 		am.Source, am.Metadata = source, metadata
 	}
 	return am, problems
 }
 
-// compileJudge builds a validated judge metric's source from two Prometheus
+// compileJudge builds a judge metric's source from two Prometheus
 // range queries, one per side, so that both go through the Prometheus
 // provider's datasources and credentials. Their problems are reported on
 // the judge's fields: provider.prometheus.query on canary or baseline, the
 // other provider.prometheus fields on provider.judge's.
-func compileJudge(j *JudgeMetric, prometheus PrometheusSources) (analysis.Source, map[string]string, []api.FieldError) {
+func compileJudge(j *JudgeMetric, prometheus provider.Provider) (analysis.Source, map[string]string, []api.FieldError) {
 	lookback, step, offset := j.Window()
 	side := func(query string, offset time.Duration) *PrometheusMetric {
 		start := fmt.Sprintf("now() - duration(%q)", (offset + lookback).String())
@@ -200,8 +189,8 @@ func compileJudge(j *JudgeMetric, prometheus PrometheusSources) (analysis.Source
 	if j.Control != nil {
 		baselineQuery, baselineField = j.Canary, "canary"
 	}
-	canary, _, canaryErrs := prometheus(side(j.Canary, 0))
-	baseline, _, baselineErrs := prometheus(side(baselineQuery, offset))
+	canary, _, canaryErrs := prometheus.Source(side(j.Canary, 0))
+	baseline, _, baselineErrs := prometheus.Source(side(baselineQuery, offset))
 
 	var problems []api.FieldError
 	seen := map[api.FieldError]bool{}

@@ -23,7 +23,7 @@ func TestCompileConditionCost(t *testing.T) {
 	} {
 		doc := mustParse(t, metric(tc.field, tc.cond))
 		for _, limits := range []Limits{{}, {MaxConditionLength: 4096, MaxConditionNodes: 1000}} {
-			_, got := Compile(doc, nil, (&recordingSources{}).source, WithLimits(limits))
+			_, got := Compile(doc, nil, Builtin((&recordingSources{}).source), WithLimits(limits))
 			if len(got) != 1 || got[0].Field != "metrics[0]."+tc.field || !strings.HasPrefix(got[0].Message, tc.want) {
 				t.Errorf("%s with %+v: %s; want one problem on metrics[0].%s starting %q", tc.cond, limits, formatErrors(got), tc.field, tc.want)
 			}
@@ -31,7 +31,7 @@ func TestCompileConditionCost(t *testing.T) {
 	}
 	// The conditions of canaryd's own templates and examples pass.
 	doc := mustParse(t, metric("successCondition", "len(result) > 0 && !isNaN(result[0]) && result[0] >= 0.99 && all(result, {# <= 1})"))
-	if _, got := Compile(doc, nil, (&recordingSources{}).source); len(got) > 0 {
+	if _, got := Compile(doc, nil, Builtin((&recordingSources{}).source)); len(got) > 0 {
 		t.Errorf("a usual condition refused: %s", formatErrors(got))
 	}
 }

@@ -27,7 +27,7 @@ type JudgeMetric struct {
 	// Timeout is in seconds, per query; nil means 30.
 	Timeout  *int64   `json:"timeout,omitempty"`
 	Insecure bool     `json:"insecure,omitempty"`
-	Headers  []Header `json:"headers,omitempty" validate:"dive"`
+	Headers  []Header `json:"headers,omitempty"`
 
 	// Canary is the PromQL query of the canary's metric.
 	Canary string `json:"canary,omitempty" validate:"required"`

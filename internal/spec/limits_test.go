@@ -58,7 +58,7 @@ func TestCompileLimits(t *testing.T) {
 	for _, tt := range tests {
 		sources := &recordingSources{}
 		doc := mustParse(t, tt.input)
-		_, got := Compile(doc, nil, sources.source, WithLimits(tt.limits))
+		_, got := Compile(doc, nil, Builtin(sources.source), WithLimits(tt.limits))
 		checkErrors(t, tt.name, got, tt.want)
 	}
 }

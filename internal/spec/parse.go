@@ -101,12 +101,12 @@ const unknownField = "unknown field"
 // ParseAndCompile parses data and compiles it, returning every problem of
 // both steps: a document whose only problems are unknown fields is still
 // compiled, so that a typo and a bad condition are reported together.
-func ParseAndCompile(data []byte, overrides map[string]string, prometheus PrometheusSources) (*Document, *Compiled, []api.FieldError) {
+func ParseAndCompile(data []byte, overrides map[string]string, providers Providers) (*Document, *Compiled, []api.FieldError) {
 	doc, problems := Parse(data)
 	if doc == nil {
 		return nil, nil, problems
 	}
-	compiled, more := Compile(doc, overrides, prometheus)
+	compiled, more := Compile(doc, overrides, providers)
 	problems = append(problems, more...)
 	if len(problems) > 0 {
 		return doc, nil, problems

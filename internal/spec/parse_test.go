@@ -426,7 +426,7 @@ func TestConditionCutByAComment(t *testing.T) {
 		{"quoted", "metrics:\n- name: m\n  successCondition: 'all(result, # >= 0.9'\n", false},
 		{"a valid condition with a comment after it", "metrics:\n- name: m\n  successCondition: result[0] > 1 # fine\n", false},
 	} {
-		_, _, problems := ParseAndCompile([]byte(tc.yaml), nil, noSources)
+		_, _, problems := ParseAndCompile([]byte(tc.yaml), nil, Builtin(noSources))
 		got := false
 		for _, p := range problems {
 			if strings.Contains(p.Message, hint) {

@@ -30,8 +30,8 @@ func TestCompileWithPrograms(t *testing.T) {
 	}
 	programs := condition.NewPrograms(0)
 	for round := range 3 {
-		alone, problems := Compile(mustParse(t, good), nil, sources)
-		shared, sharedProblems := Compile(mustParse(t, good), nil, sources, WithPrograms(programs))
+		alone, problems := Compile(mustParse(t, good), nil, Builtin(sources))
+		shared, sharedProblems := Compile(mustParse(t, good), nil, Builtin(sources), WithPrograms(programs))
 		checkErrors(t, "good spec", sharedProblems, problems)
 		for _, v := range []any{[]float64{0.995}, []float64{0.95}, []float64{0.5}, []float64{}, "x"} {
 			wantPhase, wantErr := alone.Plan.Metrics[0].Judge.Judge(v)
@@ -40,8 +40,8 @@ func TestCompileWithPrograms(t *testing.T) {
 				t.Errorf("round %d, %v: shared (%s, %v), alone (%s, %v)", round, v, gotPhase, gotErr, wantPhase, wantErr)
 			}
 		}
-		_, problems = Compile(mustParse(t, bad), nil, sources)
-		_, sharedProblems = Compile(mustParse(t, bad), nil, sources, WithPrograms(programs))
+		_, problems = Compile(mustParse(t, bad), nil, Builtin(sources))
+		_, sharedProblems = Compile(mustParse(t, bad), nil, Builtin(sources), WithPrograms(programs))
 		if len(problems) == 0 {
 			t.Fatal("the bad spec compiled")
 		}

@@ -41,7 +41,7 @@ metrics:
       query: 'up{token="{{args.api-token}}", tenant="{{args.tenant}}", ns="{{args.ns}}"}'
       headers: [{key: X-Api-Key, value: "key-{{args.tenant}}"}]
 `)
-	compiled, errs := Compile(doc, map[string]string{"api-token": secret, "tenant": "t3nant-secret"}, echoingSources)
+	compiled, errs := Compile(doc, map[string]string{"api-token": secret, "tenant": "t3nant-secret"}, Builtin(echoingSources))
 	if len(errs) > 0 {
 		t.Fatalf("Compile: %s", formatErrors(errs))
 	}
@@ -76,12 +76,12 @@ metrics:
 args: [{name: password, value: p4ssw0rd-one}, {name: password, value: p4ssw0rd-two}]
 metrics: [{name: m, interval: "{{args.password}}", provider: {prometheus: {query: up}}}]
 `)
-	_, errs = Compile(bad, nil, echoingSources)
+	_, errs = Compile(bad, nil, Builtin(echoingSources))
 	if len(errs) == 0 {
 		t.Fatal("no problems")
 	}
 	bad.Spec.Args = bad.Spec.Args[:1]
-	_, more := Compile(bad, nil, echoingSources)
+	_, more := Compile(bad, nil, Builtin(echoingSources))
 	for _, e := range append(errs, more...) {
 		if strings.Contains(e.Message, "p4ssw0rd") {
 			t.Errorf("a secret shows in the problem %v", e)

@@ -184,7 +184,7 @@ spec:
   - name: m
     provider: {prometheus: {query: "rate(x[{{args.w}}])"}}
 `)
-	_, errs = Compile(argo, nil, noSources)
+	_, errs = Compile(argo, nil, Builtin(noSources))
 	if len(errs) != 1 || errs[0].Field != "args[0].value" || !strings.HasSuffix(errs[0].Message,
 		"put the tag inside quotes, where any value is escaped, or make the document a canaryd template (apiVersion canaryd.io/v1alpha1) "+
 			"and mark the argument freeText: true to substitute it as it is; an argoproj.io/v1alpha1 document has its values substituted as they are, "+
@@ -193,12 +193,12 @@ spec:
 	}
 	// With --verbatim-args, it runs as Argo would run it; a bare spec does
 	// not.
-	compiled, errs := Compile(argo, nil, noSources, WithLimits(Limits{VerbatimArgs: true}))
+	compiled, errs := Compile(argo, nil, Builtin(noSources), WithLimits(Limits{VerbatimArgs: true}))
 	if len(errs) > 0 || compiled.Spec.Metrics[0].Provider.Prometheus.Query != "rate(x[5m] or vector(1])" {
 		t.Errorf("an Argo document with verbatim arguments: %v", errs)
 	}
 	bare := mustParse(t, "args: [{name: w, value: \"5m] or vector(1\"}]\nmetrics: [{name: m, provider: {prometheus: {query: \"rate(x[{{args.w}}])\"}}}]\n")
-	if _, errs := Compile(bare, nil, noSources, WithLimits(Limits{VerbatimArgs: true})); len(errs) != 1 || errs[0].Field != "args[0].value" {
+	if _, errs := Compile(bare, nil, Builtin(noSources), WithLimits(Limits{VerbatimArgs: true})); len(errs) != 1 || errs[0].Field != "args[0].value" {
 		t.Errorf("a bare spec with verbatim arguments: %v, want its value refused", errs)
 	}
 }

@@ -107,17 +107,19 @@ type MeasurementRetention struct {
 
 // Metric is one metric, as Argo Rollouts defines it.
 type Metric struct {
-	Name                    string         `json:"name" validate:"required"`
-	Interval                string         `json:"interval,omitempty"`
-	InitialDelay            string         `json:"initialDelay,omitempty"`
-	Count                   *IntOrString   `json:"count,omitempty"`
-	SuccessCondition        string         `json:"successCondition,omitempty"`
-	FailureCondition        string         `json:"failureCondition,omitempty"`
-	FailureLimit            *IntOrString   `json:"failureLimit,omitempty"`
-	InconclusiveLimit       *IntOrString   `json:"inconclusiveLimit,omitempty"`
-	ConsecutiveErrorLimit   *IntOrString   `json:"consecutiveErrorLimit,omitempty"`
-	ConsecutiveSuccessLimit *IntOrString   `json:"consecutiveSuccessLimit,omitempty"`
-	Provider                MetricProvider `json:"provider"`
+	Name                    string       `json:"name" validate:"required"`
+	Interval                string       `json:"interval,omitempty"`
+	InitialDelay            string       `json:"initialDelay,omitempty"`
+	Count                   *IntOrString `json:"count,omitempty"`
+	SuccessCondition        string       `json:"successCondition,omitempty"`
+	FailureCondition        string       `json:"failureCondition,omitempty"`
+	FailureLimit            *IntOrString `json:"failureLimit,omitempty"`
+	InconclusiveLimit       *IntOrString `json:"inconclusiveLimit,omitempty"`
+	ConsecutiveErrorLimit   *IntOrString `json:"consecutiveErrorLimit,omitempty"`
+	ConsecutiveSuccessLimit *IntOrString `json:"consecutiveSuccessLimit,omitempty"`
+	// Provider is checked by the provider the registry finds for it (see
+	// Compile), not by Validate's struct rules.
+	Provider MetricProvider `json:"provider" validate:"-"`
 
 	// NoData is canaryd's no-data policy, an extension Argo does not have:
 	// what a measurement that returns no data (an empty result, or only
@@ -126,8 +128,11 @@ type Metric struct {
 	NoData string `json:"noData,omitempty" validate:"omitempty,oneof=Inconclusive Failed Error"`
 }
 
-// MetricProvider holds exactly one provider. canaryd runs Prometheus; the
-// other Argo providers are recognised so that the error can name them.
+// MetricProvider holds exactly one provider. Which of them canaryd runs is
+// the registry's business (see Providers): a provider that none is
+// registered for is an error naming it. Prometheus and canaryd's judge are
+// decoded here; every other provider's configuration is kept as its JSON,
+// for its provider to decode (the web provider's, in internal/provider/web).
 type MetricProvider struct {
 	Prometheus *PrometheusMetric `json:"prometheus,omitempty"`
 	// Judge is canaryd's canary-versus-baseline provider, an extension
@@ -150,12 +155,12 @@ type MetricProvider struct {
 // PrometheusMetric is Argo's Prometheus provider configuration.
 type PrometheusMetric struct {
 	Address        string         `json:"address,omitempty"`
-	Query          string         `json:"query,omitempty" validate:"required"`
+	Query          string         `json:"query,omitempty"`
 	Authentication Authentication `json:"authentication,omitempty"`
 	// Timeout is in seconds; nil means 30.
 	Timeout    *int64                    `json:"timeout,omitempty"`
 	Insecure   bool                      `json:"insecure,omitempty"`
-	Headers    []Header                  `json:"headers,omitempty" validate:"dive"`
+	Headers    []Header                  `json:"headers,omitempty"`
 	RangeQuery *PrometheusRangeQueryArgs `json:"rangeQuery,omitempty"`
 }
 
@@ -169,7 +174,7 @@ type PrometheusRangeQueryArgs struct {
 
 // Header is one HTTP header sent with every query.
 type Header struct {
-	Key   string `json:"key" validate:"required"`
+	Key   string `json:"key"`
 	Value string `json:"value"`
 }
 

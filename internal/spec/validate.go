@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/go-playground/validator/v10"
 
@@ -24,17 +23,17 @@ import (
 //   - a count or limit given as a string must be an integer (Argo reads
 //     "abc" as 0), and count must not be negative;
 //   - interval and initialDelay must not be negative;
-//   - the provider must be prometheus, with a query; a negative timeout and
-//     a rangeQuery step that is not a positive duration are reported now
-//     rather than at the first measurement;
+//   - the metric must name exactly one provider (what its configuration
+//     must be is the provider's to check, when Compile builds it);
 //   - a dryRun or measurementRetention rule must be a valid regular
 //     expression (Argo treats an invalid one as matching nothing), and a
 //     measurementRetention limit must not be negative (Argo treats it as 0,
 //     the default);
 //   - names (metric, argument, rule) and header keys must not be empty.
 //
-// canaryd's extensions are checked too: a judge metric's every field (see
-// validateJudge) and the spec's scoring (see validateScoring).
+// canaryd's extensions are checked too: the spec's scoring (see
+// validateScoring), and a judge metric's fields that depend on it; the
+// judge's other fields are its provider's (see JudgeProvider).
 //
 // Conditions and addresses are not checked here.
 func (s *Spec) Validate() []api.FieldError {
@@ -164,37 +163,21 @@ func validateMetric(path string, m *Metric, scored bool) []api.FieldError {
 	return errs
 }
 
-// validateProvider applies Argo's one-provider rule, then canaryd's: the one
-// provider must be Prometheus, or canaryd's judge.
+// validateProvider applies Argo's one-provider rule. Which providers
+// canaryd runs, and what each one's configuration must be, is for the
+// provider the registry finds (see Compile): each reports its own problems,
+// once. Only what the provider cannot see is checked here: a judge metric's
+// critical and group, which need the spec's scoring.
 func validateProvider(path string, p *MetricProvider, scored bool) []api.FieldError {
-	names := p.names()
-	switch {
+	switch names := p.names(); {
 	case len(names) == 0:
 		return []api.FieldError{{Field: path, Message: "no provider specified"}}
 	case len(names) > 1:
 		return []api.FieldError{{Field: path, Message: "multiple providers specified"}}
 	case names[0] == "judge":
-		return validateJudge(path+".judge", p.Judge, scored)
-	case names[0] != "prometheus":
-		return []api.FieldError{{Field: path + "." + names[0], Message: fmt.Sprintf(
-			"provider %s is not supported by canaryd (only prometheus, and canaryd's judge)", names[0])}}
+		return validateJudgeScoring(path+".judge", p.Judge, scored)
 	}
-
-	var errs []api.FieldError
-	prom := p.Prometheus
-	if prom.Timeout != nil && *prom.Timeout < 0 {
-		errs = append(errs, api.FieldError{Field: path + ".prometheus.timeout", Message: "prometheus timeout should not be negative"})
-	}
-	if rq := prom.RangeQuery; rq != nil {
-		step, err := time.ParseDuration(rq.Step)
-		switch {
-		case err != nil:
-			errs = append(errs, api.FieldError{Field: path + ".prometheus.rangeQuery.step", Message: "failed to parse rangeQuery.step as duration: " + err.Error()})
-		case step <= 0:
-			errs = append(errs, api.FieldError{Field: path + ".prometheus.rangeQuery.step", Message: "rangeQuery.step must be a positive duration"})
-		}
-	}
-	return errs
+	return nil
 }
 
 // names lists the providers that are set, by their JSON names, as Argo
@@ -207,14 +190,7 @@ func (p *MetricProvider) names() []string {
 	if p.Judge != nil {
 		names = append(names, "judge")
 	}
-	for _, o := range []struct {
-		name string
-		raw  json.RawMessage
-	}{
-		{"kayenta", p.Kayenta}, {"web", p.Web}, {"datadog", p.Datadog}, {"wavefront", p.Wavefront},
-		{"newRelic", p.NewRelic}, {"job", p.Job}, {"cloudWatch", p.CloudWatch}, {"graphite", p.Graphite},
-		{"influxdb", p.Influxdb}, {"skywalking", p.SkyWalking},
-	} {
+	for _, o := range p.raw() {
 		if isSet(o.raw) {
 			names = append(names, o.name)
 		}

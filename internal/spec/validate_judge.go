@@ -18,7 +18,7 @@ import (
 const maxPoints = 11000
 
 // validateJudge checks a judge metric, whose path is path
-// ("metrics[0].provider.judge"), beyond the shape rules of its tags
+// ("provider.judge"), with the shape rules of its tags
 // (canary, lookback, step and control.offset must be given; direction,
 // nanStrategy and effectSize.measure must be among their values):
 //
@@ -32,13 +32,15 @@ const maxPoints = 11000
 //   - mustHaveData is refused with nanStrategy replace, under which missing
 //     data passes whatever mustHaveData says;
 //   - critical and group only when the spec declares scoring, without
-//     which they would change nothing;
+//     which they would change nothing (validateJudgeScoring, called by
+//     Validate, which sees the spec);
 //   - the timeout is not negative.
 //
 // Zero values cannot be given for the numbers, since the judge reads 0 as
 // "the default": each must be positive.
-func validateJudge(path string, j *JudgeMetric, scored bool) []api.FieldError {
-	var errs []api.FieldError
+func validateJudge(path string, j *JudgeMetric) []api.FieldError {
+	// The struct rules (required fields, enumerations) first.
+	errs := shapeErrors(path, j)
 	add := func(field, format string, args ...any) {
 		errs = append(errs, api.FieldError{Field: strings.TrimSuffix(joinPath(path, field), "."), Message: fmt.Sprintf(format, args...)})
 	}
@@ -116,13 +118,6 @@ func validateJudge(path string, j *JudgeMetric, scored bool) []api.FieldError {
 	if j.MustHaveData && j.NaNStrategy == string(judge.NaNReplace) {
 		add("mustHaveData", "mustHaveData has no effect with nanStrategy replace, under which a sample without data passes")
 	}
-	if j.Critical && !scored {
-		add("critical", "critical applies only when the spec declares scoring (without it, any failing metric fails the analysis already): declare scoring, or remove critical")
-	}
-	if j.Group != "" && !scored {
-		add("group", "group applies only when the spec declares scoring: declare scoring, or remove group")
-	}
-
 	enumerations := slices.Contains([]string{"", "increase", "decrease", "either"}, j.Direction) &&
 		slices.Contains([]string{"", "remove", "replace"}, j.NaNStrategy) &&
 		(j.EffectSize == nil || slices.Contains([]string{"", "meanRatio", "cles"}, j.EffectSize.Measure))
@@ -132,6 +127,19 @@ func validateJudge(path string, j *JudgeMetric, scored bool) []api.FieldError {
 		if err := j.Config().Validate(); err != nil {
 			add("", "%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
+	}
+	return errs
+}
+
+// validateJudgeScoring checks the judge's fields that need the spec's
+// scoring: critical and group change nothing without it.
+func validateJudgeScoring(path string, j *JudgeMetric, scored bool) []api.FieldError {
+	var errs []api.FieldError
+	if j.Critical && !scored {
+		errs = append(errs, api.FieldError{Field: path + ".critical", Message: "critical applies only when the spec declares scoring (without it, any failing metric fails the analysis already): declare scoring, or remove critical"})
+	}
+	if j.Group != "" && !scored {
+		errs = append(errs, api.FieldError{Field: path + ".group", Message: "group applies only when the spec declares scoring: declare scoring, or remove group"})
 	}
 	return errs
 }

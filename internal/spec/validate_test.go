@@ -132,45 +132,13 @@ func TestValidateMetric(t *testing.T) {
 			fe("metrics[0].interval", `invalid interval string: "-30s" is negative`),
 			fe("metrics[0].initialDelay", `invalid startDelay string: "-1m" is negative`),
 		}},
-		{name: "unsupported provider", edit: func(m *Metric) { m.Provider = MetricProvider{Datadog: []byte(`{"query": "x"}`)} }, want: []api.FieldError{
-			fe("metrics[0].provider.datadog", "provider datadog is not supported by canaryd (only prometheus, and canaryd's judge)"),
-		}},
-		{name: "unsupported provider, named as Argo spells it", edit: func(m *Metric) { m.Provider = MetricProvider{NewRelic: []byte(`{}`)} }, want: []api.FieldError{
-			fe("metrics[0].provider.newRelic", "provider newRelic is not supported by canaryd (only prometheus, and canaryd's judge)"),
-		}},
-		{name: "plugin provider", edit: func(m *Metric) { m.Provider = MetricProvider{Plugin: []byte(`{"argoproj-labs/x": {}}`)} }, want: []api.FieldError{
-			fe("metrics[0].provider.plugin", "provider plugin is not supported by canaryd (only prometheus, and canaryd's judge)"),
-		}},
-		{name: "missing query", edit: func(m *Metric) { m.Provider.Prometheus.Query = "" }, want: []api.FieldError{
-			fe("metrics[0].provider.prometheus.query", "query must be specified"),
-		}},
-		{name: "header without key", edit: func(m *Metric) {
-			m.Provider.Prometheus.Headers = []Header{{Key: "A", Value: ""}, {Value: "v"}}
-		}, want: []api.FieldError{
-			fe("metrics[0].provider.prometheus.headers[1].key", "key must be specified"),
-		}},
-		{name: "negative timeout", edit: func(m *Metric) { m.Provider.Prometheus.Timeout = ptr(int64(-1)) }, want: []api.FieldError{
-			fe("metrics[0].provider.prometheus.timeout", "prometheus timeout should not be negative"),
-		}},
-		{name: "rangeQuery without a step", edit: func(m *Metric) {
-			m.Provider.Prometheus.RangeQuery = &PrometheusRangeQueryArgs{Start: "now()", End: "now()"}
-		}, want: []api.FieldError{
-			fe("metrics[0].provider.prometheus.rangeQuery.step", `failed to parse rangeQuery.step as duration: time: invalid duration ""`),
-		}},
-		{name: "rangeQuery with a zero step", edit: func(m *Metric) {
-			m.Provider.Prometheus.RangeQuery = &PrometheusRangeQueryArgs{Start: "now()", End: "now()", Step: "0s"}
-		}, want: []api.FieldError{
-			fe("metrics[0].provider.prometheus.rangeQuery.step", "rangeQuery.step must be a positive duration"),
-		}},
 		{name: "every problem at once", edit: func(m *Metric) {
 			m.Name = ""
 			m.Count, m.ConsecutiveSuccessLimit, m.InconclusiveLimit = intOrStr(3), intOrStr(-1), intOrStr(4)
 			m.InitialDelay = "x"
 			m.Provider.Kayenta = []byte(`{}`)
-			m.Provider.Prometheus.Query = ""
 		}, want: []api.FieldError{
 			fe("metrics[0].name", "name must be specified"),
-			fe("metrics[0].provider.prometheus.query", "query must be specified"),
 			fe("metrics[0].consecutiveSuccessLimit", "consecutiveSuccessLimit must be >= 0"),
 			fe("metrics[0].count", "count must be >= inconclusiveLimit"),
 			fe("metrics[0].interval", "interval must be specified when count > 1"),

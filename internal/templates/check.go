@@ -9,6 +9,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -31,7 +32,7 @@ func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldErr
 	if _, errs := filled.Spec.Resolve(nil); len(errs) > 0 {
 		return errs
 	}
-	_, errs := spec.Compile(filled, nil, noSources)
+	_, errs := spec.Compile(filled, nil, checkProviders{})
 	if check != nil {
 		errs = append(errs, check(filled)...)
 	}
@@ -48,8 +49,21 @@ func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldErr
 	return out
 }
 
-// noSources stands in for the provider: checking it is the Check callback's
-// business.
+// checkProviders stands in for the service's providers: it accepts every
+// provider name and builds nothing, but checks a judge's configuration,
+// which is canaryd's own. Whether this canaryd runs a provider, and what
+// its configuration may reach, is the Check callback's business.
+type checkProviders struct{}
+
+func (checkProviders) Lookup(name string) (provider.Provider, bool) {
+	if name == "judge" {
+		return spec.JudgeProvider(spec.PrometheusProvider(noSources)), true
+	}
+	return provider.Func(func(any) (analysis.Source, map[string]string, []api.FieldError) { return nil, nil, nil }), true
+}
+
+func (checkProviders) Names() []string { return nil }
+
 func noSources(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
 	return nil, nil, nil
 }

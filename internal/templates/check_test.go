@@ -343,7 +343,7 @@ func TestFixtures(t *testing.T) {
 				delete(args, k)
 			}
 		}
-		if _, errs := spec.Compile(tmpl.Document, args, noSources); len(errs) > 0 {
+		if _, errs := spec.Compile(tmpl.Document, args, spec.Builtin(noSources)); len(errs) > 0 {
 			t.Errorf("%s: Compile with its required arguments:\n%s", name, formatFieldErrors(errs))
 		}
 	}

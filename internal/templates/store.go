@@ -33,9 +33,9 @@ type Options struct {
 	Dir string
 	// Check validates a parsed template further than the store does on its
 	// own (parse, spec.Compile without providers, the name). The server
-	// passes a func that runs spec.Compile(doc, nil, sources) with its
-	// Prometheus sources, so that an address outside the allow-list is
-	// reported at load. The document Check is given carries a placeholder
+	// passes a func that runs spec.Compile(doc, nil, providers) with its
+	// providers, so that a provider it does not run, or an address outside
+	// an allow-list, is reported at load. The document Check is given carries a placeholder
 	// value for every argument that callers supply per request; problems
 	// on fields that use one are dropped afterwards (see the package
 	// documentation), so Check needs no special care. Check must not

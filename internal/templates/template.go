@@ -34,7 +34,7 @@ type Template struct {
 	// Line is the line of File on which the template's document starts.
 	Line int
 	// Document is the parsed template, its arguments unresolved: run it
-	// with spec.Compile(Document, args, sources).
+	// with spec.Compile(Document, args, providers).
 	Document *spec.Document
 	// LoadedAt is when this version of the file was read.
 	LoadedAt time.Time

@@ -9,8 +9,8 @@
 // through the configured datasources with their allow-lists, credentials,
 // shared transports, timeouts and scrubbing of secrets, exactly as a
 // `provider.prometheus` range query does. internal/spec builds them with the
-// PrometheusSources it is given, so every caller that can run a Prometheus
-// metric can run a judge metric.
+// Prometheus provider the judge is registered over (spec.JudgeProvider), so
+// every caller that can run a Prometheus metric can run a judge metric.
 //
 // # The window
 //

@@ -64,7 +64,7 @@ func compile(t *testing.T, url, input string) *analysis.Plan {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.CloseIdleConnections)
-	_, compiled, errs := spec.ParseAndCompile([]byte(input), nil, p.Source)
+	_, compiled, errs := spec.ParseAndCompile([]byte(input), nil, spec.Builtin(p.Source))
 	if len(errs) > 0 {
 		t.Fatalf("compile: %v", errs)
 	}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/web"
+	"github.com/canaryd/canaryd/internal/spec"
+)
+
+// newProviders registers the metric providers canaryd runs, each under the
+// name a metric gives its provider object: the one place where a provider
+// is added. prometheus builds provider.prometheus metrics (and, through
+// the judge, provider.judge ones); webProvider runs provider.web metrics.
+func newProviders(prometheus spec.PrometheusFunc, webProvider *web.Provider) *provider.Registry {
+	return spec.Builtin(prometheus).Register("web", webProvider)
+}
+
+// registry is the command line's providers: its Prometheus, and a web
+// provider that allows no URL (run, backtest and validate have no
+// --web-allow), so that a web metric is refused with a message naming the
+// flag serve takes.
+func (c *cliSources) registry() *provider.Registry {
+	w, err := web.New(web.Options{})
+	if err != nil {
+		panic(err) // cannot happen: there is nothing to check
+	}
+	return newProviders(c.source, w)
+}

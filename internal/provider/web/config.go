@@ -1,0 +1,273 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+// Metric is Argo Rollouts' web provider configuration (WebMetric), with
+// Argo's field names.
+type Metric struct {
+	// Method is GET (the default), POST or PUT.
+	Method string `json:"method,omitempty"`
+	// URL is requested; it must start with a --web-allow prefix.
+	URL string `json:"url"`
+	// Headers are set on the request, in order (the last of a name wins).
+	Headers []Header `json:"headers,omitempty"`
+	// Body, or JSONBody (sent as application/json), with POST or PUT.
+	Body     string          `json:"body,omitempty"`
+	JSONBody json.RawMessage `json:"jsonBody,omitempty"`
+	// TimeoutSeconds bounds the request, body read included; 0 means 10.
+	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
+	// JSONPath selects the result in the JSON response ("{$.data.ok}");
+	// empty means the whole document, "{$}".
+	JSONPath string `json:"jsonPath,omitempty"`
+	// Insecure skips verification of the server's TLS certificate.
+	Insecure bool `json:"insecure,omitempty"`
+}
+
+// Header is one request header, as Argo's WebMetricHeader.
+type Header struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// DefaultTimeout is a request's timeout when timeoutSeconds is 0 (Argo's).
+const DefaultTimeout = 10 * time.Second
+
+// base is the path of the configuration relative to its metric.
+const base = "provider.web"
+
+// fields are the configuration's fields, as Argo names them, with the
+// JSON kind each must have. authentication is Argo's too, but refused with
+// a message of its own (see decode).
+var fields = map[string]string{
+	"method": "string", "url": "string", "headers": "list", "body": "string", "jsonBody": "object",
+	"timeoutSeconds": "number", "jsonPath": "string", "insecure": "boolean",
+}
+
+// decode reads the configuration strictly: an unknown field or a value of
+// the wrong type is a problem on its path, every one of them reported.
+func decode(raw json.RawMessage) (*Metric, []api.FieldError) {
+	var errs []api.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, api.FieldError{Field: base + field, Message: fmt.Sprintf(format, args...)})
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		add("", "must be an object")
+		return nil, errs
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var m Metric
+	for _, k := range keys {
+		v := obj[k]
+		kind, known := fields[k]
+		switch {
+		case k == "authentication":
+			add("."+k, "authentication is not supported by canaryd's web provider (Argo uses only its oauth2 here): "+
+				"send a bearer token in headers, from a secret argument")
+			continue
+		case !known:
+			add("."+k, "unknown field")
+			continue
+		case string(v) == "null":
+			continue
+		}
+		var target any
+		switch k {
+		case "method":
+			target = &m.Method
+		case "url":
+			target = &m.URL
+		case "headers":
+			target = &m.Headers
+		case "body":
+			target = &m.Body
+		case "jsonBody":
+			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '{' {
+				add("."+k, "must be an object")
+				continue
+			}
+			m.JSONBody = v
+			continue
+		case "timeoutSeconds":
+			target = &m.TimeoutSeconds
+		case "jsonPath":
+			target = &m.JSONPath
+		case "insecure":
+			target = &m.Insecure
+		}
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(target); err != nil {
+			if k == "headers" {
+				add("."+k, "must be a list of {key, value} objects with string values")
+			} else {
+				add("."+k, "must be a %s", kind)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &m, nil
+}
+
+// request is a configuration checked and made ready to send.
+type request struct {
+	method   string
+	url      *url.URL
+	header   http.Header
+	body     []byte
+	timeout  time.Duration
+	path     *jsonPath
+	insecure bool
+}
+
+// check validates the configuration against the provider's rules and the
+// allow-list. No message quotes a header's value or the URL, either of
+// which may carry a credential.
+func (p *Provider) check(m *Metric) (*request, []api.FieldError) {
+	var errs []api.FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, api.FieldError{Field: base + field, Message: fmt.Sprintf(format, args...)})
+	}
+	r := &request{method: m.Method, header: http.Header{}, insecure: m.Insecure}
+
+	switch m.Method {
+	case "":
+		r.method = http.MethodGet
+	case http.MethodGet, http.MethodPost, http.MethodPut:
+	default:
+		add(".method", "method must be GET, POST or PUT (Argo's web provider methods), got %q", truncate(m.Method))
+	}
+	switch {
+	case m.Body != "" && len(m.JSONBody) > 0:
+		add(".body", "use either Body or JSONBody; both cannot exists for WebMetric payload")
+	case (m.Body != "" || len(m.JSONBody) > 0) && r.method == http.MethodGet:
+		add(".body", "Body/JSONBody can only be used with POST or PUT WebMetric Method types")
+	case len(m.JSONBody) > 0:
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, m.JSONBody); err != nil {
+			add(".jsonBody", "must be a JSON object")
+		}
+		r.body = compact.Bytes()
+	case m.Body != "":
+		r.body = []byte(m.Body)
+	}
+
+	switch {
+	case strings.TrimSpace(m.URL) == "":
+		add(".url", "url must be specified")
+	case p.allow.Empty():
+		add(".url", "web metrics are disabled: this canaryd allows no URL; its operator enables them with --web-allow URL-PREFIX (repeatable)")
+	default:
+		u, err := url.Parse(m.URL)
+		if err != nil {
+			add(".url", "url is not a valid URL")
+			break
+		}
+		if reason := p.allow.Refusal(u); reason != "" {
+			add(".url", "url refused: %s (--web-allow)", reason)
+			break
+		}
+		u.Fragment, u.RawFragment = "", ""
+		r.url = u
+	}
+
+	switch t := m.TimeoutSeconds; {
+	case t < 0:
+		add(".timeoutSeconds", "timeoutSeconds must not be negative (0 means the default, %s)", DefaultTimeout)
+	case t == 0:
+		r.timeout = DefaultTimeout
+	case t > int64(math.MaxInt64/time.Second):
+		r.timeout = time.Duration(math.MaxInt64)
+	default:
+		r.timeout = time.Duration(t) * time.Second
+	}
+	if p.maxTimeout > 0 && r.timeout > p.maxTimeout {
+		r.timeout = p.maxTimeout
+	}
+
+	for i, h := range m.Headers {
+		field := fmt.Sprintf(".headers[%d]", i)
+		switch {
+		case !validHeaderName(h.Key):
+			add(field+".key", "invalid HTTP header name %q", truncate(h.Key))
+			continue
+		case !validHeaderValue(h.Value):
+			// The value is not echoed: it may well be a credential.
+			add(field+".value", "invalid HTTP header value: it must not contain control characters such as line breaks")
+			continue
+		}
+		switch http.CanonicalHeaderKey(h.Key) {
+		case "Host":
+			add(field+".key", "a Host header is refused: it would send the request to another site than the allowed URL names; put the host in url")
+		case "Content-Length", "Transfer-Encoding", "Connection":
+			add(field+".key", "%s is set by canaryd, not by a metric", http.CanonicalHeaderKey(h.Key))
+		default:
+			r.header.Set(h.Key, h.Value)
+		}
+	}
+	if len(m.JSONBody) > 0 {
+		r.header.Set("Content-Type", "application/json") // Argo forces it
+	}
+
+	jp, err := parseJSONPath(m.JSONPath)
+	if err != nil {
+		add(".jsonPath", "%v", err)
+	}
+	r.path = jp
+
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return r, nil
+}
+
+// truncate keeps a quoted value in a message short.
+func truncate(s string) string {
+	const max = 64
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110 5.1).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether s has no control characters but tab.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

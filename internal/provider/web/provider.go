@@ -1,0 +1,246 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/webhook"
+)
+
+// The bounds of every web measurement. They are constants: the allow-list
+// decides where requests go, and these decide what one may cost.
+const (
+	// MaxResponseBytes is the most of a response body canaryd reads; a
+	// longer body makes the measurement an Error, found before more is
+	// read.
+	MaxResponseBytes = 1 << 20
+	// MaxConnsPerHost caps the connections open to one host (dialling,
+	// active and idle), for all metrics together; a request beyond it
+	// waits for one, within its timeout.
+	MaxConnsPerHost = 16
+	// MaxRedirects is the most redirects a request follows, each of them
+	// within the allow-list.
+	MaxRedirects = 5
+)
+
+// Options configure a Provider.
+type Options struct {
+	// Allow are the URL prefixes (--web-allow) a metric's url, and every
+	// redirect, must start with, with the rules and normalisation of
+	// --webhook-allow. None means every web metric is refused.
+	Allow []string
+	// MaxTimeout caps a metric's timeoutSeconds (and the default); 0 means
+	// no cap.
+	MaxTimeout time.Duration
+}
+
+// Provider runs web metrics. It is safe for concurrent use and lives as
+// long as the service: its two transports (verifying TLS, and not, for
+// insecure: true) are shared by every metric.
+type Provider struct {
+	allow      webhook.AllowList
+	maxTimeout time.Duration
+	clients    [2]*http.Client
+	transports [2]*http.Transport
+}
+
+// New checks the options and builds the transports.
+func New(o Options) (*Provider, error) {
+	if o.MaxTimeout < 0 {
+		return nil, errors.New("web: max timeout must not be negative")
+	}
+	allow, err := webhook.ParseAllowList(o.Allow)
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{allow: allow, maxTimeout: o.MaxTimeout}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	for i := range p.transports {
+		t := &http.Transport{
+			// No Proxy: HTTP_PROXY and friends are ignored, or the proxy
+			// and not the allow-list would decide where requests go.
+			Proxy:                  nil,
+			DialContext:            normalDial(dialer.DialContext),
+			ForceAttemptHTTP2:      true,
+			MaxConnsPerHost:        MaxConnsPerHost,
+			MaxIdleConnsPerHost:    MaxConnsPerHost,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ResponseHeaderTimeout:  0, // the request's timeout bounds it
+			MaxResponseHeaderBytes: 64 << 10,
+			TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: i == 1}, //nolint:gosec // insecure: true
+		}
+		p.transports[i] = t
+		p.clients[i] = &http.Client{Transport: t, CheckRedirect: p.checkRedirect}
+	}
+	return p, nil
+}
+
+// normalDial dials the host in the spelling the allow-list compares
+// (webhook.NormalHost), never as the request happened to spell it.
+func normalDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		h, ok := webhook.NormalHost(host)
+		if !ok {
+			return nil, errors.New("no host to dial")
+		}
+		return dial(ctx, network, net.JoinHostPort(h, port))
+	}
+}
+
+// checkRedirect follows a redirect only to a URL the allow-list allows,
+// and at most MaxRedirects of them.
+func (p *Provider) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > MaxRedirects {
+		return fmt.Errorf("stopped after %d redirects", MaxRedirects)
+	}
+	if reason := p.allow.Refusal(req.URL); reason != "" {
+		return fmt.Errorf("redirect refused: %s (--web-allow)", reason)
+	}
+	req.Host = webhook.RequestHost(req.URL)
+	return nil
+}
+
+// CloseIdleConnections closes the idle connections of both transports.
+func (p *Provider) CloseIdleConnections() {
+	for _, t := range p.transports {
+		t.CloseIdleConnections()
+	}
+}
+
+// Source is the provider of provider.web (see provider.Provider): it
+// decodes and checks the metric's configuration, its JSON with the
+// arguments substituted, and returns the source that measures it. Web
+// metrics carry no metadata, as in Argo.
+func (p *Provider) Source(config any) (analysis.Source, map[string]string, []api.FieldError) {
+	raw, ok := config.(json.RawMessage)
+	if !ok {
+		return nil, nil, []api.FieldError{{Field: base, Message: fmt.Sprintf("web configuration of type %T", config)}}
+	}
+	m, errs := decode(raw)
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	r, errs := p.check(m)
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	client := p.clients[0]
+	if r.insecure {
+		client = p.clients[1]
+	}
+	return &source{client: client, r: r}, nil, nil
+}
+
+type source struct {
+	client *http.Client
+	r      *request
+}
+
+// BoundByContext: a measurement returns soon after its context is done.
+func (s *source) BoundByContext() bool { return true }
+
+// Measure sends the request and reads the result as Argo does (see the
+// package documentation).
+func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation {
+	ctx, cancel := context.WithTimeout(ctx, s.r.timeout)
+	defer cancel()
+	u := *s.r.url
+	u.Host = webhook.RequestHost(&u)
+	var body io.Reader
+	if s.r.body != nil {
+		body = bytes.NewReader(s.r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, s.r.method, u.String(), body)
+	if err != nil {
+		return analysis.Observation{Err: errors.New("building the request failed")}
+	}
+	req.Header = s.r.header.Clone()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return analysis.Observation{Err: requestError(s.r.method, &u, err)}
+	}
+	defer func() {
+		// Drain a little so that the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		_ = resp.Body.Close()
+	}()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return analysis.Observation{Err: fmt.Errorf("received non 2xx response code: %d", resp.StatusCode)}
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if err != nil {
+		return analysis.Observation{Err: fmt.Errorf("%s%v", noBytes, unwrapURLError(err))}
+	}
+	if len(data) > MaxResponseBytes {
+		return analysis.Observation{Err: fmt.Errorf("the response body is longer than the %d bytes canaryd reads of a web metric's response", MaxResponseBytes)}
+	}
+	return s.r.observe(data)
+}
+
+// noBytes starts Argo's error for a body that cannot be read.
+const noBytes = "Received no bytes in response: "
+
+// observe turns a response body into the measurement's value: the value
+// the jsonPath selects in the JSON document, with its JSON type (numbers
+// are float64), written as JSON. A body that is not JSON (an empty one
+// included) is the result as a string, and the conditions decide it, as in
+// Argo Rollouts' fix of #4535; released Argo versions up to v1.10 call
+// such a measurement Successful without evaluating any condition.
+func (r *request) observe(data []byte) analysis.Observation {
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return analysis.Observation{Value: string(data), Display: string(data)}
+	}
+	v, err := r.path.find(doc)
+	if err != nil {
+		return analysis.Observation{Err: err}
+	}
+	display, err := json.Marshal(v)
+	if err != nil {
+		return analysis.Observation{Err: fmt.Errorf("writing the result: %v", err)}
+	}
+	return analysis.Observation{Value: v, Display: string(display)}
+}
+
+// requestError is a failed request's error without the URL's query,
+// userinfo or fragment, which may carry a credential, and without any
+// header.
+func requestError(method string, u *url.URL, err error) error {
+	return fmt.Errorf("%s %s: %v", method, redact(u), unwrapURLError(err))
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// redact returns u without userinfo and fragment, and with its query
+// replaced.
+func redact(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.Fragment, c.RawFragment = "", ""
+	if c.RawQuery != "" || c.ForceQuery {
+		c.RawQuery, c.ForceQuery = "REDACTED", false
+	}
+	return c.String()
+}
