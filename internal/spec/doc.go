@@ -38,9 +38,15 @@
 //
 // Compile takes a document through the three steps and on to what the
 // engine runs (an analysis.Plan): it compiles each metric's conditions
-// (internal/condition) and has the metric's provider build its source, so
-// that a Prometheus address is checked by the Prometheus provider, not
-// here. Every problem of every step is returned at once.
+// (internal/condition) and has the metric's provider build its source.
+// Providers come from a registry keyed by the name of the metric's provider
+// object (Providers, internal/provider); each checks its own configuration
+// and reports its problems once, with their paths, so Validate leaves a
+// provider's fields alone (a Prometheus address is checked by the
+// Prometheus provider, not here). Prometheus' and the judge's
+// configurations are decoded here (Builtin registers their providers);
+// every other provider's is handed over as its JSON, arguments
+// substituted. Every problem of every step is returned at once.
 //
 // The package must not do I/O beyond decoding the bytes it is given, speak
 // HTTP, read Kubernetes or run anything: the providers it is handed make
