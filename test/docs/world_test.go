@@ -2,6 +2,7 @@ package docs
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 type world struct {
 	root  string
 	bin   string // a directory holding canaryd, for PATH
+	tools string // a directory holding the examples' curl, for PATH
 	prom  string // Prometheus' URL
 	base  string // canaryd serve's URL
 	serve *harness.Canaryd
@@ -40,7 +42,13 @@ spec:
           query: vector(1)
 `,
 	// A document to post (webhooks.md).
-	"analysis.yaml": "@testdata/specs/success-rate.yaml",
+	"analysis.yaml": `metrics:
+  - name: up
+    successCondition: result[0] == 1
+    provider:
+      prometheus:
+        query: vector(1)
+`,
 	// The pipeline's copy of the seed template (pipelines.md, GitLab CI).
 	".canaryd/success-rate.yaml": "@testdata/specs/success-rate-args.yaml",
 	// An Argo document using canaryd's judge (judge.md).
@@ -64,12 +72,25 @@ func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 
 func startWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{root: repoRoot(t), bin: harness.CanarydDir(t)}
+	w := &world{root: repoRoot(t), bin: harness.CanarydDir(t), tools: t.TempDir()}
+	// curl as the examples run it: an HTTP error fails the command, as
+	// with --fail-with-body, so that an example cannot pass on a 4xx.
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatalf("the examples need curl: %v", err)
+	}
+	script := "#!/bin/sh\nexec " + curl + " --fail-with-body \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(w.tools, "curl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	w.prom = promtest.Start(t).URL
 	w.serve = harness.StartCanaryd(t, harness.CanarydOptions{
 		PrometheusURL: w.prom,
 		Templates:     filepath.Join(w.root, "testdata", "templates"),
 		Open:          true,
+		// The destinations of docs/webhooks.md's examples (never reached:
+		// example.com's hosts do not answer webhooks).
+		Args: []string{"--webhook-allow=https://hooks.example.com/ci"},
 	})
 	w.base = w.serve.URL
 	return w
@@ -122,7 +143,7 @@ func (w *world) scratch(t *testing.T) string {
 // pipeline would have in its variables.
 func (w *world) env() []string {
 	return append(environ(),
-		"PATH="+w.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PATH="+strings.Join([]string{w.bin, w.tools, os.Getenv("PATH")}, string(os.PathListSeparator)),
 		"BASE="+w.base,
 		"CANARYD_URL="+w.base,
 		"CANARYD_TOKEN=not-needed-here",

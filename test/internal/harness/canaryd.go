@@ -147,6 +147,8 @@ type CanarydOptions struct {
 	// Open starts it without --auth-token-file, as for callers that cannot
 	// send a header (Flagger's webhooks); Token is then "".
 	Open bool
+	// Args are more flags for serve (--webhook-allow, for example).
+	Args []string
 }
 
 // StartCanaryd starts `canaryd serve` on a free loopback port, with a
@@ -176,6 +178,7 @@ func StartCanaryd(t testing.TB, opts CanarydOptions) *Canaryd {
 	if opts.Templates != "" {
 		args = append(args, "--templates="+opts.Templates)
 	}
+	args = append(args, opts.Args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = environWithout("CANARYD_")
 	logs, w := io.Pipe()
