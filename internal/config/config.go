@@ -17,8 +17,10 @@ import (
 	"github.com/prometheus/common/model"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/provider/web"
+	"github.com/canaryd/canaryd/internal/templates"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -153,18 +155,15 @@ const (
 	DefaultMaxFinished         = limits.MaxFinished
 	DefaultRetention           = time.Hour
 	DefaultShutdownGrace       = 30 * time.Second
-	DefaultErrorRetry          = 10 * time.Second
+	DefaultErrorRetry          = analysis.DefaultErrorRetryInterval
 	DefaultMaxAnalysisDuration = limits.MaxAnalysisDuration
-	// DefaultTemplatesPollInterval: a mounted ConfigMap takes the kubelet
-	// a minute or so to update, so a few seconds more do not matter.
-	DefaultTemplatesPollInterval = 5 * time.Second
-	// DefaultEvaluateTimeout is below the 10 s after which Argo Rollouts'
-	// web provider gives up, so that Argo reads canaryd's answer.
-	DefaultEvaluateTimeout = 8 * time.Second
-	// DefaultWebhookMaxElapsed and DefaultWebhookTimeout are the webhook
-	// package's own defaults.
-	DefaultWebhookMaxElapsed = webhook.DefaultMaxElapsed
-	DefaultWebhookTimeout    = webhook.DefaultAttemptTimeout
+	// DefaultErrorRetry, DefaultTemplatesPollInterval,
+	// DefaultWebhookMaxElapsed and DefaultWebhookTimeout are the defaults
+	// of the packages that use them; DefaultEvaluateTimeout is a limit's.
+	DefaultTemplatesPollInterval = templates.DefaultPollInterval
+	DefaultEvaluateTimeout       = limits.EvaluateTimeout
+	DefaultWebhookMaxElapsed     = webhook.DefaultMaxElapsed
+	DefaultWebhookTimeout        = webhook.DefaultAttemptTimeout
 )
 
 // Default returns the configuration used when nothing is set.
@@ -254,7 +253,7 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 		fs.Var(raw[s.name], s.name, s.usage+" (default "+s.defaultText()+"); env "+s.env())
 	}
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(output, "Usage: canaryd serve [flags]\n\nEvery flag can also be set with its environment variable, and in the --config file\nunder its name in camelCase; a flag wins over its variable, which wins over the file.\n\nFlags:\n")
+		_, _ = fmt.Fprintf(output, "Usage: canaryd serve [flags]\n\nEvery flag can also be set with its environment variable, and in the --config file\nunder its name in camelCase; a flag wins over its variable, which wins over the file\n(docs/configuration.md lists them all).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

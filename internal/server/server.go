@@ -27,10 +27,8 @@ const (
 	// streams, which read nothing for as long as an analysis lasts.
 	bodyReadTimeout = 30 * time.Second
 	// DefaultEvaluateTimeout bounds a round of the evaluate endpoints when
-	// the caller sets no deadline: below the 10 s after which Argo
-	// Rollouts' web provider gives up, so that Argo reads canaryd's answer
-	// (an Error round, 503) rather than a timeout of its own.
-	DefaultEvaluateTimeout = 8 * time.Second
+	// the caller sets no deadline (limits.EvaluateTimeout).
+	DefaultEvaluateTimeout = limits.EvaluateTimeout
 )
 
 // Options configure the HTTP API.
