@@ -65,7 +65,7 @@ type hostileRow struct {
 // hostileAddressSpace, each asserting the answer (a 4xx/429 problem naming
 // the field and the limit, or a terminal phase) within its deadline, the
 // process alive, its resident memory under hostileRSSBound and /healthz
-// answering throughout. The README's threat model cites it.
+// answering throughout. docs/security.md's threat model cites it.
 func TestHostileInput(t *testing.T) {
 	// The bounds are the shipped container's: keep them together.
 	deployment := readFile(t, "../../deploy/kustomize/base/deployment.yaml")
