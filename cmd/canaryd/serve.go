@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -374,40 +375,19 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 			sources[i] = d.Name + "=" + sources[i]
 		}
 	}
-	log.Info("listening",
+	fields := []zap.Field{
 		zap.String("address", addr.String()),
 		zap.String("version", version),
 		zap.String("config_file", cfg.File),
 		zap.Strings("prometheus", sources),
-		zap.Int("max_analyses", cfg.MaxAnalyses),
-		zap.Int("max_finished", cfg.MaxFinished),
-		zap.Duration("retention", cfg.Retention),
-		zap.Duration("shutdown_grace", cfg.ShutdownGrace),
-		zap.Duration("error_retry", cfg.ErrorRetry),
-		zap.Duration("max_analysis_duration", cfg.MaxAnalysisDuration),
 		zap.Bool("auth", len(cfg.AuthTokens) > 0),
-		zap.Strings("web_allow", cfg.WebAllow),
-		zap.Strings("webhook_allow", cfg.WebhookAllow),
 		zap.Bool("webhook_signed", cfg.WebhookSecret.Reveal() != ""),
-		zap.Duration("webhook_max_elapsed", cfg.WebhookMaxElapsed),
-		zap.Duration("webhook_timeout", cfg.WebhookTimeout),
-		zap.Int("max_webhook_backlog", cfg.MaxWebhookBacklog),
-		zap.String("templates", cfg.Templates),
-		zap.Duration("templates_poll_interval", cfg.TemplatesPollInterval),
-		zap.Duration("evaluate_timeout", cfg.EvaluateTimeout),
-		zap.Int("max_metrics", cfg.MaxMetrics),
-		zap.Int("max_condition_length", cfg.MaxConditionLength),
-		zap.Int("max_streams", cfg.MaxStreams),
-		zap.Duration("max_query_timeout", cfg.MaxQueryTimeout),
-		zap.Int("max_backtests", cfg.MaxBacktests),
-		zap.Duration("max_backtest_window", cfg.MaxBacktestWindow),
-		zap.Int("max_backtest_starts", cfg.MaxBacktestStarts),
-		zap.Int("max_backtest_measurements", cfg.MaxBacktestMeasurements),
-		zap.Int("max_rounds", cfg.MaxRounds),
-		zap.Int64("max_retained_bytes", cfg.MaxRetainedBytes),
-		zap.Duration("min_retention", cfg.MinRetention),
-		zap.Int("max_result_values", cfg.MaxResultValues),
-	)
+	}
+	// Every other setting, from config's table, by its flag's name.
+	for _, v := range cfg.Values() {
+		fields = append(fields, zap.Any(strings.ReplaceAll(v.Name, "-", "_"), v.Value))
+	}
+	log.Info("listening", fields...)
 }
 
 func redactURL(raw string) string {
