@@ -54,7 +54,7 @@ func (e *environment) backtestCommand(args []string) int {
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
-	compiled := e.compile(file, f, sources.registry())
+	compiled := e.compile(file, f, sources.registry(false))
 	if compiled == nil {
 		return exitUsage
 	}

@@ -15,11 +15,13 @@ func newProviders(prometheus spec.PrometheusFunc, webProvider *web.Provider) *pr
 }
 
 // registry is the command line's providers: its Prometheus, and a web
-// provider that allows no URL (run, backtest and validate have no
-// --web-allow), so that a web metric is refused with a message naming the
-// flag serve takes.
-func (c *cliSources) registry() *provider.Registry {
-	w, err := web.New(web.Options{})
+// provider that allows no URL (run and backtest have no --web-allow), so
+// that a web metric is refused with a message naming the flag serve takes;
+// with checkOnly (validate, which sends nothing), one that checks a web
+// metric's configuration but not its url, which the allow-list of the
+// canaryd serving the template decides.
+func (c *cliSources) registry(checkOnly bool) *provider.Registry {
+	w, err := web.New(web.Options{CheckOnly: checkOnly})
 	if err != nil {
 		panic(err) // cannot happen: there is nothing to check
 	}

@@ -45,7 +45,7 @@ func (e *environment) validateCommand(args []string) int {
 		e.printf(e.stderr, "canaryd validate: -f - is given more than once; standard input can be read once\n")
 		return exitUsage
 	}
-	v := &validation{env: e, flags: f, providers: (&cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}).registry()}
+	v := &validation{env: e, flags: f, providers: (&cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}).registry(true)}
 	for _, path := range f.files {
 		v.path(path)
 	}

@@ -173,6 +173,10 @@ func (p *Provider) check(m *Metric) (*request, []api.FieldError) {
 	switch {
 	case strings.TrimSpace(m.URL) == "":
 		add(".url", "url must be specified")
+	case p.checkOnly:
+		if _, err := url.Parse(m.URL); err != nil {
+			add(".url", "url is not a valid URL")
+		}
 	case p.allow.Empty():
 		add(".url", "web metrics are disabled: this canaryd allows no URL; its operator enables them with --web-allow URL-PREFIX (repeatable)")
 	default:

@@ -43,12 +43,18 @@ type Options struct {
 	// MaxTimeout caps a metric's timeoutSeconds (and the default); 0 means
 	// no cap.
 	MaxTimeout time.Duration
+	// CheckOnly makes a provider that checks a metric's configuration but
+	// not its url against Allow, and builds no source: for `canaryd
+	// validate`, which sends nothing, and whose templates are served by a
+	// canaryd with its own --web-allow.
+	CheckOnly bool
 }
 
 // Provider runs web metrics. It is safe for concurrent use and lives as
 // long as the service: its two transports (verifying TLS, and not, for
 // insecure: true) are shared by every metric.
 type Provider struct {
+	checkOnly  bool
 	allow      webhook.AllowList
 	maxTimeout time.Duration
 	clients    [2]*http.Client
@@ -64,7 +70,7 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{allow: allow, maxTimeout: o.MaxTimeout}
+	p := &Provider{allow: allow, maxTimeout: o.MaxTimeout, checkOnly: o.CheckOnly}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	for i := range p.transports {
 		t := &http.Transport{
@@ -137,7 +143,7 @@ func (p *Provider) Source(config any) (analysis.Source, map[string]string, []api
 		return nil, nil, errs
 	}
 	r, errs := p.check(m)
-	if len(errs) > 0 {
+	if len(errs) > 0 || p.checkOnly {
 		return nil, nil, errs
 	}
 	client := p.clients[0]

@@ -434,3 +434,19 @@ func TestConnectionsPerHostAreCapped(t *testing.T) {
 		t.Errorf("%d requests at once on one host, want the cap, %d", m, MaxConnsPerHost)
 	}
 }
+
+// A check-only provider (canaryd validate) checks the configuration, not
+// the url against an allow-list, and builds nothing to run.
+func TestCheckOnly(t *testing.T) {
+	p, err := New(Options{CheckOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, errs := build(t, p, `{"url": "https://anywhere.example/x", "method": "POST", "jsonBody": {"a": 1}}`)
+	if src != nil || len(errs) > 0 {
+		t.Errorf("a valid metric: source %v, problems %v", src, errs)
+	}
+	if _, errs := build(t, p, `{"url": "https://anywhere.example/x", "body": "b"}`); len(errs) != 1 || errs[0].Field != "provider.web.body" {
+		t.Errorf("a body with GET: %v", errs)
+	}
+}
