@@ -100,8 +100,12 @@ func runBlock(w *world, dir string, b block) outcome {
 		_, err := parser.ParseFile(token.NewFileSet(), "example.go", "package example\n"+b.body, 0)
 		return outcome{err: err}
 	case "python":
-		return outcome{err: run(context.Background(), dir, nil, "python3", "-c",
-			"import ast,sys; ast.parse(sys.stdin.read())", b.body)}
+		// The one Python example verifies a webhook delivery: call it on
+		// a real one.
+		call := "\nimport os\nverify(open('webhook-secret').read(), " +
+			"{'webhook-id': os.environ['id'], 'webhook-timestamp': os.environ['ts'], 'webhook-signature': os.environ['sig']}, " +
+			"open('body.json', 'rb').read())\nprint('valid')\n"
+		return outcome{err: run(context.Background(), dir, w.env(), "python3", "-", b.body+call)}
 	}
 	return outcome{err: fmt.Errorf("a block of language %q: the test does not know how to check it", b.lang)}
 }

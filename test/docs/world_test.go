@@ -1,11 +1,18 @@
 package docs
 
 import (
+	"crypto/rand"
+	"encoding/base64"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/test/internal/harness"
@@ -21,6 +28,10 @@ type world struct {
 	prom  string // Prometheus' URL
 	base  string // canaryd serve's URL
 	serve *harness.Canaryd
+	// secret and delivery: a signed webhook delivery, and the secret
+	// that signed it, for the examples that verify one.
+	secret   string
+	delivery delivery
 }
 
 // scratchFiles are the files the examples name that the repository does not
@@ -84,16 +95,60 @@ func startWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.prom = promtest.Start(t).URL
+
+	// A receiver of webhooks, for the examples that verify a delivery.
+	deliveries := make(chan delivery, 1)
+	receiver := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		select {
+		case deliveries <- delivery{id: r.Header.Get("webhook-id"), ts: r.Header.Get("webhook-timestamp"), sig: r.Header.Get("webhook-signature"), body: body}:
+		default:
+		}
+	}))
+	t.Cleanup(receiver.Close)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	w.secret = "whsec_" + base64.StdEncoding.EncodeToString(key) + "\n"
+	secretFile := filepath.Join(t.TempDir(), "webhook-secret")
+	if err := os.WriteFile(secretFile, []byte(w.secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	w.serve = harness.StartCanaryd(t, harness.CanarydOptions{
 		PrometheusURL: w.prom,
 		Templates:     filepath.Join(w.root, "testdata", "templates"),
 		Open:          true,
-		// The destinations of docs/webhooks.md's examples (never reached:
-		// example.com's hosts do not answer webhooks).
-		Args: []string{"--webhook-allow=https://hooks.example.com/ci"},
+		Args: []string{
+			// The destinations of docs/webhooks.md's examples (never
+			// reached: example.com's hosts do not answer webhooks).
+			"--webhook-allow=https://hooks.example.com/ci",
+			"--webhook-allow=" + receiver.URL + "/",
+			"--webhook-secret-file=" + secretFile,
+		},
 	})
 	w.base = w.serve.URL
+
+	resp, err := http.Post(w.base+"/v1/analyses?webhook="+url.QueryEscape(receiver.URL+"/delivery"),
+		"application/yaml", strings.NewReader(scratchFiles["analysis.yaml"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("starting an analysis with a webhook: %s\n%s", resp.Status, w.logs())
+	}
+	select {
+	case w.delivery = <-deliveries:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no webhook delivery within 30 s:\n%s", w.logs())
+	}
 	return w
+}
+
+// delivery is a webhook request as its receiver got it.
+type delivery struct {
+	id, ts, sig string
+	body        []byte
 }
 
 func (w *world) logs() string { return w.serve.Logs() }
@@ -132,6 +187,12 @@ func (w *world) scratch(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// A delivery to verify, as webhooks.md's examples take it.
+	for name, content := range map[string][]byte{"webhook-secret": []byte(w.secret), "body.json": w.delivery.body} {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// templates/ as canaryd validate's example names it.
 	if err := os.Symlink(filepath.Join(w.root, "testdata", "templates"), filepath.Join(dir, "templates")); err != nil {
 		t.Fatal(err)
@@ -148,6 +209,8 @@ func (w *world) env() []string {
 		"CANARYD_URL="+w.base,
 		"CANARYD_TOKEN=not-needed-here",
 		"PROMETHEUS_URL="+w.prom,
+		// A delivery's headers, as webhooks.md's verification takes them.
+		"id="+w.delivery.id, "ts="+w.delivery.ts, "sig="+w.delivery.sig,
 	)
 }
 
