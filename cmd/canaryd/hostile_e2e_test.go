@@ -37,16 +37,17 @@ type hostileEnv struct {
 	stall     string
 	recorder  *sizeRecorder
 	hang      *hangingReceiver
+	web       string
 	templates string
 }
 
 // flags are the serve flags every attack starts canaryd with: the three
-// datasources (the real one first, the default), the webhook receiver
-// allowed, the shipped templates; everything else at its default (auth
-// off, as it is by default).
+// datasources (the real one first, the default), the webhook receiver and
+// the hostile web endpoints allowed, the shipped templates; everything
+// else at its default (auth off, as it is by default).
 func (e *hostileEnv) flags(extra ...string) []string {
 	return append([]string{"--prometheus-url", e.prom, "--prometheus-url", e.stall, "--prometheus-url", e.recorder.url,
-		"--webhook-allow", e.hang.url + "/hooks", "--templates", e.templates}, extra...)
+		"--webhook-allow", e.hang.url + "/hooks", "--web-allow", e.web + "/web", "--templates", e.templates}, extra...)
 }
 
 // hostileRow is one attack: the flags it adds and what it does and
@@ -78,6 +79,7 @@ func TestHostileInput(t *testing.T) {
 		stall:     stallingServer(t),
 		recorder:  newSizeRecorder(t),
 		hang:      newHangingReceiver(t),
+		web:       hostileWeb(t),
 		templates: shippedTemplates(t),
 	}
 	staticBinary(t)
@@ -107,6 +109,7 @@ func hostileRows() []hostileRow {
 		{name: "results/retained and listed", attack: attackRetainedResults},
 		{name: "results/no eviction before --min-retention", flags: []string{"--max-finished", "20"}, attack: attackEviction},
 		{name: "results/retained bytes", flags: []string{"--max-retained-bytes", "4MiB"}, attack: attackRetainedBytes},
+		{name: "results/web metrics", attack: attackWebMetrics},
 		{name: "streams/never read", attack: attackStalledStreams},
 		{name: "metrics/made-up methods", attack: attackMethods},
 		{name: "rounds/many at once", attack: attackManyRounds},
@@ -419,6 +422,103 @@ func attackBigResults(t *testing.T, c *capped, e *hostileEnv) {
 			c.alive(t)
 		})
 	}
+}
+
+// attackWebMetrics asks a round of web metrics against endpoints that
+// answer without end, never answer, redirect forever, nest deeper than any
+// decoder goes, or answer 500,000 values in under 1 MiB, each judged by
+// a condition near the cost bound (which holds for a result of at most
+// --max-result-values values): each measurement is an Error naming its
+// bound, the round is answered by its deadline, and memory stays bounded.
+func attackWebMetrics(t *testing.T, c *capped, e *hostileEnv) {
+	web := func(name, path, condition string) metricJSON {
+		return metricJSON{Name: name, SuccessCondition: condition, Provider: map[string]any{"web": map[string]any{
+			"url": e.web + "/web/" + path, "timeoutSeconds": 2}}}
+	}
+	// About 450 steps a value, no allocation: the bound accepts it for a
+	// result of --max-result-values values.
+	terms := make([]string, 150)
+	for i := range terms {
+		terms[i] = fmt.Sprintf("# > -%d", i)
+	}
+	costly := "all(result, {" + strings.Join(terms, " && ") + "})"
+	var metrics []metricJSON
+	want := map[string]string{}
+	for _, v := range []struct {
+		path, text string
+		n          int
+	}{
+		{"endless", "1048576", 3},
+		{"hang", "deadline", 3},
+		{"redirect", "redirects", 3},
+		// Deeper than a JSON decoder goes: the body is the result as a
+		// string, as any body that is not JSON.
+		{"deep", "takes only array", 3},
+		// A dozen, as the subqueries of the Prometheus row.
+		{"wide", "--max-result-values", 12},
+	} {
+		for i := range v.n {
+			name := fmt.Sprintf("%s-%d", v.path, i)
+			metrics = append(metrics, web(name, v.path, costly))
+			want[name] = v.text
+		}
+	}
+	const timeout = 5 * time.Second
+	ans := do(http.MethodPost, c.base+"/v1/evaluate?timeout="+timeout.String(), "application/json", specJSON(metrics), timeout+5*time.Second)
+	var round api.Analysis
+	if ans.err != nil || ans.status != http.StatusServiceUnavailable || json.Unmarshal(ans.body, &round) != nil || round.Phase != api.PhaseError {
+		t.Fatalf("want a 503 Error round, got %s", ans)
+	}
+	if ans.took > timeout+2*time.Second {
+		t.Errorf("the round was answered after %s, its deadline %s", ans.took, timeout)
+	}
+	for _, m := range round.MetricResults {
+		ms := m.Measurements[0]
+		if ms.Phase != api.PhaseError || !mentions(ms.Message, want[m.Name]) {
+			t.Errorf("%s: want an Error mentioning %q, got %s %q", m.Name, want[m.Name], ms.Phase, tail(ms.Message, 300))
+		}
+	}
+}
+
+// hostileWeb serves the web metrics' hostile endpoints under /web/.
+func hostileWeb(t *testing.T) string {
+	quit := make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/web/endless", func(w http.ResponseWriter, r *http.Request) {
+		// A JSON array that never ends, until the client hangs up.
+		chunk := []byte(strings.Repeat("1,", 32<<10))
+		_, _ = w.Write([]byte("["))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/web/hang", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-quit:
+		}
+	})
+	mux.HandleFunc("/web/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/web/redirect", http.StatusFound)
+	})
+	deep := strings.Repeat("[", 500_000) + strings.Repeat("]", 500_000)
+	mux.HandleFunc("/web/deep", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, deep)
+	})
+	wide := "[" + strings.TrimSuffix(strings.Repeat("1,", 500_000), ",") + "]"
+	mux.HandleFunc("/web/wide", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, wide)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		close(quit)
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv.URL
 }
 
 // attackRetainedResults starts more analyses than a page lists, each
