@@ -27,7 +27,7 @@ import (
 // maxNoRun is how many blocks may be exempt from running: the ones that
 // need a Docker engine, a cluster, another tool's CLI, or that start a
 // service in the foreground. Keep it small.
-const maxNoRun = 12
+const maxNoRun = 10
 
 // exampleTimeout bounds one example; the longest are a whole analysis of
 // the demo's templates, three measurements 30 s apart.
@@ -97,8 +97,20 @@ func runBlock(w *world, dir string, b block) outcome {
 	case "json":
 		return checkJSON(b)
 	case "go":
-		_, err := parser.ParseFile(token.NewFileSet(), "example.go", "package example\n"+b.body, 0)
-		return outcome{err: err}
+		if _, err := parser.ParseFile(token.NewFileSet(), "example.go", "package example\n"+b.body, 0); err != nil {
+			return outcome{err: err}
+		}
+		if !strings.Contains(b.body, "\nfunc verify(") {
+			return outcome{}
+		}
+		// The webhook verifier: call it on a real delivery.
+		src := goVerifyMain + b.body
+		if err := os.WriteFile(filepath.Join(dir, "verify.go"), []byte(src), 0o644); err != nil {
+			return outcome{err: err}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+		defer cancel()
+		return outcome{err: run(ctx, dir, w.env(), "go", "run", "verify.go", "")}
 	case "python":
 		// The one Python example verifies a webhook delivery: call it on
 		// a real one.
@@ -109,6 +121,39 @@ func runBlock(w *world, dir string, b block) outcome {
 	}
 	return outcome{err: fmt.Errorf("a block of language %q: the test does not know how to check it", b.lang)}
 }
+
+// goVerifyMain calls webhooks.md's Go verifier on the delivery the
+// example's directory and environment hold.
+const goVerifyMain = `package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	secret, _ := os.ReadFile("webhook-secret")
+	body, _ := os.ReadFile("body.json")
+	h := http.Header{}
+	h.Set("webhook-id", os.Getenv("id"))
+	h.Set("webhook-timestamp", os.Getenv("ts"))
+	h.Set("webhook-signature", os.Getenv("sig"))
+	if err := verify(string(secret), h, body, time.Now()); err != nil {
+		fmt.Println("INVALID:", err)
+		os.Exit(1)
+	}
+	fmt.Println("valid")
+}
+
+`
 
 var exitRE = regexp.MustCompile(`^exit=(\d+)$`)
 
