@@ -133,7 +133,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{err}
 	}
 	defer provider.CloseIdleConnections()
-	webProvider, err := web.New(web.Options{Allow: cfg.WebAllow, MaxTimeout: cfg.MaxQueryTimeout})
+	webProvider, err := web.New(web.Options{Allow: cfg.WebAllow, MaxTimeout: cfg.MaxQueryTimeout, MaxResultValues: cfg.MaxResultValues})
 	if err != nil {
 		return &configError{fmt.Errorf("--web-allow: %w", err)}
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -43,6 +45,11 @@ type Options struct {
 	// MaxTimeout caps a metric's timeoutSeconds (and the default); 0 means
 	// no cap.
 	MaxTimeout time.Duration
+	// MaxResultValues is the most values a measurement's result may have
+	// (--max-result-values), counted as the conditions see them: each
+	// number, string, bool or null in it, and each key of an object; 0
+	// means limits.MaxResultValues.
+	MaxResultValues int
 	// CheckOnly makes a provider that checks a metric's configuration but
 	// not its url against Allow, and builds no source: for `canaryd
 	// validate`, which sends nothing, and whose templates are served by a
@@ -57,6 +64,7 @@ type Provider struct {
 	checkOnly  bool
 	allow      webhook.AllowList
 	maxTimeout time.Duration
+	maxValues  int
 	clients    [2]*http.Client
 	transports [2]*http.Transport
 }
@@ -70,7 +78,13 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Provider{allow: allow, maxTimeout: o.MaxTimeout, checkOnly: o.CheckOnly}
+	if o.MaxResultValues < 0 {
+		return nil, errors.New("web: max result values must not be negative")
+	}
+	if o.MaxResultValues == 0 {
+		o.MaxResultValues = limits.MaxResultValues
+	}
+	p := &Provider{allow: allow, maxTimeout: o.MaxTimeout, checkOnly: o.CheckOnly, maxValues: o.MaxResultValues}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	for i := range p.transports {
 		t := &http.Transport{
@@ -150,12 +164,13 @@ func (p *Provider) Source(config any) (analysis.Source, map[string]string, []api
 	if r.insecure {
 		client = p.clients[1]
 	}
-	return &source{client: client, r: r}, nil, nil
+	return &source{client: client, r: r, maxValues: p.maxValues}, nil, nil
 }
 
 type source struct {
-	client *http.Client
-	r      *request
+	client    *http.Client
+	r         *request
+	maxValues int
 }
 
 // BoundByContext: a measurement returns soon after its context is done.
@@ -196,7 +211,7 @@ func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation 
 	if len(data) > MaxResponseBytes {
 		return analysis.Observation{Err: fmt.Errorf("the response body is longer than the %d bytes canaryd reads of a web metric's response", MaxResponseBytes)}
 	}
-	return s.r.observe(data)
+	return s.r.observe(data, s.maxValues)
 }
 
 // noBytes starts Argo's error for a body that cannot be read.
@@ -208,13 +223,25 @@ const noBytes = "Received no bytes in response: "
 // included) is the result as a string, and the conditions decide it, as in
 // Argo Rollouts' fix of #4535; released Argo versions up to v1.10 call
 // such a measurement Successful without evaluating any condition.
-func (r *request) observe(data []byte) analysis.Observation {
+//
+// The result is held to what the cost of a condition assumes of it (see
+// internal/condition): at most maxValues values, and no string longer than
+// condition.ResultStringBytes. A larger result is an Error naming the bound,
+// so that no condition meets a result its cost was not checked for.
+func (r *request) observe(data []byte, maxValues int) analysis.Observation {
 	var doc any
 	if err := json.Unmarshal(data, &doc); err != nil {
+		if len(data) > condition.ResultStringBytes {
+			return analysis.Observation{Err: fmt.Errorf(
+				"the response is not JSON, and longer than the %d bytes a string in a result may have", condition.ResultStringBytes)}
+		}
 		return analysis.Observation{Value: string(data), Display: string(data)}
 	}
 	v, err := r.path.find(doc)
 	if err != nil {
+		return analysis.Observation{Err: err}
+	}
+	if err := checkResult(v, maxValues); err != nil {
 		return analysis.Observation{Err: err}
 	}
 	display, err := json.Marshal(v)
@@ -249,4 +276,43 @@ func redact(u *url.URL) string {
 		c.RawQuery, c.ForceQuery = "REDACTED", false
 	}
 	return c.String()
+}
+
+// checkResult holds a result to maxValues values and strings of at most
+// condition.ResultStringBytes bytes; it stops counting at the first value
+// over the bound.
+func checkResult(v any, maxValues int) error {
+	n := 0
+	var walk func(v any) error
+	walk = func(v any) error {
+		switch v := v.(type) {
+		case []any:
+			for _, e := range v {
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		case map[string]any:
+			for k, e := range v {
+				if err := walk(k); err != nil {
+					return err
+				}
+				if err := walk(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		case string:
+			if len(v) > condition.ResultStringBytes {
+				return fmt.Errorf("the result holds a string of %d bytes, longer than the %d a string in a result may have", len(v), condition.ResultStringBytes)
+			}
+		}
+		n++
+		if n > maxValues {
+			return fmt.Errorf("the result has more than the %d values a measurement may have (--max-result-values); select less of the response with jsonPath", maxValues)
+		}
+		return nil
+	}
+	return walk(v)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/condition"
 )
 
 func TestMain(m *testing.M) {
@@ -448,5 +449,47 @@ func TestCheckOnly(t *testing.T) {
 	}
 	if _, errs := build(t, p, `{"url": "https://anywhere.example/x", "body": "b"}`); len(errs) != 1 || errs[0].Field != "provider.web.body" {
 		t.Errorf("a body with GET: %v", errs)
+	}
+}
+
+// TestResultBounded checks that a result is held to what a condition's cost
+// assumes of it: at most --max-result-values values (counted as the
+// conditions see them) and no string longer than
+// condition.ResultStringBytes, a non-JSON body included.
+func TestResultBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ten":
+			_, _ = io.WriteString(w, `{"a":[1,2,3,4,5,6,7,8,9,10]}`)
+		case "/object":
+			_, _ = io.WriteString(w, `{"a":{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6}}`)
+		case "/long":
+			_, _ = io.WriteString(w, `{"a":"`+strings.Repeat("x", condition.ResultStringBytes+1)+`"}`)
+		case "/text":
+			_, _ = io.WriteString(w, strings.Repeat("<html>", 100))
+		}
+	}))
+	defer srv.Close()
+	p, err := New(Options{Allow: []string{srv.URL}, MaxResultValues: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.CloseIdleConnections)
+	for _, tc := range []struct {
+		path, jsonPath, wantErr string
+	}{
+		{"/ten", "{$.a}", ""},
+		{"/ten", "{$}", "more than the 10 values a measurement may have (--max-result-values)"},
+		{"/object", "{$.a}", "more than the 10 values"}, // six keys and six values
+		{"/long", "{$.a}", "longer than the 256 a string in a result may have"},
+		{"/text", "{$}", "not JSON, and longer than the 256 bytes"},
+	} {
+		obs := measure(t, p, `{"url": `+jsonString(srv.URL+tc.path)+`, "jsonPath": "`+tc.jsonPath+`"}`)
+		switch {
+		case tc.wantErr == "" && obs.Err != nil:
+			t.Errorf("%s %s: %v, want a value", tc.path, tc.jsonPath, obs.Err)
+		case tc.wantErr != "" && (obs.Err == nil || !strings.Contains(obs.Err.Error(), tc.wantErr)):
+			t.Errorf("%s %s: %v, want an Error saying %q", tc.path, tc.jsonPath, obs.Err, tc.wantErr)
+		}
 	}
 }
