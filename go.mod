@@ -15,6 +15,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/oauth2 v0.37.0
+	golang.org/x/sync v0.24.0
 	sigs.k8s.io/yaml v1.6.0
 )
 

@@ -79,6 +79,21 @@ const (
 	// a series), few enough that a result costs at most a few hundred
 	// kilobytes and its conditions tens of milliseconds.
 	MaxResultValues = 10_000
+	// ResponseBytesPerValue is what one value of a result may take in a
+	// Prometheus answer, its series' labels included: an answer longer
+	// than MaxResultValues (as set) times this, plus ResponseBytesFixed,
+	// is an Error, read no further.
+	ResponseBytesPerValue = 1 << 10
+	// ResponseBytesFixed is the part of an answer's bound that does not
+	// grow with the values: the envelope, warnings and annotations.
+	ResponseBytesFixed = 64 << 10
+	// MaxResponseBytesInFlight bounds the bytes of Prometheus answers
+	// being read at once, by every measurement together: a read beyond it
+	// waits, within its query's timeout, for others to finish. With
+	// ResponseBytesPerValue it keeps a burst of large answers (a dozen
+	// subqueries of millions of samples at once) from taking the process'
+	// memory.
+	MaxResponseBytesInFlight = 96 << 20
 )
 
 // Bounds of backtests.

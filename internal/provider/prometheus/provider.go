@@ -16,6 +16,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/oauth2/clientcredentials"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
@@ -208,10 +209,12 @@ func New(opts Options) (*Provider, error) {
 	// can be megabytes, and is still asked for gzipped.
 	p.instantHeader = p.rangeHeader.Clone()
 	p.instantHeader.Set("Accept-Encoding", "identity")
+	responses := &responseLimits{max: responseBytes(p.maxValues), inFlight: semaphore.NewWeighted(limits.MaxResponseBytesInFlight),
+		why: fmt.Sprintf("a query's answer (%d bytes for each of --max-result-values %d)", limits.ResponseBytesPerValue, p.maxValues)}
 	names := map[string]bool{}
 	keys := map[string]string{}
 	for i, d := range opts.Datasources {
-		ds, err := newDatasource(d)
+		ds, err := newDatasource(d, responses)
 		if err != nil {
 			label := fmt.Sprintf("datasources[%d]", i)
 			if d.Name != "" {
@@ -266,7 +269,7 @@ func New(opts Options) (*Provider, error) {
 	return p, nil
 }
 
-func newDatasource(d Datasource) (*datasource, error) {
+func newDatasource(d Datasource, responses *responseLimits) (*datasource, error) {
 	u, err := parseAddress(d.URL)
 	if err != nil {
 		return nil, fmt.Errorf("url: %w", err)
@@ -321,7 +324,7 @@ func newDatasource(d Datasource) (*datasource, error) {
 	}
 	for i, c := range []*tls.Config{tlsConfig, insecure} {
 		ds.raw[i] = newTransport(c)
-		ds.transports[i] = &recordCredentials{next: &limitResponse{max: maxResponseBytes, next: ds.raw[i]}}
+		ds.transports[i] = &recordCredentials{next: &limitResponse{limits: responses, next: ds.raw[i]}}
 		// A datasource with nothing to add skips the round tripper that
 		// would copy every request to add it.
 		if len(headers) > 0 || d.BearerTokenFile != "" || basic != nil {
@@ -480,7 +483,7 @@ func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string
 				TokenURL:     o.TokenURL,
 				Scopes:       o.Scopes,
 			},
-			client: &http.Client{Transport: &limitResponse{max: 1 << 20, next: tokenTransport}, CheckRedirect: noRedirects},
+			client: &http.Client{Transport: &limitResponse{limits: tokenResponses, next: tokenTransport}, CheckRedirect: noRedirects},
 			next:   rt,
 		}
 		s.secrets = append(s.secrets, o.ClientSecret)

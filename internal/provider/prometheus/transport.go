@@ -16,14 +16,25 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+	"golang.org/x/sync/semaphore"
 
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
-// maxResponseBytes bounds what one query may return. client_golang reads a
-// whole response into memory; a careless range query over many series must
-// become an Error measurement, not an out-of-memory service.
+// maxResponseBytes bounds what one query may return whatever
+// --max-result-values is. client_golang reads a whole response into memory;
+// a careless range query over many series must become an Error
+// measurement, not an out-of-memory service. The bound an answer is held
+// to is usually lower: limits.ResponseBytesPerValue for each value of
+// --max-result-values.
 const maxResponseBytes = 64 << 20
+
+// responseBytes is the bound of one answer for results of at most
+// maxValues values.
+func responseBytes(maxValues int) int64 {
+	return min(maxResponseBytes, int64(maxValues)*limits.ResponseBytesPerValue+limits.ResponseBytesFixed)
+}
 
 // maxRedirects is how many redirects (within the datasource's origin) a
 // query follows, as net/http's default.
@@ -262,9 +273,23 @@ func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error
 }
 
 // limitResponse bounds the size of response bodies.
+// responseLimits bound the answers of one provider's queries: each answer
+// in bytes (max), and all answers being read at once together (inFlight,
+// shared by every datasource). An answer holds its share of inFlight from
+// the bytes it has read until its body is closed.
+type responseLimits struct {
+	max      int64
+	inFlight *semaphore.Weighted
+	// why says where max comes from, in the error of an answer over it.
+	why string
+}
+
+// tokenResponses bound an OAuth2 token endpoint's answers.
+var tokenResponses = &responseLimits{max: 1 << 20, why: "a token answer"}
+
 type limitResponse struct {
-	max  int64
-	next http.RoundTripper
+	limits *responseLimits
+	next   http.RoundTripper
 }
 
 func (rt *limitResponse) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -272,14 +297,17 @@ func (rt *limitResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: rt.max, max: rt.max}
+	resp.Body = &limitedBody{rc: resp.Body, ctx: req.Context(), left: rt.limits.max, limits: rt.limits}
 	return resp, nil
 }
 
 type limitedBody struct {
-	rc   io.ReadCloser
-	left int64
-	max  int64
+	rc     io.ReadCloser
+	ctx    context.Context
+	left   int64
+	held   int64
+	limits *responseLimits
+	closed bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -287,7 +315,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		var one [1]byte
 		n, err := b.rc.Read(one[:])
 		if n > 0 {
-			return 0, fmt.Errorf("prometheus response is larger than %d MiB; narrow the query", b.max>>20)
+			return 0, fmt.Errorf("the answer is longer than the %d KiB canaryd reads of %s; narrow the query", b.limits.max>>10, b.limits.why)
 		}
 		return 0, err
 	}
@@ -296,10 +324,27 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
+	if n > 0 && b.limits.inFlight != nil {
+		// Taken after the read, so that a small answer never waits for
+		// room for a whole buffer; at most one read's bytes beyond the
+		// bound per answer.
+		if aerr := b.limits.inFlight.Acquire(b.ctx, int64(n)); aerr != nil {
+			return 0, fmt.Errorf("waiting for other Prometheus answers to be read (%d MiB at once): %w", limits.MaxResponseBytesInFlight>>20, aerr)
+		}
+		b.held += int64(n)
+	}
 	return n, err
 }
 
-func (b *limitedBody) Close() error { return b.rc.Close() }
+func (b *limitedBody) Close() error {
+	if !b.closed {
+		b.closed = true
+		if b.held > 0 {
+			b.limits.inFlight.Release(b.held)
+		}
+	}
+	return b.rc.Close()
+}
 
 // metricHeaders sets (overwrites) a metric's headers on every request, as
 // Argo's headers round tripper does.
