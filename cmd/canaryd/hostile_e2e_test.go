@@ -428,8 +428,9 @@ func attackBigResults(t *testing.T, c *capped, e *hostileEnv) {
 // answer without end, never answer, redirect forever, nest deeper than any
 // decoder goes, or answer 500,000 values in under 1 MiB, each judged by
 // a condition near the cost bound (which holds for a result of at most
-// --max-result-values values): each measurement is an Error naming its
-// bound, the round is answered by its deadline, and memory stays bounded.
+// --max-result-values values), as many as a spec may have: each
+// measurement is an Error naming its bound, the round is answered by its
+// deadline, and memory stays bounded.
 func attackWebMetrics(t *testing.T, c *capped, e *hostileEnv) {
 	web := func(name, path, condition string) metricJSON {
 		return metricJSON{Name: name, SuccessCondition: condition, Provider: map[string]any{"web": map[string]any{
@@ -454,8 +455,9 @@ func attackWebMetrics(t *testing.T, c *capped, e *hostileEnv) {
 		// Deeper than a JSON decoder goes: not JSON, and longer than a
 		// string in a result may be.
 		{"deep", "not JSON, and longer than the 256 bytes", 3},
-		// A dozen, as the subqueries of the Prometheus row.
-		{"wide", "--max-result-values", 12},
+		// The rest of the 50 metrics a spec may have: 38 MiB of answers
+		// that each decode to 500,000 values.
+		{"wide", "--max-result-values", server.DefaultMaxMetrics - 12},
 	} {
 		for i := range v.n {
 			name := fmt.Sprintf("%s-%d", v.path, i)
