@@ -82,7 +82,9 @@ func TestHostileInput(t *testing.T) {
 		web:       hostileWeb(t),
 		templates: shippedTemplates(t),
 	}
-	staticBinary(t)
+	// The binary goes with the test: only this test uses it.
+	bin := staticBinary(t)
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	for _, row := range hostileRows() {
 		t.Run(row.name, func(t *testing.T) {
 			began := time.Now()
