@@ -225,10 +225,14 @@ const noBytes = "Received no bytes in response: "
 // such a measurement Successful without evaluating any condition.
 //
 // The result is held to what the cost of a condition assumes of it (see
-// internal/condition): at most maxValues values, and no string longer than
-// condition.ResultStringBytes. A larger result is an Error naming the bound,
-// so that no condition meets a result its cost was not checked for.
+// internal/condition): the response at most maxValues values, and no string
+// longer than condition.ResultStringBytes. A larger one is an Error naming
+// the bound, so that no condition meets a result its cost was not checked
+// for.
 func (r *request) observe(data []byte, maxValues int) analysis.Observation {
+	if err := countValues(data, maxValues); err != nil {
+		return analysis.Observation{Err: err}
+	}
 	var doc any
 	if err := json.Unmarshal(data, &doc); err != nil {
 		if len(data) > condition.ResultStringBytes {
@@ -241,7 +245,7 @@ func (r *request) observe(data []byte, maxValues int) analysis.Observation {
 	if err != nil {
 		return analysis.Observation{Err: err}
 	}
-	if err := checkResult(v, maxValues); err != nil {
+	if err := checkStrings(v); err != nil {
 		return analysis.Observation{Err: err}
 	}
 	display, err := json.Marshal(v)
@@ -278,41 +282,52 @@ func redact(u *url.URL) string {
 	return c.String()
 }
 
-// checkResult holds a result to maxValues values and strings of at most
-// condition.ResultStringBytes bytes; it stops counting at the first value
-// over the bound.
-func checkResult(v any, maxValues int) error {
-	n := 0
-	var walk func(v any) error
-	walk = func(v any) error {
-		switch v := v.(type) {
-		case []any:
-			for _, e := range v {
-				if err := walk(e); err != nil {
-					return err
-				}
-			}
-			return nil
-		case map[string]any:
-			for k, e := range v {
-				if err := walk(k); err != nil {
-					return err
-				}
-				if err := walk(e); err != nil {
-					return err
-				}
-			}
-			return nil
-		case string:
-			if len(v) > condition.ResultStringBytes {
-				return fmt.Errorf("the result holds a string of %d bytes, longer than the %d a string in a result may have", len(v), condition.ResultStringBytes)
+// checkStrings holds a result's strings to condition.ResultStringBytes
+// bytes, keys of objects included. (Its values were counted with the
+// whole response, by countValues.)
+func checkStrings(v any) error {
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			if err := checkStrings(e); err != nil {
+				return err
 			}
 		}
-		n++
-		if n > maxValues {
-			return fmt.Errorf("the result has more than the %d values a measurement may have (--max-result-values); select less of the response with jsonPath", maxValues)
+	case map[string]any:
+		for k, e := range v {
+			if err := checkStrings(k); err != nil {
+				return err
+			}
+			if err := checkStrings(e); err != nil {
+				return err
+			}
 		}
-		return nil
+	case string:
+		if len(v) > condition.ResultStringBytes {
+			return fmt.Errorf("the result holds a string of %d bytes, longer than the %d a string in a result may have", len(v), condition.ResultStringBytes)
+		}
 	}
-	return walk(v)
+	return nil
+}
+
+// countValues holds the whole response to maxValues values before it is
+// decoded: a megabyte of JSON can hold half a million numbers, tens of
+// megabytes once decoded, so the response is counted token by token, which
+// keeps nothing, and refused at the first value over the bound. A body that
+// is not JSON is left to observe.
+func countValues(data []byte, maxValues int) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or not JSON: observe decides
+		}
+		if _, delim := tok.(json.Delim); delim {
+			continue
+		}
+		if n++; n > maxValues {
+			return fmt.Errorf("the response has more than the %d values a measurement may have (--max-result-values), counting each key of an object; ask the endpoint for less", maxValues)
+		}
+	}
 }

@@ -460,7 +460,9 @@ func TestResultBounded(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ten":
-			_, _ = io.WriteString(w, `{"a":[1,2,3,4,5,6,7,8,9,10]}`)
+			_, _ = io.WriteString(w, `[1,2,3,4,5,6,7,8,9,10]`)
+		case "/many":
+			_, _ = io.WriteString(w, `{"a":[1,2,3,4,5,6,7,8,9,10,11,12]}`)
 		case "/object":
 			_, _ = io.WriteString(w, `{"a":{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6}}`)
 		case "/long":
@@ -478,9 +480,9 @@ func TestResultBounded(t *testing.T) {
 	for _, tc := range []struct {
 		path, jsonPath, wantErr string
 	}{
-		{"/ten", "{$.a}", ""},
-		{"/ten", "{$}", "more than the 10 values a measurement may have (--max-result-values)"},
-		{"/object", "{$.a}", "more than the 10 values"}, // six keys and six values
+		{"/ten", "{$}", ""},
+		{"/many", "{$.a[0]}", "the response has more than the 10 values a measurement may have (--max-result-values)"},
+		{"/object", "{$.a.k1}", "more than the 10 values"}, // seven keys and six values
 		{"/long", "{$.a}", "longer than the 256 a string in a result may have"},
 		{"/text", "{$}", "not JSON, and longer than the 256 bytes"},
 	} {
