@@ -583,8 +583,8 @@ func attackRetainedResults(t *testing.T, c *capped, _ *hostileEnv) {
 
 	retained := metricValue(t, c.base, "canaryd_analyses_retained_bytes")
 	t.Logf("retained: %.0f bytes", retained)
-	if retained <= 0 || retained > 256<<20 {
-		t.Errorf("canaryd_analyses_retained_bytes %v, want some and at most --max-retained-bytes (256 MiB)", retained)
+	if retained <= 0 || retained > 64<<20 {
+		t.Errorf("canaryd_analyses_retained_bytes %v, want some and at most --max-retained-bytes (64 MiB)", retained)
 	}
 }
 

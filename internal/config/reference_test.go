@@ -44,7 +44,7 @@ func TestReferenceNamesEverySetting(t *testing.T) {
 			}
 		}
 	}
-	for _, w := range []string{"`--max-metrics` | `CANARYD_MAX_METRICS` | `maxMetrics` | `50` |", "`--max-retained-bytes` | `CANARYD_MAX_RETAINED_BYTES` | `maxRetainedBytes` | `256MiB` |",
+	for _, w := range []string{"`--max-metrics` | `CANARYD_MAX_METRICS` | `maxMetrics` | `50` |", "`--max-retained-bytes` | `CANARYD_MAX_RETAINED_BYTES` | `maxRetainedBytes` | `64MiB` |",
 		"`--retention` | `CANARYD_RETENTION` | `retention` | `1h` |", "| — | — | `prometheus` |", "| `tls.caFile` |", "| `basicAuth.passwordFile` |"} {
 		if !strings.Contains(ref, w) {
 			t.Errorf("the reference lacks %q", w)
@@ -127,7 +127,7 @@ func TestValues(t *testing.T) {
 	for _, v := range c.Values() {
 		got[v.Name] = v.Value
 	}
-	for name, want := range map[string]any{"max-analyses": 100, "retention": time.Hour, "max-retained-bytes": int64(256 << 20), "verbatim-args": false, "listen": ":8080", "log-level": "info"} {
+	for name, want := range map[string]any{"max-analyses": 100, "retention": time.Hour, "max-retained-bytes": int64(64 << 20), "verbatim-args": false, "listen": ":8080", "log-level": "info"} {
 		if !reflect.DeepEqual(got[name], want) {
 			t.Errorf("%s: %#v, want %#v", name, got[name], want)
 		}

@@ -93,7 +93,7 @@ const (
 	// ResponseBytesPerValue it keeps a burst of large answers (a dozen
 	// subqueries of millions of samples at once) from taking the process'
 	// memory.
-	MaxResponseBytesInFlight = 96 << 20
+	MaxResponseBytesInFlight = 64 << 20
 )
 
 // Bounds of backtests.
@@ -117,9 +117,9 @@ const (
 	// MaxFinished is how many finished analyses are kept readable.
 	MaxFinished = 1000
 	// MaxRetainedBytes bounds the results held: room for MaxFinished
-	// analyses of a few hundred kilobytes each, well within a pod of
-	// 512 MiB.
-	MaxRetainedBytes = 256 << 20
+	// analyses of some 60 KiB each, a quarter of the shipped Deployment's
+	// 256 MiB, beside what measurements in flight take.
+	MaxRetainedBytes = 64 << 20
 	// MinRetention is how long a finished analysis is kept at least: long
 	// enough for a caller that polls (Argo, Spinnaker, a pipeline) to read
 	// a result it was told is ready.
