@@ -57,8 +57,8 @@ func parseDestination(u *url.URL) (destination, string) {
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	if reason := pathProblem(u); reason != "" {
-		return destination{}, reason
+	if reason := PathProblem(u); reason != "" {
+		return destination{}, "its path has " + reason
 	}
 	var segments []string
 	if p := strings.TrimPrefix(u.Path, "/"); p != "" {
@@ -86,10 +86,12 @@ func normalHost(h string) (string, bool) {
 	return h, true
 }
 
-// pathProblem says why u's path cannot be compared with a prefix, or ""
-// when it can. A path is compared decoded, segment by segment, and sent
-// as given; so it must mean the same to every receiver whichever way it
-// decodes and normalises it. Refused, because servers disagree on them:
+// PathProblem says what in u's path keeps it from being compared with a
+// prefix ("its path has …"), or "" when nothing does. A path is compared
+// decoded, segment by segment, and sent as given; so it must mean the same
+// to every server whichever way it decodes and normalises it. The rules are
+// those of every allow-list canaryd keeps (webhooks, web metrics, OAuth2
+// token URLs). Refused, because servers disagree on them:
 //
 //   - "." and ".." segments, which a receiver resolves, so that
 //     "/ci/../admin" leaves the prefix "/ci" it appears to be under;
@@ -103,26 +105,26 @@ func normalHost(h string) (string, bool) {
 //     "/", so that "/ci/..\admin" is "/admin";
 //   - control characters and bytes that are not UTF-8 once decoded
 //     (overlong encodings of "." and "/", such as %c0%ae).
-func pathProblem(u *url.URL) string {
+func PathProblem(u *url.URL) string {
 	// RawPath is the path as given whenever it differs from the default
 	// encoding of Path, which never encodes "." or "/".
 	raw := strings.ToLower(u.RawPath)
 	if strings.Contains(raw, "%2e") || strings.Contains(raw, "%2f") {
-		return `its path has an encoded "." or "/" (%2e, %2f), which receivers decode differently`
+		return `an encoded "." or "/" (%2e, %2f), which servers decode differently`
 	}
 	p := u.Path
 	if strings.Contains(p, "%") {
-		return `its path has an encoded "%" (%25), which a receiver that decodes twice turns into another character`
+		return `an encoded "%" (%25), which a server that decodes twice turns into another character`
 	}
 	if strings.ContainsAny(p, ";\\") {
-		return `its path has ";" or "\" (or %3b, %5c), which some receivers take for a path parameter or a "/"`
+		return `";" or "\" (or %3b, %5c), which some servers take for a path parameter or a "/"`
 	}
 	if !utf8.ValidString(p) || strings.ContainsFunc(p, unicode.IsControl) {
-		return "its path has control characters or is not UTF-8 once decoded"
+		return "control characters, or bytes that are not UTF-8 once decoded"
 	}
 	for s := range strings.SplitSeq(p, "/") {
 		if s == "." || s == ".." {
-			return `its path has "." or ".." segments`
+			return `"." or ".." segments`
 		}
 	}
 	return ""

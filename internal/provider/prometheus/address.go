@@ -5,8 +5,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // errNotURL is Argo Rollouts' text for an address that is not an absolute
@@ -67,51 +65,6 @@ func addressKey(u *url.URL) string {
 // decoded path splits into the segments every server sees.
 func tokenURLKey(u *url.URL) string {
 	return origin(u) + strings.TrimRight(u.Path, "/")
-}
-
-// checkPath says why u's path cannot be compared with an allowed prefix, or
-// "" when it can. A path is compared decoded and sent as given, so it must
-// mean the same to every server however it decodes and normalises it.
-// Refused, because servers disagree on them:
-//
-//   - "." and ".." segments, which a server resolves, so that
-//     "/oauth/../admin" leaves the prefix "/oauth/" it appears to be
-//     under;
-//   - an encoded dot or slash (%2e, %2f), which some servers decode before
-//     resolving dot segments or splitting the path, others after;
-//   - an encoded percent sign (%25), which a server that decodes twice
-//     turns into another escape ("%252e%252e" into "..");
-//   - ";" (raw or %3b), the path parameters of Java servers, which resolve
-//     "/oauth/..;/admin" as "/admin";
-//   - a backslash (raw or %5c), which Windows servers and some proxies
-//     take for "/";
-//   - control characters and bytes that are not UTF-8 once decoded
-//     (overlong encodings of "." and "/", such as %c0%ae).
-//
-// The webhook allow list applies the same rules (internal/webhook).
-func checkPath(u *url.URL) string {
-	// RawPath is the path as given whenever it differs from the default
-	// encoding of Path, which never encodes "." or "/".
-	raw := strings.ToLower(u.RawPath)
-	if strings.Contains(raw, "%2e") || strings.Contains(raw, "%2f") {
-		return `an encoded "." or "/" (%2e, %2f), which servers decode differently`
-	}
-	p := u.Path
-	if strings.Contains(p, "%") {
-		return `an encoded "%" (%25), which a server that decodes twice turns into another character`
-	}
-	if strings.ContainsAny(p, ";\\") {
-		return `";" or "\" (or %3b, %5c), which some servers take for a path parameter or a "/"`
-	}
-	if !utf8.ValidString(p) || strings.ContainsFunc(p, unicode.IsControl) {
-		return "control characters, or bytes that are not UTF-8 once decoded"
-	}
-	for s := range strings.SplitSeq(p, "/") {
-		if s == "." || s == ".." {
-			return `"." or ".." segments`
-		}
-	}
-	return ""
 }
 
 // redacted is u as it may appear in a message: no userinfo, no query, no

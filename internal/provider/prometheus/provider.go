@@ -23,6 +23,7 @@ import (
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // ResolvedPrometheusQuery is the metric-result metadata key under which the
@@ -236,7 +237,7 @@ func New(opts Options) (*Provider, error) {
 		if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			return nil, fmt.Errorf("prometheus OAuth2 token URLs[%d]: must be an http or https URL without userinfo, query or fragment", i)
 		}
-		if reason := checkPath(u); reason != "" {
+		if reason := webhook.PathProblem(u); reason != "" {
 			return nil, fmt.Errorf("prometheus OAuth2 token URLs[%d]: its path must not have %s", i, reason)
 		}
 		key := tokenURLKey(u)
@@ -604,7 +605,7 @@ func (p *Provider) checkOAuth2(o spec.OAuth2Config, add func(field, format strin
 	}
 	// Compared decoded, sent as given: nothing a token endpoint could
 	// decode or resolve into a path outside the allowed prefix.
-	if reason := checkPath(u); reason != "" {
+	if reason := webhook.PathProblem(u); reason != "" {
 		add(f+".tokenUrl", "oauth2 tokenUrl's path must not have %s", reason)
 		return
 	}
