@@ -414,8 +414,8 @@ const displayReserve = len(",… (") + 20 + len(" values)]")
 // native histograms included. It reads any JSON, escapes and all, and
 // matches keys as client_golang's decoder does (ignoring case), so that a
 // result client_golang would decode is counted before it is; it counts at
-// least one value an object of the result, as a vector's sample is one
-// even without its value. ok is false when the body is not a JSON object.
+// one value for a vector's sample even without its value, and a matrix
+// series' points as they are (none for an empty list). ok is false when the body is not a JSON object.
 func countValues(body []byte) (n int, ok bool) {
 	d := decoder{b: body}
 	ok = d.object(func(key string) bool {
@@ -432,18 +432,23 @@ func countValues(body []byte) (n int, ok bool) {
 					// A scalar's [t, "v"], or what no decoder takes.
 					return d.skip()
 				}
-				values := 0
+				values, series := 0, false
 				ok := d.object(func(key string) bool {
 					switch {
 					case strings.EqualFold(key, "value"), strings.EqualFold(key, "histogram"):
 						values++
 						return d.skip()
 					case strings.EqualFold(key, "values"), strings.EqualFold(key, "histograms"):
+						series = true
 						return d.arrayOrSkip(func() bool { values++; return d.skip() })
 					}
 					return d.skip()
 				})
-				n += max(values, 1)
+				if !series {
+					// A vector's sample is one value, even without one.
+					values = max(values, 1)
+				}
+				n += values
 				return ok
 			})
 		})
