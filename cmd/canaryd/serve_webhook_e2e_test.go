@@ -38,14 +38,8 @@ type hookReceiver struct {
 }
 
 func newHookReceiver(t *testing.T, key []byte) *hookReceiver {
-	return newHookReceiverOn(t, key, nil)
-}
-
-// newHookReceiverOn is newHookReceiver listening on ln; on loopback when
-// ln is nil.
-func newHookReceiverOn(t *testing.T, key []byte, ln net.Listener) *hookReceiver {
 	rc := &hookReceiver{t: t, key: key}
-	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		id, ts := r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp")
 		mac := hmac.New(sha256.New, key)
@@ -67,11 +61,6 @@ func newHookReceiverOn(t *testing.T, key []byte, ln net.Listener) *hookReceiver 
 		rc.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
-	if ln != nil {
-		_ = rc.srv.Listener.Close()
-		rc.srv.Listener = ln
-	}
-	rc.srv.Start()
 	t.Cleanup(rc.srv.Close)
 	return rc
 }
