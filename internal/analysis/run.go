@@ -30,6 +30,15 @@ type Options struct {
 	// Template and Args are copied into the resource for the reader.
 	Template string
 	Args     map[string]string
+	// Resume, when set, continues the analysis it holds (a Snapshot of an
+	// earlier run of the same plan, as a store kept it) instead of
+	// starting anew, as Argo Rollouts' controller continues an
+	// AnalysisRun from its status after a restart; the package
+	// documentation gives the rules. Plan.CheckResume says whether a
+	// snapshot fits the plan; Start ends a run whose snapshot does not
+	// fit in Error at once, saying why. ID, Template and Args, when
+	// empty, are taken from it.
+	Resume *api.Analysis
 
 	// onIdle is called when the loop is about to wait with no measurement
 	// in flight, so that a fake clock can be moved on deterministically:
@@ -101,10 +110,131 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 		Template:  opts.Template,
 		Args:      opts.Args,
 	}
+	states := make([]metricState, len(plan.Metrics))
+	startedAt := now
+	if opts.Resume != nil {
+		if err := plan.CheckResume(opts.Resume); err != nil {
+			// Ends at once: the run's goroutine only tells the observer.
+			go func() {
+				defer close(r.done)
+				r.finish(RunAssessment{Phase: api.PhaseError, Message: "cannot resume the analysis: " + err.Error()})
+			}()
+			return r
+		}
+		startedAt = r.restore(opts.Resume, states)
+		if r.status.CompletedAt != nil {
+			// Already complete: its completed event was sent by the run
+			// that completed it, and is not sent again.
+			close(r.done)
+			return r
+		}
+	}
 	// The run's goroutine ends when every metric has completed, on
 	// Terminate/Abort, on ctx cancellation, or at MaxDuration.
-	go r.loop(ctx, now)
+	go r.loop(ctx, startedAt, states)
 	return r
+}
+
+// CheckResume reports whether the analysis a can be resumed with plan p
+// (Options.Resume): a result for each of p's metrics, named as they are and
+// in their order, as Snapshot lists them, and the instant it started. A
+// completed analysis needs only its results to fit.
+func (p *Plan) CheckResume(a *api.Analysis) error {
+	if len(a.MetricResults) != len(p.Metrics) {
+		return fmt.Errorf("metricResults: %d results for the plan's %d metrics", len(a.MetricResults), len(p.Metrics))
+	}
+	for i := range p.Metrics {
+		if got, want := a.MetricResults[i].Name, p.Metrics[i].Name; got != want {
+			return fmt.Errorf("metricResults[%d]: the result of metric %q where the plan has %q", i, got, want)
+		}
+	}
+	if a.CompletedAt != nil {
+		if !a.Phase.Completed() {
+			return fmt.Errorf("phase: %s, but completedAt is set", a.Phase)
+		}
+		return nil
+	}
+	if a.StartedAt == nil {
+		return fmt.Errorf("startedAt: missing, and each metric's schedule is measured from it")
+	}
+	return nil
+}
+
+// restore takes over the analysis a, which CheckResume accepted, and fills
+// in each metric's schedule; it returns the instant the analysis started.
+// The caller's snapshot is copied, not kept.
+func (r *Run) restore(a *api.Analysis, states []metricState) time.Time {
+	st := *a
+	st.MetricResults = nil
+	st.Webhook = nil // the service's, not the engine's
+	if r.opts.ID != "" {
+		st.ID = r.opts.ID
+	}
+	if r.opts.Template != "" {
+		st.Template = r.opts.Template
+	}
+	if r.opts.Args != nil {
+		st.Args = r.opts.Args
+	}
+	complete := a.CompletedAt != nil
+	if !complete {
+		st.Phase = api.PhaseRunning
+		st.Message = ""
+	}
+	if st.StartedAt != nil {
+		startedAt := *st.StartedAt
+		st.StartedAt = &startedAt
+	}
+	if st.CompletedAt != nil {
+		completedAt := *st.CompletedAt
+		st.CompletedAt = &completedAt
+	}
+	r.status = st
+	for i := range a.MetricResults {
+		stored := &a.MetricResults[i]
+		kept := stored.Measurements
+		if !complete {
+			// A measurement that was in flight measured nothing that was
+			// kept: it is taken again (see loop), and counted once.
+			if n := len(kept); n > 0 && (kept[n-1].FinishedAt == nil || !kept[n-1].Phase.Completed()) {
+				kept = kept[:n-1]
+				states[i].retake = true
+			}
+			if len(kept) == 0 && stored.Count == 0 && stored.Error == 0 {
+				// Not measured yet: its initialDelay runs from the stored
+				// startedAt, and a retake is its first measurement.
+				continue
+			}
+		}
+		res := r.newResult(i)
+		measurements := res.Measurements
+		*res = *stored
+		if m := &r.plan.Metrics[i]; m.Retention > 0 && len(kept) > m.Retention {
+			kept = kept[len(kept)-m.Retention:]
+		}
+		res.Measurements = append(measurements, kept...)
+		if !complete && !res.Phase.Completed() {
+			res.Phase = api.PhaseRunning
+		}
+		r.results[i] = res
+		if complete {
+			continue
+		}
+		states[i].measured = true
+		if n := len(kept); n > 0 {
+			last := kept[n-1]
+			states[i].lastPhase = last.Phase
+			switch {
+			case last.FinishedAt != nil:
+				states[i].lastFinished = *last.FinishedAt
+			case last.StartedAt != nil:
+				states[i].lastFinished = *last.StartedAt
+			}
+		}
+		// With no measurement kept (none are, by a retention of 0 in the
+		// store), the next one is overdue: it is taken at once.
+	}
+	return *r.status.StartedAt
 }
 
 // Terminate stops the run as Argo's `terminate: true` does: no new
@@ -197,13 +327,19 @@ type outcome struct {
 
 // metricState is the loop's private schedule of one metric.
 type metricState struct {
-	inFlight     bool
+	inFlight bool
+	// retake marks a resumed metric whose measurement was in flight in
+	// the snapshot: it is taken again as soon as the run resumes.
+	retake       bool
 	lastFinished time.Time
 	lastPhase    api.Phase
 	measured     bool
 }
 
-func (r *Run) loop(ctx context.Context, startedAt time.Time) {
+// loop runs the analysis from states, each metric's schedule (all zero for
+// a new run, from the stored results for a resumed one); startedAt is when
+// the analysis started, from which initialDelay and MaxDuration run.
+func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricState) {
 	defer close(r.done)
 	measureCtx, cancelMeasurements := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelMeasurements()
@@ -211,14 +347,43 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 	// Measurements are sent here; the buffer lets every in-flight one
 	// finish even after the loop stops reading.
 	outcomes := make(chan outcome, len(r.plan.Metrics))
-	states := make([]metricState, len(r.plan.Metrics))
+
+	launch := func(i int, now time.Time) {
+		states[i].inFlight = true
+		states[i].retake = false
+		r.begin(i, now)
+		wg.Add(1)
+		// Ends when the source returns; sources honour measureCtx, which
+		// is cancelled when the run stops.
+		go func() {
+			defer wg.Done()
+			outcomes <- outcome{metric: i, measurement: r.measure(measureCtx, i)}
+		}()
+	}
 
 	var deadline clock.Timer
 	var deadlineC <-chan time.Time
+	var deadlineAt time.Time
+	maxDurationMessage := "analysis exceeded its maximum duration of " + r.opts.MaxDuration.String()
 	if r.opts.MaxDuration > 0 {
-		deadline = r.clock.NewTimer(r.opts.MaxDuration)
+		// From the analysis' start, which a resumed run keeps.
+		deadlineAt = startedAt.Add(r.opts.MaxDuration)
+		deadline = r.clock.NewTimer(deadlineAt.Sub(r.clock.Now()))
 		defer deadline.Stop()
 		deadlineC = deadline.C()
+	}
+
+	// A resumed run first takes again the measurements that were in
+	// flight when its snapshot was taken, before it assesses anything:
+	// they were under way together with the measurements recorded
+	// beside them, and count with them even when one of those has
+	// already decided the run (as they would have, undisturbed).
+	if now := r.clock.Now(); ctx.Err() == nil && (deadlineC == nil || now.Before(deadlineAt)) {
+		for i := range states {
+			if states[i].retake && r.measurable(i) {
+				launch(i, now)
+			}
+		}
 	}
 
 	// One timer serves every wait of the run: it is reset for each, and
@@ -264,6 +429,12 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 		terminating := terminated || assessment.Phase != api.PhaseRunning
 
 		now := r.clock.Now()
+		if deadlineC != nil && !now.Before(deadlineAt) {
+			// Passed while the loop was busy, or before a resumed run
+			// began: no measurement starts after it.
+			r.stop(cancelMeasurements, &wg, maxDurationMessage)
+			return
+		}
 		next, haveNext := time.Time{}, false
 		if !terminating {
 			for i := range r.plan.Metrics {
@@ -272,15 +443,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 					continue
 				}
 				if !now.Before(due) {
-					states[i].inFlight = true
-					r.begin(i, now)
-					wg.Add(1)
-					// Ends when the source returns; sources honour
-					// measureCtx, which is cancelled when the run stops.
-					go func(i int) {
-						defer wg.Done()
-						outcomes <- outcome{metric: i, measurement: r.measure(measureCtx, i)}
-					}(i)
+					launch(i, now)
 					continue
 				}
 				if !haveNext || due.Before(next) {
@@ -322,7 +485,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time) {
 			cancelMeasurements()
 			wg.Wait()
 		case <-deadlineC:
-			r.stop(cancelMeasurements, &wg, "analysis exceeded its maximum duration of "+r.opts.MaxDuration.String())
+			r.stop(cancelMeasurements, &wg, maxDurationMessage)
 			return
 		}
 		if timer != nil {
@@ -344,16 +507,8 @@ func anyInFlight(states []metricState) bool {
 // should not be (in flight, completed, or its count reached).
 func (r *Run) due(i int, s *metricState, startedAt time.Time) (time.Time, bool) {
 	m := &r.plan.Metrics[i]
-	if s.inFlight {
+	if s.inFlight || !r.measurable(i) {
 		return time.Time{}, false
-	}
-	if res := r.results[i]; res != nil {
-		if res.Phase.Completed() {
-			return time.Time{}, false
-		}
-		if m.Count != nil && res.Count >= *m.Count {
-			return time.Time{}, false
-		}
 	}
 	if !s.measured {
 		return startedAt.Add(m.InitialDelay), true
@@ -365,6 +520,17 @@ func (r *Run) due(i int, s *metricState, startedAt time.Time) (time.Time, bool) 
 		return s.lastFinished.Add(m.Interval), true
 	}
 	return time.Time{}, false
+}
+
+// measurable reports whether metric i takes more measurements: it has not
+// completed, nor reached its count.
+func (r *Run) measurable(i int) bool {
+	m := &r.plan.Metrics[i]
+	res := r.results[i]
+	if res == nil {
+		return true
+	}
+	return !res.Phase.Completed() && (m.Count == nil || res.Count < *m.Count)
 }
 
 // measure takes one measurement of metric i and judges it.
@@ -441,6 +607,13 @@ func (r *Run) resultLocked(i int) *api.MetricResult {
 	if res := r.results[i]; res != nil {
 		return res
 	}
+	res := r.newResult(i)
+	r.results[i] = res
+	return res
+}
+
+// newResult makes a result for metric i.
+func (r *Run) newResult(i int) *api.MetricResult {
 	m := &r.plan.Metrics[i]
 	res := &api.MetricResult{Name: m.Name, Phase: api.PhaseRunning, DryRun: m.DryRun, Metadata: m.Metadata}
 	if m.Retention > 0 {
@@ -451,7 +624,6 @@ func (r *Run) resultLocked(i int) *api.MetricResult {
 		}
 		res.Measurements = make([]api.Measurement, 0, size)
 	}
-	r.results[i] = res
 	return res
 }
 

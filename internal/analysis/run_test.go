@@ -72,7 +72,14 @@ type harness struct {
 
 func start(t *testing.T, plan *Plan, configure ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{t: t, clk: clock.NewFake(t0), idle: make(chan struct{}, 1)}
+	return startOn(t, clock.NewFake(t0), plan, configure...)
+}
+
+// startOn is start on a clock of the test's, which a resumed run shares
+// with the run it continues.
+func startOn(t *testing.T, clk *clock.Fake, plan *Plan, configure ...func(*Options)) *harness {
+	t.Helper()
+	h := &harness{t: t, clk: clk, idle: make(chan struct{}, 1)}
 	opts := Options{ID: "test", Clock: h.clk}
 	opts.onIdle = func() {
 		select {

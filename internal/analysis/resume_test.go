@@ -1,0 +1,461 @@
+package analysis
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/clock"
+)
+
+// after returns the instant d after t0.
+func after(d time.Duration) *time.Time {
+	at := t0.Add(d)
+	return &at
+}
+
+// finished is a stored measurement of phase p taken from started to
+// finished (offsets from t0).
+func finished(p api.Phase, started, finished time.Duration) api.Measurement {
+	ms := api.Measurement{Phase: p, StartedAt: after(started), FinishedAt: after(finished), Value: string(p)}
+	if p == api.PhaseError {
+		ms.Message = "query failed"
+	}
+	return ms
+}
+
+// inFlight is a stored measurement that had not finished.
+func inFlight(started time.Duration) api.Measurement {
+	return api.Measurement{Phase: api.PhaseRunning, StartedAt: after(started)}
+}
+
+// stored is an analysis as a store keeps it while it runs: started at t0.
+func stored(results ...api.MetricResult) *api.Analysis {
+	for i := range results {
+		if results[i].Measurements == nil {
+			results[i].Measurements = []api.Measurement{}
+		}
+	}
+	return &api.Analysis{ID: "test", Phase: api.PhaseRunning, StartedAt: after(0), MetricResults: results}
+}
+
+// resume starts a run of plan from snapshot on a fake clock reading t0+at.
+func resume(t *testing.T, plan *Plan, snapshot *api.Analysis, at time.Duration, configure ...func(*Options)) *harness {
+	t.Helper()
+	clk := clock.NewFake(t0.Add(at))
+	return startOn(t, clk, plan, append([]func(*Options){func(o *Options) { o.Resume = snapshot }}, configure...)...)
+}
+
+// TestResumeSchedule checks each rule by which a resumed metric is
+// scheduled and counted, as Argo's controller continues an AnalysisRun from
+// its status: the next measurement at the last finishedAt + interval (the
+// error retry interval after an Error), at once when overdue; a metric not
+// yet measured at the stored startedAt + initialDelay; initialDelay not
+// applied again; a measurement in flight taken again and counted once;
+// counters and streaks as stored.
+func TestResumeSchedule(t *testing.T) {
+	successes2 := api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 2, Successful: 2, ConsecutiveSuccess: 2,
+		Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0), finished(api.PhaseSuccessful, time.Minute, time.Minute+2*time.Second)}}
+	tests := []struct {
+		name        string
+		metric      Metric
+		stored      api.MetricResult
+		resumeAt    time.Duration
+		source      *script
+		wantAt      []time.Duration
+		wantPhase   api.Phase
+		wantMessage string
+		wantCounts  [7]int32 // count, successful, failed, inconclusive, error, consecutiveError, consecutiveSuccess
+		wantLast    int      // measurements kept
+	}{
+		{
+			name:   "next at the last finishedAt + interval",
+			metric: metric("m", withCount(4)), stored: successes2, resumeAt: 90 * time.Second,
+			source:    phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{2*time.Minute + 2*time.Second, 3*time.Minute + 2*time.Second},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{4, 4, 0, 0, 0, 0, 4}, wantLast: 4,
+		},
+		{
+			name:   "overdue: at once, then every interval",
+			metric: metric("m", withCount(4)), stored: successes2, resumeAt: 10 * time.Minute,
+			source:    phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{10 * time.Minute, 11 * time.Minute},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{4, 4, 0, 0, 0, 0, 4}, wantLast: 4,
+		},
+		{
+			name:   "after an Error: the error retry interval",
+			metric: metric("m", withCount(2)),
+			stored: api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 1, Successful: 1, Error: 1, ConsecutiveError: 1,
+				Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0), finished(api.PhaseError, time.Minute, time.Minute)}},
+			resumeAt: time.Minute + 5*time.Second, source: phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{time.Minute + 10*time.Second},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{2, 2, 0, 0, 1, 0, 1}, wantLast: 3,
+		},
+		{
+			name:   "not measured yet: initialDelay from the stored startedAt",
+			metric: metric("m", withCount(2), func(m *Metric) { m.InitialDelay = 5 * time.Minute }),
+			stored: api.MetricResult{Name: "m", Phase: api.PhasePending}, resumeAt: 2 * time.Minute,
+			source:    phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{5 * time.Minute, 6 * time.Minute},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{2, 2, 0, 0, 0, 0, 2}, wantLast: 2,
+		},
+		{
+			name:   "not measured yet, its initialDelay over: at once",
+			metric: metric("m", withCount(2), func(m *Metric) { m.InitialDelay = 5 * time.Minute }),
+			stored: api.MetricResult{Name: "m", Phase: api.PhasePending}, resumeAt: 7 * time.Minute,
+			source:    phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{7 * time.Minute, 8 * time.Minute},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{2, 2, 0, 0, 0, 0, 2}, wantLast: 2,
+		},
+		{
+			name:   "initialDelay not applied again",
+			metric: metric("m", withCount(2), func(m *Metric) { m.InitialDelay = 5 * time.Minute }),
+			stored: api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
+				Measurements: []api.Measurement{finished(api.PhaseSuccessful, 5*time.Minute, 5*time.Minute)}},
+			resumeAt: 5*time.Minute + 30*time.Second, source: phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{6 * time.Minute},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{2, 2, 0, 0, 0, 0, 2}, wantLast: 2,
+		},
+		{
+			name:   "in flight: taken again at once, counted once",
+			metric: metric("m", withCount(3)),
+			stored: api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
+				Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0), inFlight(time.Minute)}},
+			resumeAt: time.Minute + 20*time.Second, source: phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{time.Minute + 20*time.Second, 2*time.Minute + 20*time.Second},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{3, 3, 0, 0, 0, 0, 3}, wantLast: 3,
+		},
+		{
+			name:   "in flight, its first measurement: taken again at once",
+			metric: metric("m", withCount(2), func(m *Metric) { m.InitialDelay = time.Minute }),
+			stored: api.MetricResult{Name: "m", Phase: api.PhaseRunning, Measurements: []api.Measurement{inFlight(time.Minute)}},
+			resumeAt: 3 * time.Minute, source: phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{3 * time.Minute, 4 * time.Minute},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{2, 2, 0, 0, 0, 0, 2}, wantLast: 2,
+		},
+		{
+			name:   "consecutiveSuccess as stored",
+			metric: metric("m", indefinite, limits(-1, 0, 4, 3)), stored: successes2, resumeAt: 2 * time.Minute,
+			source:    phases(api.PhaseSuccessful),
+			wantAt:    []time.Duration{2*time.Minute + 2*time.Second},
+			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{3, 3, 0, 0, 0, 0, 3}, wantLast: 3,
+		},
+		{
+			name:   "consecutiveError as stored",
+			metric: metric("m", withCount(3)),
+			stored: api.MetricResult{Name: "m", Phase: api.PhaseRunning, Error: 4, ConsecutiveError: 4,
+				Measurements: []api.Measurement{finished(api.PhaseError, 30*time.Second, 30*time.Second)}},
+			resumeAt: 35 * time.Second, source: phases(api.PhaseError),
+			wantAt:      []time.Duration{40 * time.Second},
+			wantPhase:   api.PhaseError,
+			wantMessage: `Metric "m" assessed Error due to consecutiveErrors (5) > consecutiveErrorLimit (4): "Error Message: query failed"`,
+			wantCounts:  [7]int32{0, 0, 0, 0, 5, 5, 0}, wantLast: 2,
+		},
+		{
+			name:   "failed as stored",
+			metric: metric("m", withCount(5), limits(1, 0, 4, 0)),
+			stored: api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 1, Failed: 1,
+				Measurements: []api.Measurement{finished(api.PhaseFailed, 0, 0)}},
+			resumeAt: 0, source: phases(api.PhaseFailed),
+			wantAt:      []time.Duration{time.Minute},
+			wantPhase:   api.PhaseFailed,
+			wantMessage: `Metric "m" assessed Failed due to failed (2) > failureLimit (1)`,
+			wantCounts:  [7]int32{2, 0, 2, 0, 0, 0, 0}, wantLast: 2,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.metric
+			m.Source, m.Judge = tt.source, phaseJudge{}
+			snapshot := stored(tt.stored)
+			before := fmt.Sprintf("%+v", *snapshot)
+			got := resume(t, &Plan{Metrics: []Metric{m}}, snapshot, tt.resumeAt).finish()
+			if at := offsets(tt.source.times()); fmt.Sprint(at) != fmt.Sprint(tt.wantAt) {
+				t.Errorf("measured at %v, want %v", at, tt.wantAt)
+			}
+			if got.Phase != tt.wantPhase || got.Message != tt.wantMessage {
+				t.Errorf("got (%s, %q), want (%s, %q)", got.Phase, got.Message, tt.wantPhase, tt.wantMessage)
+			}
+			r := got.MetricResults[0]
+			if c := [7]int32{r.Count, r.Successful, r.Failed, r.Inconclusive, r.Error, r.ConsecutiveError, r.ConsecutiveSuccess}; c != tt.wantCounts {
+				t.Errorf("counters %v, want %v", c, tt.wantCounts)
+			}
+			if len(r.Measurements) != tt.wantLast {
+				t.Errorf("%d measurements kept, want %d: %+v", len(r.Measurements), tt.wantLast, r.Measurements)
+			}
+			for i, ms := range r.Measurements {
+				if !ms.Phase.Completed() || ms.FinishedAt == nil {
+					t.Errorf("measurement %d unfinished: %+v", i, ms)
+				}
+			}
+			if got.StartedAt == nil || !got.StartedAt.Equal(t0) {
+				t.Errorf("startedAt %v, want the stored %v", got.StartedAt, t0)
+			}
+			if after := fmt.Sprintf("%+v", *snapshot); after != before {
+				t.Errorf("the caller's snapshot was changed:\n%s\nwas\n%s", after, before)
+			}
+		})
+	}
+}
+
+// TestResumeCompletedMetricsStayCompleted: a metric that had completed (its
+// count reached, or a dry-run metric that failed) is not measured again and
+// keeps its result; the others go on.
+func TestResumeCompletedMetricsStayCompleted(t *testing.T) {
+	once := metric("once")
+	onceSrc := phases(api.PhaseFailed)
+	once.Source, once.Judge = onceSrc, phaseJudge{}
+	dry := metric("dry", withCount(3))
+	dry.DryRun = true
+	drySrc := phases(api.PhaseSuccessful)
+	dry.Source, dry.Judge = drySrc, phaseJudge{}
+	more := metric("more", withCount(2))
+	moreSrc := phases(api.PhaseSuccessful)
+	more.Source, more.Judge = moreSrc, phaseJudge{}
+
+	onceResult := api.MetricResult{Name: "once", Phase: api.PhaseSuccessful, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
+		Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0)}}
+	dryResult := api.MetricResult{Name: "dry", Phase: api.PhaseFailed, DryRun: true, Count: 1, Failed: 1,
+		Message: "Metric assessed Failed due to failed (1) > failureLimit (0)",
+		Measurements: []api.Measurement{finished(api.PhaseFailed, 0, 0)}}
+	snapshot := stored(onceResult, dryResult, api.MetricResult{Name: "more", Phase: api.PhaseRunning, Count: 1, Successful: 1,
+		ConsecutiveSuccess: 1, Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0)}})
+	got := resume(t, &Plan{Metrics: []Metric{once, dry, more}}, snapshot, 30*time.Second).finish()
+
+	if n, m := len(onceSrc.times()), len(drySrc.times()); n != 0 || m != 0 {
+		t.Errorf("completed metrics measured again: %d and %d times", n, m)
+	}
+	if at := offsets(moreSrc.times()); fmt.Sprint(at) != fmt.Sprint([]time.Duration{time.Minute}) {
+		t.Errorf("the running metric measured at %v, want [1m0s]", at)
+	}
+	if got.Phase != api.PhaseSuccessful {
+		t.Errorf("phase %s, want Successful", got.Phase)
+	}
+	if !reflect.DeepEqual(got.MetricResults[0], onceResult) || !reflect.DeepEqual(got.MetricResults[1], dryResult) {
+		t.Errorf("completed results changed:\n%+v\n%+v", got.MetricResults[0], got.MetricResults[1])
+	}
+	if got.DryRunSummary != (api.RunSummary{Count: 1, Failed: 1}) || got.RunSummary != (api.RunSummary{Count: 2, Successful: 2}) {
+		t.Errorf("summaries %+v %+v", got.RunSummary, got.DryRunSummary)
+	}
+}
+
+// TestResumeInFlightCountsWithTheDecision: one metric had failed the run
+// while another's measurement was in flight. Undisturbed, that measurement
+// would have been recorded with the failure (measurements taken together
+// count together); resumed, it is taken again, though the run is already
+// decided, and recorded.
+func TestResumeInFlightCountsWithTheDecision(t *testing.T) {
+	fast := metric("fast", withCount(3))
+	fastSrc := phases(api.PhaseSuccessful)
+	fast.Source, fast.Judge = fastSrc, phaseJudge{}
+	slow := metric("slow", withCount(3))
+	slowSrc := phases(api.PhaseInconclusive)
+	slow.Source, slow.Judge = slowSrc, phaseJudge{}
+	snapshot := stored(
+		api.MetricResult{Name: "fast", Phase: api.PhaseFailed, Count: 1, Failed: 1, Message: "",
+			Measurements: []api.Measurement{finished(api.PhaseFailed, time.Minute, time.Minute)}},
+		api.MetricResult{Name: "slow", Phase: api.PhaseRunning, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
+			Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0), inFlight(time.Minute)}},
+	)
+	snapshot.Phase = api.PhaseFailed // decided, not yet completed
+	got := resume(t, &Plan{Metrics: []Metric{fast, slow}}, snapshot, time.Minute).finish()
+	if n := len(fastSrc.times()); n != 0 {
+		t.Errorf("the failed metric measured %d times", n)
+	}
+	if at := offsets(slowSrc.times()); fmt.Sprint(at) != fmt.Sprint([]time.Duration{time.Minute}) {
+		t.Errorf("the in-flight metric measured at %v, want once, at once", at)
+	}
+	s := got.MetricResults[1]
+	if got.Phase != api.PhaseFailed || s.Phase != api.PhaseInconclusive || s.Count != 2 || s.Inconclusive != 1 || len(s.Measurements) != 2 {
+		t.Errorf("run %s, slow %s count=%d inconclusive=%d %+v; want Failed, and slow's measurement recorded once",
+			got.Phase, s.Phase, s.Count, s.Inconclusive, s.Measurements)
+	}
+	if got.CompletedAt == nil || !got.CompletedAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("completedAt %v, want %v", got.CompletedAt, t0.Add(time.Minute))
+	}
+}
+
+// TestResumeMaxDuration: MaxDuration runs from the stored startedAt.
+func TestResumeMaxDuration(t *testing.T) {
+	snapshot := func() *api.Analysis {
+		return stored(api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 9, Successful: 9, ConsecutiveSuccess: 9,
+			Measurements: []api.Measurement{finished(api.PhaseSuccessful, 8*time.Minute, 8*time.Minute)}})
+	}
+	withMax := func(o *Options) { o.MaxDuration = 10 * time.Minute }
+	const message = "analysis exceeded its maximum duration of 10m0s"
+
+	t.Run("within it", func(t *testing.T) {
+		m := metric("m", indefinite)
+		src := phases(api.PhaseSuccessful)
+		m.Source, m.Judge = src, phaseJudge{}
+		got := resume(t, &Plan{Metrics: []Metric{m}}, snapshot(), 8*time.Minute+30*time.Second, withMax).finish()
+		if at := offsets(src.times()); fmt.Sprint(at) != fmt.Sprint([]time.Duration{9 * time.Minute}) {
+			t.Errorf("measured at %v, want [9m0s] and no more after 10m", at)
+		}
+		if got.Phase != api.PhaseError || got.Message != message || !got.CompletedAt.Equal(t0.Add(10*time.Minute)) {
+			t.Errorf("got (%s, %q) at %v, want Error at 10m", got.Phase, got.Message, got.CompletedAt)
+		}
+		if got.MetricResults[0].Count != 10 {
+			t.Errorf("count %d, want 10", got.MetricResults[0].Count)
+		}
+	})
+	t.Run("passed while it was stopped", func(t *testing.T) {
+		m := metric("m", indefinite)
+		src := phases(api.PhaseSuccessful)
+		m.Source, m.Judge = src, phaseJudge{}
+		s := snapshot()
+		s.MetricResults[0].Measurements = append(s.MetricResults[0].Measurements, inFlight(9*time.Minute))
+		got := resume(t, &Plan{Metrics: []Metric{m}}, s, 11*time.Minute, withMax).finish()
+		if n := len(src.times()); n != 0 {
+			t.Errorf("measured %d times past the maximum duration", n)
+		}
+		if got.Phase != api.PhaseError || got.Message != message || !got.CompletedAt.Equal(t0.Add(11*time.Minute)) {
+			t.Errorf("got (%s, %q) at %v, want Error at once", got.Phase, got.Message, got.CompletedAt)
+		}
+		if r := got.MetricResults[0]; r.Count != 9 || len(r.Measurements) != 1 {
+			t.Errorf("result %+v, want the stored one, the in-flight measurement dropped", r)
+		}
+	})
+}
+
+// TestResumeComplete: an analysis that had completed is returned as it
+// was, at once; nothing is measured and no event is sent again.
+func TestResumeComplete(t *testing.T) {
+	m := metric("m", withCount(2))
+	src := phases(api.PhaseSuccessful)
+	m.Source, m.Judge = src, phaseJudge{}
+	snapshot := stored(api.MetricResult{Name: "m", Phase: api.PhaseFailed, Count: 1, Failed: 1, Message: "measured Failed",
+		Measurements: []api.Measurement{finished(api.PhaseFailed, 0, 0)}})
+	snapshot.Phase, snapshot.Message = api.PhaseFailed, `Metric "m" assessed Failed due to failed (1) > failureLimit (0)`
+	snapshot.CompletedAt = after(time.Second)
+	snapshot.RunSummary = api.RunSummary{Count: 1, Failed: 1}
+	snapshot.Template, snapshot.Args = "tmpl", map[string]string{"a": "b"}
+	want := *snapshot
+	want.MetricResults = append([]api.MetricResult(nil), snapshot.MetricResults...)
+
+	h := resume(t, &Plan{Metrics: []Metric{m}}, snapshot, time.Hour)
+	select {
+	case <-h.run.Done():
+	default:
+		t.Fatal("a completed analysis is not done at once")
+	}
+	if got := h.run.Snapshot(); !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+	_, events, cancel := h.run.Watch()
+	defer cancel()
+	if ev, ok := <-events; !ok || ev.Type != api.EventCompleted || ev.Analysis.Phase != api.PhaseFailed {
+		t.Errorf("watch: %+v, %v; want the completed event", ev, ok)
+	}
+	if n := len(src.times()); n != 0 {
+		t.Errorf("measured %d times", n)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.events) != 0 {
+		t.Errorf("observer saw %+v; the completed event was sent when it completed", h.events)
+	}
+}
+
+// TestResumeEvents: events go on from where the snapshot stood: the first
+// is the next measurement's (here the one taken again), the last the
+// completed event; the measurement dropped has no event.
+func TestResumeEvents(t *testing.T) {
+	m := metric("m", withCount(3))
+	m.Source, m.Judge = phases(api.PhaseSuccessful), phaseJudge{}
+	snapshot := stored(api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
+		Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0), inFlight(time.Minute)}})
+	h := resume(t, &Plan{Metrics: []Metric{m}}, snapshot, 2*time.Minute)
+	got := h.finish()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var seen []string
+	for _, ev := range h.events {
+		s := string(ev.Type)
+		if ev.Measurement != nil {
+			s += " " + ev.Measurement.StartedAt.Sub(t0).String() + " " + string(ev.MetricPhase)
+		}
+		seen = append(seen, s)
+	}
+	want := []string{"measurement 2m0s Running", "measurement 3m0s Successful", "completed"}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("events %q, want %q", seen, want)
+	}
+	if last := h.events[len(h.events)-1]; last.Analysis == nil || !reflect.DeepEqual(*last.Analysis, got) {
+		t.Errorf("completed event %+v, want the final state", last.Analysis)
+	}
+}
+
+// TestResumeMismatch: a snapshot that does not fit the plan is refused by
+// CheckResume, and a run started from it ends in Error at once, saying why.
+func TestResumeMismatch(t *testing.T) {
+	m := metric("m")
+	src := phases(api.PhaseSuccessful)
+	m.Source, m.Judge = src, phaseJudge{}
+	plan := &Plan{Metrics: []Metric{m}}
+	tests := []struct {
+		name     string
+		snapshot *api.Analysis
+		want     string
+	}{
+		{"another metric", stored(api.MetricResult{Name: "other", Phase: api.PhasePending}),
+			`metricResults[0]: the result of metric "other" where the plan has "m"`},
+		{"a metric more", stored(api.MetricResult{Name: "m", Phase: api.PhasePending}, api.MetricResult{Name: "n", Phase: api.PhasePending}),
+			"metricResults: 2 results for the plan's 1 metrics"},
+		{"no startedAt", func() *api.Analysis {
+			a := stored(api.MetricResult{Name: "m", Phase: api.PhasePending})
+			a.StartedAt = nil
+			return a
+		}(), "startedAt: missing, and each metric's schedule is measured from it"},
+		{"completedAt while Running", func() *api.Analysis {
+			a := stored(api.MetricResult{Name: "m", Phase: api.PhasePending})
+			a.CompletedAt = after(0)
+			return a
+		}(), "phase: Running, but completedAt is set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := plan.CheckResume(tt.snapshot); err == nil || err.Error() != tt.want {
+				t.Errorf("CheckResume: %v, want %q", err, tt.want)
+			}
+			h := resume(t, plan, tt.snapshot, 0)
+			got := h.finish()
+			if got.Phase != api.PhaseError || got.Message != "cannot resume the analysis: "+tt.want || got.CompletedAt == nil {
+				t.Errorf("got (%s, %q)", got.Phase, got.Message)
+			}
+			h.mu.Lock()
+			n := len(h.events)
+			h.mu.Unlock()
+			if n != 1 {
+				t.Errorf("observer saw %d events, want the completed one", n)
+			}
+		})
+	}
+	if n := len(src.times()); n != 0 {
+		t.Errorf("measured %d times", n)
+	}
+	if err := plan.CheckResume(stored(api.MetricResult{Name: "m", Phase: api.PhasePending})); err != nil {
+		t.Errorf("CheckResume of a fitting snapshot: %v", err)
+	}
+}
+
+// TestResumeKeepsIdentity: the id, template and arguments are the stored
+// ones when the options give none.
+func TestResumeKeepsIdentity(t *testing.T) {
+	m := metric("m")
+	m.Source, m.Judge = phases(api.PhaseSuccessful), phaseJudge{}
+	snapshot := stored(api.MetricResult{Name: "m", Phase: api.PhasePending})
+	snapshot.ID, snapshot.Template, snapshot.Args = "stored-id", "tmpl", map[string]string{"service": "api"}
+	snapshot.Webhook = &api.WebhookStatus{}
+	h := startOn(t, clock.NewFake(t0), &Plan{Metrics: []Metric{m}}, func(o *Options) { o.Resume = snapshot; o.ID = "" })
+	got := h.finish()
+	if got.ID != "stored-id" || got.Template != "tmpl" || got.Args["service"] != "api" || got.Webhook != nil {
+		t.Errorf("got id %q template %q args %v webhook %v; want the stored ones, and no webhook status (the service's)",
+			got.ID, got.Template, got.Args, got.Webhook)
+	}
+	if got.Phase != api.PhaseSuccessful {
+		t.Errorf("phase %s, want Successful", got.Phase)
+	}
+}
