@@ -128,9 +128,9 @@ func TestResumeSchedule(t *testing.T) {
 			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{3, 3, 0, 0, 0, 0, 3}, wantLast: 3,
 		},
 		{
-			name:   "in flight, its first measurement: taken again at once",
-			metric: metric("m", withCount(2), func(m *Metric) { m.InitialDelay = time.Minute }),
-			stored: api.MetricResult{Name: "m", Phase: api.PhaseRunning, Measurements: []api.Measurement{inFlight(time.Minute)}},
+			name:     "in flight, its first measurement: taken again at once",
+			metric:   metric("m", withCount(2), func(m *Metric) { m.InitialDelay = time.Minute }),
+			stored:   api.MetricResult{Name: "m", Phase: api.PhaseRunning, Measurements: []api.Measurement{inFlight(time.Minute)}},
 			resumeAt: 3 * time.Minute, source: phases(api.PhaseSuccessful),
 			wantAt:    []time.Duration{3 * time.Minute, 4 * time.Minute},
 			wantPhase: api.PhaseSuccessful, wantCounts: [7]int32{2, 2, 0, 0, 0, 0, 2}, wantLast: 2,
@@ -218,7 +218,7 @@ func TestResumeCompletedMetricsStayCompleted(t *testing.T) {
 	onceResult := api.MetricResult{Name: "once", Phase: api.PhaseSuccessful, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
 		Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0)}}
 	dryResult := api.MetricResult{Name: "dry", Phase: api.PhaseFailed, DryRun: true, Count: 1, Failed: 1,
-		Message: "Metric assessed Failed due to failed (1) > failureLimit (0)",
+		Message:      "Metric assessed Failed due to failed (1) > failureLimit (0)",
 		Measurements: []api.Measurement{finished(api.PhaseFailed, 0, 0)}}
 	snapshot := stored(onceResult, dryResult, api.MetricResult{Name: "more", Phase: api.PhaseRunning, Count: 1, Successful: 1,
 		ConsecutiveSuccess: 1, Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0)}})
