@@ -11,28 +11,40 @@ FUZZTIME    ?= 10s
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test unit lint fuzz demo bench prometheus clean docs
+.PHONY: all build test unit lint fuzz demo bench prometheus xmllint clean docs
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/canaryd ./cmd/canaryd
 
-# prometheus makes sure Debian's prometheus and promtool are on PATH: the
-# integration tests, the end-to-end tests and the demo run a real one.
-prometheus:
-	@if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then exit 0; fi; \
+# need, given commands and the Debian package that has them, makes sure the
+# commands are on PATH: installed with apt-get when missing and we are root,
+# else it says what to install.
+define need
+	@for c in $(1); do command -v $$c >/dev/null 2>&1 || missing=1; done; [ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing Debian's prometheus package (prometheus and promtool)"; \
+		echo "installing Debian's $(2) package ($(1))"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
 	else \
-		echo "prometheus and promtool are needed: run 'sudo apt-get install -y prometheus'" >&2; exit 1; \
+		echo "$(1) needed: run 'sudo apt-get install -y $(2)'" >&2; exit 1; \
 	fi
+endef
+
+# prometheus: the integration tests, the end-to-end tests and the demo run a
+# real Prometheus.
+prometheus:
+	$(call need,prometheus promtool,prometheus)
+
+# xmllint: the JUnit output of canaryd run -o junit is validated against the
+# JUnit schema with libxml2's xmllint.
+xmllint:
+	$(call need,xmllint,libxml2-utils)
 
 # test runs everything: lint, every test with the race detector (real
 # Prometheus included, nothing skipped), a short run of each fuzz target.
-test: prometheus lint
+test: prometheus xmllint lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
 	cd test && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
