@@ -12,6 +12,9 @@ import (
 	"time"
 )
 
+// TestCheck: Check refuses what the allow list refuses (the rules
+// themselves are outbound's, tested there) as an ErrRefused, in the
+// words of --webhook-allow, never quoting the URL.
 func TestCheck(t *testing.T) {
 	s, err := New(Options{Allow: []string{
 		"https://hooks.example.com/ci",
@@ -29,64 +32,14 @@ func TestCheck(t *testing.T) {
 	}{
 		{"exact prefix", "https://hooks.example.com/ci", true, ""},
 		{"under the prefix", "https://hooks.example.com/ci/deploys/42", true, ""},
-		{"trailing slash", "https://hooks.example.com/ci/", true, ""},
 		{"query allowed", "https://hooks.example.com/ci?token=abc", true, ""},
-		{"host case-insensitive", "https://HOOKS.Example.COM/ci/x", true, ""},
-		{"scheme case-insensitive", "HTTPS://hooks.example.com/ci", true, ""},
-		{"default port explicit", "https://hooks.example.com:443/ci", true, ""},
-		{"fully qualified host", "https://hooks.example.com./ci", true, ""},
-		{"whole host allowed", "http://127.0.0.1:8080/anything/at/all", true, ""},
-		{"prefix with trailing slash allows its path", "https://deploy.example.org/hooks", true, ""},
-		{"prefix with trailing slash allows under it", "https://deploy.example.org/hooks/a", true, ""},
-		{"ipv6", "http://[::1]:9000/x/y", true, ""},
-		{"ipv6 other spelling", "http://[0:0:0:0:0:0:0:1]:9000/x", true, ""},
-
-		{"host suffix trick", "https://hooks.example.com.evil.com/ci", false, "allowed prefix"},
-		{"path prefix not on a segment boundary", "https://hooks.example.com/cievil", false, "allowed prefix"},
-		{"parent path", "https://hooks.example.com/", false, "allowed prefix"},
-		{"path case differs", "https://hooks.example.com/CI", false, "allowed prefix"},
+		{"host suffix trick", "https://hooks.example.com.evil.com/ci", false, "allowed prefix (--webhook-allow)"},
 		{"userinfo trick", "https://hooks.example.com@evil.com/ci", false, "credentials"},
-		{"userinfo with allowed host", "https://hooks.example.com:x@hooks.example.com/ci", false, "credentials"},
-		{"credentials", "https://user:hunter2@hooks.example.com/ci", false, "credentials"},
-		{"scheme mismatch", "http://hooks.example.com/ci", false, "allowed prefix"},
-		{"other port", "https://hooks.example.com:8443/ci", false, "allowed prefix"},
-		{"default port of the other scheme", "http://127.0.0.1/", false, "allowed prefix"},
-		{"not http", "ftp://hooks.example.com/ci", false, "not an http"},
-		{"javascript", "javascript:alert(1)", false, "not an http"},
-		{"opaque", "https:hooks.example.com/ci", false, "absolute"},
-		{"relative", "/ci", false, "not an http"},
-		{"scheme-relative", "//hooks.example.com/ci", false, "not an http"},
-		{"empty", "", false, "not an http"},
+		{"credentials", "https://user:hunter2@hooks.example.com/ci", false, "--webhook-secret-file"},
 		{"metadata address", "http://169.254.169.254/latest/meta-data/", false, "allowed prefix"},
-		{"metadata address, https", "https://169.254.169.254/ci", false, "allowed prefix"},
-		{"decimal IP", "http://2130706433:8080/", false, "allowed prefix"},
 		{"dot-dot escape", "https://hooks.example.com/ci/../admin", false, `".."`},
-		{"encoded dot-dot escape", "https://hooks.example.com/ci/%2e%2e/admin", false, `encoded "."`},
-		{"dot segment", "https://hooks.example.com/ci/./x", false, `"."`},
-		// Spellings that servers resolve as ".." or "/" although the
-		// decoded path has no dot segment.
-		{"Java path parameter", "https://hooks.example.com/ci/..;/admin", false, `";"`},
-		{"path parameter on a segment", "https://hooks.example.com/ci;x=1/deploy", false, `";"`},
-		{"encoded path parameter", "https://hooks.example.com/ci/..%3b/admin", false, `";"`},
-		{"encoded backslash", "https://hooks.example.com/ci/..%5C/admin", false, `%5c`},
-		{"encoded backslash, lower case", "https://hooks.example.com/ci/..%5c..%5cadmin", false, `%5c`},
-		{"double-encoded dots", "https://hooks.example.com/ci/%252e%252e/admin", false, `encoded "%"`},
-		{"double-encoded slash", "https://hooks.example.com/ci%252fadmin", false, `encoded "%"`},
-		{"encoded dots, upper case", "https://hooks.example.com/ci/%2E%2E/admin", false, `encoded "."`},
-		{"one encoded dot", "https://hooks.example.com/ci/.%2e/admin", false, `encoded "."`},
-		{"encoded dot in a name", "https://hooks.example.com/ci/a%2ejson", false, `encoded "."`},
-		{"encoded slash", "https://hooks.example.com/ci%2f..%2fadmin", false, `encoded "." or "/"`},
-		{"encoded slash in a segment", "https://hooks.example.com/ci/a%2Fb", false, `encoded "." or "/"`},
-		{"overlong dot", "https://hooks.example.com/ci/%c0%ae%c0%ae/admin", false, "not UTF-8"},
-		{"encoded NUL", "https://hooks.example.com/ci/x%00", false, "control characters"},
-		{"encoded space is fine", "https://hooks.example.com/ci/a%20b", true, ""},
-		{"encoded non-ASCII is fine", "https://hooks.example.com/ci/%C3%A9t%C3%A9", true, ""},
-		{"dots inside a name are fine", "https://hooks.example.com/ci/v1.2..3/x.json", true, ""},
-		{"empty segments stay under the prefix", "https://hooks.example.com/ci//x", true, ""},
-		{"ipv6 zone", "http://[fe80::1%25eth0]:9000/x", false, "zone"},
 		{"bad escape", "https://hooks.example.com/ci/%zz", false, "not a valid URL"},
-		{"space in host", "https://hooks example.com/ci", false, "not a valid URL"},
-		{"no host", "https:///ci", false, "absolute"},
+		{"empty", "", false, "not an http"},
 	} {
 		err := s.Check(tc.url)
 		if got := err == nil; got != tc.allowed {
@@ -257,19 +210,6 @@ func TestRetryable(t *testing.T) {
 	}
 	if !retryable(&attemptError{retry: true}) {
 		t.Error("retryable(a retryable attemptError) = false, want true")
-	}
-}
-
-func TestRedact(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"https://hooks.example.com/ci", "https://hooks.example.com/ci"},
-		{"https://hooks.example.com/ci?token=hunter2&x=1", "https://hooks.example.com/ci?REDACTED"},
-		{"https://u:hunter2@hooks.example.com/ci#frag", "https://hooks.example.com/ci"},
-		{"https://hooks.example.com/%zz?token=hunter2", "(unparseable URL)"},
-	} {
-		if got := redactRaw(tc.in); got != tc.want {
-			t.Errorf("redactRaw(%q) = %q, want %q", tc.in, got, tc.want)
-		}
 	}
 }
 

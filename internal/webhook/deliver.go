@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -16,6 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // delivery is one event on its way: what each of its attempts sends.
@@ -107,12 +108,8 @@ func (s *Sender) attempt(ctx context.Context, u *url.URL, d *delivery) (int, err
 		s.metrics.attempts.WithLabelValues("error").Inc()
 		return 0, s.transportError(u, err)
 	}
-	defer func() {
-		// Drain (a little of) the body so that the connection can be
-		// reused; a receiver that sends more is not worth reading.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		_ = resp.Body.Close()
-	}()
+	// Drain (a little of) the body so that the connection can be reused.
+	defer outbound.DrainAndClose(resp.Body, 64<<10)
 	code := resp.StatusCode
 	s.metrics.attempts.WithLabelValues(strconv.Itoa(code)).Inc()
 	if code >= 200 && code < 300 {
@@ -157,30 +154,11 @@ func (s *Sender) transportError(u *url.URL, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return &attemptError{retry: true, msg: "no response: cancelled"}
 	}
-	return &attemptError{retry: true, msg: "no response: " + s.scrub(err.Error(), u)}
-}
-
-// scrub removes from msg whatever of u and of the key must not be shown.
-func (s *Sender) scrub(msg string, u *url.URL) string {
-	var secrets []string
-	if u != nil {
-		secrets = append(secrets, u.String(), u.RawQuery)
-		if u.User != nil {
-			secrets = append(secrets, u.User.String(), u.User.Username())
-			if p, ok := u.User.Password(); ok {
-				secrets = append(secrets, p)
-			}
-		}
-	}
+	var key string
 	if len(s.secret) >= 8 {
-		secrets = append(secrets, string(s.secret))
+		key = string(s.secret)
 	}
-	for _, x := range secrets {
-		if x != "" {
-			msg = strings.ReplaceAll(msg, x, "REDACTED")
-		}
-	}
-	return msg
+	return &attemptError{retry: true, msg: "no response: " + redact.Error(err, u, key)}
 }
 
 // backoff returns the wait before retry number n (0 for the first retry):

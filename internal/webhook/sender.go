@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/promreg"
 )
 
@@ -130,7 +130,7 @@ type Options struct {
 // is safe for concurrent use, and has no goroutines of its own: each
 // Stream has one, and at most MaxBacklog Streams are under way.
 type Sender struct {
-	allow           []destination
+	allow           outbound.AllowList
 	secret          []byte
 	client          *http.Client
 	maxElapsed      time.Duration
@@ -146,9 +146,9 @@ type Sender struct {
 	// backlog counts the Streams with deliveries owed.
 	backlog atomic.Int64
 	// dial makes the connections of the Sender's own transport, to the
-	// address as checkedDial spells it; a field so that tests can see
-	// what is dialled.
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// address as the allow list's dialler spells it; a field so that
+	// tests can see what is dialled.
+	dial outbound.DialFunc
 }
 
 // New returns a Sender configured by o. It fails when a prefix of o.Allow is
@@ -175,18 +175,11 @@ func New(o Options) (*Sender, error) {
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
-	var errs []error
-	for _, raw := range o.Allow {
-		p, err := parsePrefix(raw)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		s.allow = append(s.allow, p)
+	allow, err := outbound.ParseAllowList(o.Allow)
+	if err != nil {
+		return nil, fmt.Errorf("webhook: %w", err)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
+	s.allow = allow
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
 		return nil, err
@@ -194,7 +187,7 @@ func New(o Options) (*Sender, error) {
 	s.metrics = m
 	s.breakers = newBreakers(orDefault(o.BreakerFailures, DefaultBreakerFailures), orDefault(o.BreakerCooldown, DefaultBreakerCooldown),
 		m.circuitOpens.Inc)
-	s.dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	s.dial = outbound.Dialer(0)
 	s.client = s.wrapClient(o.Client)
 	return s, nil
 }
@@ -223,34 +216,33 @@ type errRedirectRefused struct{ reason string }
 
 func (e *errRedirectRefused) Error() string { return "redirect not followed: " + e.reason }
 
-// wrapClient returns a copy of c (or of a default client) whose redirect
-// policy checks every target against the allow list.
+// wrapClient returns a copy of c (or of a client of the Sender's own, see
+// Options.Client) whose redirect policy checks every target against the
+// allow list.
 func (s *Sender) wrapClient(c *http.Client) *http.Client {
 	var out http.Client
 	if c != nil {
 		out = *c
 	} else {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		// The proxy variables are ignored, as by every client of
-		// canaryd: the allow list is the only way out.
-		t.Proxy = nil
-		t.DialContext = s.checkedDial
-		t.MaxConnsPerHost = s.maxConnsPerHost
-		t.MaxIdleConnsPerHost = s.maxConnsPerHost
+		t := outbound.NewTransport(outbound.TransportOptions{
+			MaxConnsPerHost: s.maxConnsPerHost,
+			// s.dial is read at each dial, so that tests can wrap it.
+			Dial: s.allow.Dial(func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return s.dial(ctx, network, addr)
+			}),
+		})
 		out = http.Client{Transport: t, Timeout: s.attemptTimeout}
 	}
 	next := out.CheckRedirect
+	within := s.allow.Redirects(maxRedirects,
+		func() error { return &errRedirectRefused{fmt.Sprintf("more than %d redirects", maxRedirects)} },
+		func(_ *url.URL, reason string) error {
+			return &errRedirectRefused{"its target is refused: " + advise(reason)}
+		})
 	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) > maxRedirects {
-			return &errRedirectRefused{fmt.Sprintf("more than %d redirects", maxRedirects)}
+		if err := within(req, via); err != nil {
+			return err
 		}
-		if err := s.checkURL(req.URL); err != nil {
-			var r *refusal
-			errors.As(err, &r)
-			return &errRedirectRefused{"its target is refused: " + r.reason}
-		}
-		// The request goes to the host in the spelling just checked.
-		req.URL.Host = requestHost(req.URL)
 		if req.Method != http.MethodPost {
 			// After a 301, 302 or 303 the client would send a GET without
 			// the event, and a 2xx to that is no delivery.
@@ -262,38 +254,6 @@ func (s *Sender) wrapClient(c *http.Client) *http.Client {
 		return nil
 	}
 	return &out
-}
-
-// checkedDial is the DialContext of the Sender's own transport: it dials
-// the host of addr in the one spelling the allow list compares
-// (normalHost), never as a request happened to spell it, so that
-// "127.0.0.1." is not looked up in DNS after 127.0.0.1 was allowed.
-func (s *Sender) checkedDial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	h, ok := normalHost(host)
-	if !ok {
-		return nil, errors.New("no host to dial")
-	}
-	return s.dial(ctx, network, net.JoinHostPort(h, port))
-}
-
-// requestHost is u's host:port as requests name it: the host in the
-// spelling the allow list compares (normalHost), the port as given.
-func requestHost(u *url.URL) string {
-	h, ok := normalHost(u.Hostname())
-	if !ok {
-		return u.Host // refused by check before it gets here
-	}
-	if p := u.Port(); p != "" {
-		return net.JoinHostPort(h, p)
-	}
-	if strings.Contains(h, ":") {
-		return "[" + h + "]"
-	}
-	return h
 }
 
 // metrics are the Sender's metrics.

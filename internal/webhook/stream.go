@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"sync"
@@ -12,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // CheckEvents reports whether every name in events is an event type a
@@ -41,7 +42,7 @@ type Stream struct {
 	s          *Sender
 	analysisID string
 	// url is the destination with its host spelt as the allow list
-	// compared it (requestHost); nil when refused.
+	// compared it (outbound.RequestHost); nil when refused.
 	url          *url.URL
 	breaker      *breaker // the destination's; nil when refused
 	refused      error
@@ -95,7 +96,7 @@ func (s *Sender) Stream(analysisID, rawURL string, events []string) (*Stream, er
 	u, err := s.check(rawURL)
 	if err != nil {
 		st.refused = err
-		st.status.URL = redactRaw(rawURL)
+		st.status.URL = redact.URLString(rawURL)
 		st.log = s.log.With(zap.String("analysis_id", analysisID), zap.String("url", st.status.URL))
 		st.log.Warn("webhook refused", zap.String("error", err.Error()))
 		st.cancel()
@@ -108,12 +109,11 @@ func (s *Sender) Stream(analysisID, rawURL string, events []string) (*Stream, er
 		return nil, fmt.Errorf("%w: %d webhooks already have deliveries owed, the limit (--max-webhook-backlog); retry later, or start the analysis without a webhook", ErrBacklogFull, s.maxBacklog)
 	}
 	s.metrics.backlog.Inc()
-	d, _ := parseDestination(u) // check parsed it already
 	c := *u
-	c.Host = requestHost(u)
+	c.Host = outbound.RequestHost(u)
 	st.url = &c
-	st.breaker = s.breakers.get(net.JoinHostPort(d.host, d.port))
-	st.status.URL = redact(u)
+	st.breaker = s.breakers.get(outbound.HostPort(u))
+	st.status.URL = redact.URL(u)
 	st.log = s.log.With(zap.String("analysis_id", analysisID), zap.String("url", st.status.URL))
 	// run ends when the stream is closed (Close or the completed event)
 	// and its queue is empty, or when Wait's context ends (st.ctx).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/outbound"
 )
 
 // Metric is Argo Rollouts' web provider configuration (WebMetric), with
@@ -210,10 +211,10 @@ func (p *Provider) check(m *Metric) (*request, []api.FieldError) {
 	for i, h := range m.Headers {
 		field := fmt.Sprintf(".headers[%d]", i)
 		switch {
-		case !validHeaderName(h.Key):
+		case !outbound.ValidHeaderName(h.Key):
 			add(field+".key", "invalid HTTP header name %q", truncate(h.Key))
 			continue
-		case !validHeaderValue(h.Value):
+		case !outbound.ValidHeaderValue(h.Value):
 			// The value is not echoed: it may well be a credential.
 			add(field+".value", "invalid HTTP header value: it must not contain control characters such as line breaks")
 			continue
@@ -250,30 +251,4 @@ func truncate(s string) string {
 		return s[:max] + "…"
 	}
 	return s
-}
-
-// validHeaderName reports whether s is an HTTP token (RFC 9110 5.6.2).
-// (golang.org/x/net's httpguts has the same check; canaryd does not
-// depend on x/net directly.)
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue reports whether s has no control characters but tab.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -17,7 +16,8 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/limits"
-	"github.com/canaryd/canaryd/internal/webhook"
+	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // The bounds of every web measurement. They are constants: the allow-list
@@ -62,7 +62,7 @@ type Options struct {
 // insecure: true) are shared by every metric.
 type Provider struct {
 	checkOnly  bool
-	allow      webhook.AllowList
+	allow      outbound.AllowList
 	maxTimeout time.Duration
 	maxValues  int
 	clients    [2]*http.Client
@@ -74,7 +74,7 @@ func New(o Options) (*Provider, error) {
 	if o.MaxTimeout < 0 {
 		return nil, errors.New("web: max timeout must not be negative")
 	}
-	allow, err := webhook.ParseAllowList(o.Allow)
+	allow, err := outbound.ParseAllowList(o.Allow)
 	if err != nil {
 		return nil, err
 	}
@@ -85,55 +85,21 @@ func New(o Options) (*Provider, error) {
 		o.MaxResultValues = limits.MaxResultValues
 	}
 	p := &Provider{allow: allow, maxTimeout: o.MaxTimeout, checkOnly: o.CheckOnly, maxValues: o.MaxResultValues}
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	redirects := allow.Redirects(MaxRedirects,
+		func() error { return fmt.Errorf("stopped after %d redirects", MaxRedirects) },
+		func(_ *url.URL, reason string) error { return fmt.Errorf("redirect refused: %s (--web-allow)", reason) })
 	for i := range p.transports {
-		t := &http.Transport{
-			// No Proxy: HTTP_PROXY and friends are ignored, or the proxy
-			// and not the allow-list would decide where requests go.
-			Proxy:                  nil,
-			DialContext:            normalDial(dialer.DialContext),
-			ForceAttemptHTTP2:      true,
+		t := outbound.NewTransport(outbound.TransportOptions{
 			MaxConnsPerHost:        MaxConnsPerHost,
-			MaxIdleConnsPerHost:    MaxConnsPerHost,
-			IdleConnTimeout:        90 * time.Second,
-			TLSHandshakeTimeout:    10 * time.Second,
-			ResponseHeaderTimeout:  0, // the request's timeout bounds it
 			MaxResponseHeaderBytes: 64 << 10,
-			TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: i == 1}, //nolint:gosec // insecure: true
-		}
+			Dial:                   allow.Dial(outbound.Dialer(0)),
+			// The request's timeout bounds the wait for the answer.
+			TLS: &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: i == 1}, //nolint:gosec // insecure: true
+		})
 		p.transports[i] = t
-		p.clients[i] = &http.Client{Transport: t, CheckRedirect: p.checkRedirect}
+		p.clients[i] = &http.Client{Transport: t, CheckRedirect: redirects}
 	}
 	return p, nil
-}
-
-// normalDial dials the host in the spelling the allow-list compares
-// (webhook.NormalHost), never as the request happened to spell it.
-func normalDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		h, ok := webhook.NormalHost(host)
-		if !ok {
-			return nil, errors.New("no host to dial")
-		}
-		return dial(ctx, network, net.JoinHostPort(h, port))
-	}
-}
-
-// checkRedirect follows a redirect only to a URL the allow-list allows,
-// and at most MaxRedirects of them.
-func (p *Provider) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > MaxRedirects {
-		return fmt.Errorf("stopped after %d redirects", MaxRedirects)
-	}
-	if reason := p.allow.Refusal(req.URL); reason != "" {
-		return fmt.Errorf("redirect refused: %s (--web-allow)", reason)
-	}
-	req.Host = webhook.RequestHost(req.URL)
-	return nil
 }
 
 // CloseIdleConnections closes the idle connections of both transports.
@@ -182,7 +148,7 @@ func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation 
 	ctx, cancel := context.WithTimeout(ctx, s.r.timeout)
 	defer cancel()
 	u := *s.r.url
-	u.Host = webhook.RequestHost(&u)
+	u.Host = outbound.RequestHost(&u)
 	var body io.Reader
 	if s.r.body != nil {
 		body = bytes.NewReader(s.r.body)
@@ -196,20 +162,18 @@ func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation 
 	if err != nil {
 		return analysis.Observation{Err: requestError(s.r.method, &u, err)}
 	}
-	defer func() {
-		// Drain a little so that the connection can be reused.
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		_ = resp.Body.Close()
-	}()
+	// Drain a little so that the connection can be reused.
+	defer outbound.DrainAndClose(resp.Body, 4<<10)
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		return analysis.Observation{Err: fmt.Errorf("received non 2xx response code: %d", resp.StatusCode)}
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if err != nil {
-		return analysis.Observation{Err: fmt.Errorf("%s%v", noBytes, unwrapURLError(err))}
-	}
-	if len(data) > MaxResponseBytes {
+	data, err := outbound.ReadBody(resp.Body, MaxResponseBytes)
+	var tooLarge *outbound.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
 		return analysis.Observation{Err: fmt.Errorf("the response body is longer than the %d bytes canaryd reads of a web metric's response", MaxResponseBytes)}
+	case err != nil:
+		return analysis.Observation{Err: fmt.Errorf("%s%s", noBytes, redact.Error(err, &u))}
 	}
 	return s.r.observe(data, s.maxValues)
 }
@@ -259,27 +223,7 @@ func (r *request) observe(data []byte, maxValues int) analysis.Observation {
 // userinfo or fragment, which may carry a credential, and without any
 // header.
 func requestError(method string, u *url.URL, err error) error {
-	return fmt.Errorf("%s %s: %v", method, redact(u), unwrapURLError(err))
-}
-
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-// redact returns u without userinfo and fragment, and with its query
-// replaced.
-func redact(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.Fragment, c.RawFragment = "", ""
-	if c.RawQuery != "" || c.ForceQuery {
-		c.RawQuery, c.ForceQuery = "REDACTED", false
-	}
-	return c.String()
+	return fmt.Errorf("%s %s: %s", method, redact.URL(u), redact.Error(err, u))
 }
 
 // checkStrings holds a result's strings to condition.ResultStringBytes
