@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/promreg"
 	"github.com/canaryd/canaryd/internal/replica"
 )
@@ -192,18 +193,16 @@ func NewReplicas(opts ReplicasOptions) (*Replicas, error) {
 	if err := registered(); err != nil {
 		return nil, err
 	}
-	rs.transport = &http.Transport{
-		// No Proxy: peers are pods, never behind the environment's proxy.
-		DialContext:           (&net.Dialer{Timeout: peerDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   peerDialTimeout,
+	// No proxy: peers are pods, never behind the environment's proxy.
+	// The forwards to a peer are as many as the requests the server
+	// admits, so no bound of their own.
+	rs.transport = outbound.NewTransport(outbound.TransportOptions{
+		DialTimeout:           peerDialTimeout,
 		ResponseHeaderTimeout: peerHeaderTimeout,
 		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-	}
-	rs.client = &http.Client{
-		Transport:     rs.transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+		HTTP1:                 true,
+	})
+	rs.client = &http.Client{Transport: rs.transport, CheckRedirect: outbound.NoRedirects}
 	return rs, nil
 }
 
@@ -422,8 +421,7 @@ func (rs *Replicas) probe(ctx context.Context, base *url.URL) string {
 		rs.log.Debug("a replica did not say its name", zap.String("peer", base.Host), zap.Error(err))
 		return ""
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	defer outbound.DrainAndClose(resp.Body, 4096)
 	name := resp.Header.Get(ReplicaHeader)
 	if resp.StatusCode != http.StatusOK || replica.CheckName(name) != nil {
 		rs.log.Debug("a replica did not say its name", zap.String("peer", base.Host), zap.Int("status", resp.StatusCode))
