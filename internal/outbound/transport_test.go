@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/canaryd/canaryd/internal/outbound/outboundtest"
 )
 
 // TestIgnoresProxyVariables sets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY to
@@ -24,17 +26,7 @@ import (
 // "localhost" by the allow list's dialler) and the transport's Proxy is
 // checked too: it must be none.
 func TestIgnoresProxyVariables(t *testing.T) {
-	var proxied atomic.Int64
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		proxied.Add(1)
-		w.WriteHeader(http.StatusBadGateway)
-	}))
-	defer proxy.Close()
-	for _, v := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-		t.Setenv(v, proxy.URL)
-	}
-	t.Setenv("NO_PROXY", "")
-	t.Setenv("no_proxy", "")
+	proxied := outboundtest.ProxyVariables(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "direct") }))
 	defer srv.Close()
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/outbound/outboundtest"
 )
 
 // connCounter wraps a Sender's dialler to count the connections it has
@@ -471,17 +471,7 @@ func portOf(t *testing.T, raw string) string {
 // loopback addresses, and tests contact nothing but loopback, so the
 // transport's Proxy is checked too: it must be none.
 func TestIgnoresProxyVariables(t *testing.T) {
-	var proxied atomic.Int64
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		proxied.Add(1)
-		w.WriteHeader(http.StatusBadGateway)
-	}))
-	defer proxy.Close()
-	for _, v := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
-		t.Setenv(v, proxy.URL)
-	}
-	t.Setenv("NO_PROXY", "")
-	t.Setenv("no_proxy", "")
+	proxied := outboundtest.ProxyVariables(t)
 
 	rc := newReceiver(t, codes(http.StatusOK))
 	hooks := []string{"http://localhost.:" + portOf(t, rc.URL()) + "/hook"}

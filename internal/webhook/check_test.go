@@ -16,12 +16,7 @@ import (
 // themselves are outbound's, tested there) as an ErrRefused, in the
 // words of --webhook-allow, never quoting the URL.
 func TestCheck(t *testing.T) {
-	s, err := New(Options{Allow: []string{
-		"https://hooks.example.com/ci",
-		"http://127.0.0.1:8080",
-		"https://deploy.example.org/hooks/",
-		"http://[::1]:9000/x",
-	}})
+	s, err := New(Options{Allow: []string{"https://hooks.example.com/ci"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,13 +73,8 @@ func TestNewRejects(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"allow not a URL", Options{Allow: []string{"hooks.example.com"}}, "not an http"},
-		{"allow with credentials", Options{Allow: []string{"https://u:p@hooks.example.com"}}, "credentials"},
-		{"allow with query", Options{Allow: []string{"https://hooks.example.com/?a=b"}}, "query"},
-		{"allow ftp", Options{Allow: []string{"ftp://hooks.example.com"}}, "not an http"},
-		{"every bad prefix named", Options{Allow: []string{"ftp://a", "https://ok", "gopher://b"}}, "gopher://b"},
-		{"allow with a path parameter", Options{Allow: []string{"https://hooks.example.com/ci;x/"}}, `";"`},
-		{"allow with an encoded slash", Options{Allow: []string{"https://hooks.example.com/ci%2fx"}}, `encoded "." or "/"`},
+		// The rules of prefixes are outbound's, tested there.
+		{"allow not a URL", Options{Allow: []string{"hooks.example.com"}}, "webhook: allow prefix"},
 		{"negative backlog", Options{MaxBacklog: -1}, "negative"},
 		{"negative breaker cool-down", Options{BreakerCooldown: -time.Second}, "negative"},
 		{"negative duration", Options{MaxElapsed: -time.Second}, "negative"},
