@@ -34,4 +34,10 @@
 //     slow receiver loses measurement events, never the completed one;
 //   - know about HTTP serving or the analysis engine: the server wires a
 //     Stream to a run's events, and nothing here imports either.
+//
+// The allow list, the transport, the dialler and the redirect checks are
+// internal/outbound's, as for every client of canaryd; what a Status, an
+// error or a log line shows of a URL is internal/redact's. The retry
+// policy, the breakers, the limits, the messages and the metrics are this
+// package's.
 package webhook

@@ -51,4 +51,9 @@
 //     bounded with it;
 //   - put a header's value, or the URL's query or userinfo, in an error,
 //     a message or a log line.
+//
+// Its client is built by internal/outbound (transport, allow-list and its
+// dialler, redirect policy, body bound, header checks), and what an error
+// shows of the URL is internal/redact's; the limits and messages are this
+// package's.
 package web
