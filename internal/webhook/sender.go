@@ -63,12 +63,13 @@ type Options struct {
 	// Secret is the HMAC-SHA256 key that signs deliveries (see ParseSecret);
 	// nil sends them unsigned, without a webhook-signature header.
 	Secret []byte
-	// Client makes the requests. Nil means a client of its own:
-	// http.DefaultTransport's timeouts, AttemptTimeout as its overall
+	// Client makes the requests. Nil means a client of its own, built by
+	// outbound.NewTransport: Argo's timeouts, AttemptTimeout as its overall
 	// timeout, at most MaxConnsPerHost connections to one destination, no
-	// proxy whatever HTTP_PROXY, HTTPS_PROXY or ALL_PROXY say, and a
-	// dialler that dials a host only in the spelling the allow list
-	// compared (see Check). A Client given here keeps its own transport,
+	// proxy whatever HTTP_PROXY, HTTPS_PROXY or ALL_PROXY say, and the
+	// allow list's dialler (outbound.AllowList.Dial), which dials a host
+	// only in the spelling the allow list compared (see Check) and only
+	// when a prefix names it. A Client given here keeps its own transport,
 	// and those three are its owner's business. Either way the Sender uses
 	// a copy whose redirect policy (checked before the client's own
 	// CheckRedirect) follows only 307 and 308, which repeat the POST, at
