@@ -1,8 +1,14 @@
 package analysis
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -458,4 +464,340 @@ func TestResumeKeepsIdentity(t *testing.T) {
 	if got.Phase != api.PhaseSuccessful {
 		t.Errorf("phase %s, want Successful", got.Phase)
 	}
+}
+
+// series is one metric's data: what its n-th measurement observes, by its
+// ordinal rather than its instant, so that a measurement taken later after
+// a resume sees what it would have seen undisturbed. Past its end every
+// measurement is Successful, so that every plan ends.
+type series []Observation
+
+func (s series) observation(n int) Observation {
+	if n < len(s) {
+		return s[n]
+	}
+	return Observation{Value: api.PhaseSuccessful, Display: fmt.Sprintf("#%d", n)}
+}
+
+// cursor is a source reading a series from an ordinal on, one measurement
+// after another; the measurement of ordinal block (when not -1) waits for
+// its context to end, after saying so on blocked.
+type cursor struct {
+	mu      sync.Mutex
+	data    series
+	next    int
+	at      []time.Time
+	block   int
+	blocked chan struct{}
+}
+
+func (c *cursor) Measure(ctx context.Context, at time.Time) Observation {
+	c.mu.Lock()
+	n := c.next
+	c.next++
+	c.at = append(c.at, at)
+	c.mu.Unlock()
+	if n == c.block {
+		c.blocked <- struct{}{}
+		<-ctx.Done()
+		return Observation{Err: ctx.Err()}
+	}
+	return c.data.observation(n)
+}
+
+func (c *cursor) times() []time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Time(nil), c.at...)
+}
+
+// randomPlan makes a plan of one to four metrics with random schedules,
+// counts, limits, dry-run flags and retention, and each metric's data.
+func randomPlan(rng *rand.Rand) ([]Metric, []series, time.Duration) {
+	pick := func(ds ...time.Duration) time.Duration { return ds[rng.IntN(len(ds))] }
+	metrics := make([]Metric, 1+rng.IntN(4))
+	data := make([]series, len(metrics))
+	for i := range metrics {
+		m := metric(fmt.Sprintf("m%d", i))
+		m.Interval = pick(10*time.Second, 30*time.Second, time.Minute, 90*time.Second, 5*time.Minute)
+		if rng.IntN(2) == 0 {
+			m.InitialDelay = pick(15*time.Second, time.Minute, 2*time.Minute, 7*time.Minute)
+		}
+		m.FailureLimit = int32(rng.IntN(4)) - 1
+		m.InconclusiveLimit = int32(rng.IntN(3))
+		m.ConsecutiveErrorLimit = []int32{0, 1, 2, 4, 4}[rng.IntN(5)]
+		m.ConsecutiveSuccessLimit = []int32{0, 0, 1, 2, 3}[rng.IntN(5)]
+		indefinite := rng.IntN(10) < 3 // ends by a limit
+		if (m.FailureLimit < 0 || indefinite) && m.ConsecutiveSuccessLimit == 0 {
+			m.ConsecutiveSuccessLimit = 1 + int32(rng.IntN(3))
+		}
+		if indefinite {
+			m.Count = nil
+		} else {
+			// At least what Argo's validation asks of a count.
+			m.Count = i32(max(1+int32(rng.IntN(8)), max(m.FailureLimit, 0)+m.ConsecutiveSuccessLimit, m.InconclusiveLimit))
+		}
+		m.DryRun = rng.IntN(5) == 0
+		m.Retention = []int{0, 1, 2, 3, DefaultMeasurementRetention}[rng.IntN(5)]
+		m.Judge = phaseJudge{}
+		// Percentages of Error, Failed and Inconclusive measurements:
+		// a metric that often goes wrong, now and then, or hardly ever.
+		rates := [][3]int{{15, 8, 5}, {5, 3, 1}, {1, 1, 0}}[rng.IntN(3)]
+		s := make(series, 40)
+		for n := range s {
+			switch p := rng.IntN(100); {
+			case p < rates[0]:
+				s[n] = Observation{Err: fmt.Errorf("query %d failed", n), Display: ""}
+			case p < rates[0]+rates[1]:
+				s[n] = Observation{Value: api.PhaseFailed, Display: fmt.Sprintf("%.3f", rng.Float64())}
+			case p < rates[0]+rates[1]+rates[2]:
+				s[n] = Observation{Value: api.PhaseInconclusive, Display: fmt.Sprintf("%.3f", rng.Float64())}
+			default:
+				s[n] = Observation{Value: api.PhaseSuccessful, Display: fmt.Sprintf("%.3f", rng.Float64())}
+			}
+		}
+		metrics[i], data[i] = m, s
+	}
+	var maxDuration time.Duration
+	if rng.IntN(10) < 3 {
+		maxDuration = pick(5*time.Minute, 10*time.Minute, 20*time.Minute)
+	}
+	return metrics, data, maxDuration
+}
+
+// withCursors returns a plan of metrics measuring data through cursors
+// starting at the given ordinals (from 0 when from is nil).
+func withCursors(metrics []Metric, data []series, from []int, block [2]int, blocked chan struct{}) (*Plan, []*cursor) {
+	plan := &Plan{Metrics: slices.Clone(metrics)}
+	cursors := make([]*cursor, len(metrics))
+	for i := range metrics {
+		c := &cursor{data: data[i], block: -1, blocked: blocked}
+		if from != nil {
+			c.next = from[i]
+		}
+		if block[0] == i {
+			c.block = block[1]
+		}
+		cursors[i] = c
+		plan.Metrics[i].Source = c
+	}
+	return plan, cursors
+}
+
+// drive moves h's clock on until its run is done, or until the run has
+// been idle stopAfter times (when not -1) or a source says it is blocked:
+// it returns the run's snapshot then, and the number of steps taken.
+func drive(h *harness, name string, stopAfter int, blocked <-chan struct{}) (api.Analysis, int) {
+	h.t.Helper()
+	for steps := 0; ; {
+		select {
+		case <-h.run.Done():
+			return h.run.Snapshot(), steps
+		case <-blocked:
+			return h.run.Snapshot(), steps
+		case <-h.idle:
+			if steps == stopAfter {
+				return h.run.Snapshot(), steps
+			}
+			steps++
+			if !h.clk.AdvanceToNext() {
+				select {
+				case <-h.run.Done():
+					return h.run.Snapshot(), steps
+				case <-time.After(5 * time.Second):
+					h.t.Fatalf("%s: run is idle with nothing scheduled", name)
+				}
+			}
+		case <-time.After(5 * time.Second):
+			h.t.Fatalf("%s: run made no progress after %d steps", name, steps)
+		}
+	}
+}
+
+// TestResumeEqualsUndisturbed runs random plans undisturbed, then again
+// stopped at a random moment (while idle, or while a measurement is in
+// flight) and resumed from the snapshot taken then (every other one through
+// JSON, as a store keeps it), on the same clock and data: the resumed
+// analysis ends as the undisturbed one did, with the same phases, messages,
+// counters and measurements. Resumed at the instant it stopped, its
+// measurements are taken at the same instants too; a plan of one metric is
+// also resumed after a random downtime, and its measurements after the
+// resume are then taken when the rules say (the next at the last finishedAt
+// + interval or at once; one that was in flight at once). With several
+// metrics a downtime may change which metric decides the run first, as it
+// would in Argo, so those are resumed at once.
+func TestResumeEqualsUndisturbed(t *testing.T) {
+	const seeds = 1000
+	var idle, blocked, completed, downtime, totalSteps, measurements int
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 0x5eed))
+		metrics, data, maxDuration := randomPlan(rng)
+		configure := func(o *Options) { o.MaxDuration = maxDuration }
+		name := fmt.Sprintf("seed %d", seed)
+
+		plan, _ := withCursors(metrics, data, nil, [2]int{-1, -1}, nil)
+		control := startOn(t, clock.NewFake(t0), plan, configure)
+		want, steps := drive(control, name+", undisturbed", -1, nil)
+		undisturbedCalls := make([]int, len(metrics))
+		for i := range metrics {
+			undisturbedCalls[i] = len(plan.Metrics[i].Source.(*cursor).times())
+		}
+
+		// The disturbed run: stopped at a random idle moment, or while the
+		// measurement of a random metric and ordinal is in flight.
+		clk := clock.NewFake(t0)
+		stopAfter, block := -1, [2]int{-1, -1}
+		j := rng.IntN(len(metrics))
+		switch k := rng.IntN(10); {
+		case k == 0:
+			stopAfter = steps // complete
+		case k < 5 || undisturbedCalls[j] == 0:
+			stopAfter = rng.IntN(steps + 1)
+		default:
+			block = [2]int{j, rng.IntN(undisturbedCalls[j])}
+		}
+		totalSteps += steps
+		for _, r := range want.MetricResults {
+			measurements += int(r.Count + r.Error)
+		}
+		blockedC := make(chan struct{}, 1)
+		plan, _ = withCursors(metrics, data, nil, block, blockedC)
+		disturbed := startOn(t, clk, plan, configure)
+		snapshot, _ := drive(disturbed, name+", disturbed", stopAfter, blockedC)
+		disturbed.run.Abort("stopped")
+		select {
+		case <-disturbed.run.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the disturbed run did not stop", name)
+		}
+		switch {
+		case snapshot.CompletedAt != nil:
+			completed++
+		case stopAfter >= 0:
+			idle++
+		default:
+			blocked++
+		}
+
+		var down time.Duration
+		if len(metrics) == 1 && maxDuration == 0 {
+			down = []time.Duration{0, 7 * time.Second, time.Minute, 3 * time.Minute, 20 * time.Minute}[rng.IntN(5)]
+		}
+		if down > 0 {
+			downtime++
+		}
+		clk.Advance(down)
+		resumedAt := clk.Now()
+		from := make([]int, len(metrics))
+		for i, r := range snapshot.MetricResults {
+			from[i] = int(r.Count + r.Error) // the measurements it recorded
+		}
+		if seed%2 == 1 {
+			// As a store keeps it.
+			b, err := json.Marshal(snapshot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapshot = api.Analysis{}
+			if err := json.Unmarshal(b, &snapshot); err != nil {
+				t.Fatal(err)
+			}
+		}
+		plan, cursors := withCursors(metrics, data, from, [2]int{-1, -1}, nil)
+		resumed := startOn(t, clk, plan, configure, func(o *Options) { o.Resume = &snapshot })
+		got, _ := drive(resumed, name+", resumed", -1, nil)
+
+		if down == 0 {
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s (resumed from %s):\ngot  %s\nwant %s", name, describeSnapshot(snapshot), describe(got, true), describe(want, true))
+			}
+			continue
+		}
+		if g, w := describe(got, false), describe(want, false); g != w {
+			t.Errorf("%s (resumed %s later from %s):\ngot  %s\nwant %s", name, down, describeSnapshot(snapshot), g, w)
+		}
+		if snapshot.CompletedAt == nil {
+			checkResumedSchedule(t, name, &metrics[0], data[0], &snapshot, resumedAt, cursors[0])
+		}
+	}
+	t.Logf("%d seeds, %d measurements and %d idle moments each on average: %d resumed from an idle moment, %d with a measurement in flight, %d complete; %d after a downtime",
+		seeds, measurements/seeds, totalSteps/seeds, idle, blocked, completed, downtime)
+	if idle == 0 || blocked == 0 || completed == 0 || downtime == 0 {
+		t.Errorf("a kind of resume was never tried")
+	}
+}
+
+// checkResumedSchedule checks the instants at which a resumed metric was
+// measured: the first when the stored results say it is due (at once when
+// overdue, or when it was in flight), each next one its interval (the error
+// retry interval after an Error) after the one before, as measurements take
+// no time on the fake clock.
+func checkResumedSchedule(t *testing.T, name string, m *Metric, data series, snapshot *api.Analysis, resumedAt time.Time, c *cursor) {
+	t.Helper()
+	gap := func(n int) time.Duration {
+		if data.observation(n).Err != nil {
+			return DefaultErrorRetryInterval
+		}
+		return m.Interval
+	}
+	stored := snapshot.MetricResults[0]
+	kept := stored.Measurements
+	inflight := len(kept) > 0 && kept[len(kept)-1].FinishedAt == nil
+	if inflight {
+		kept = kept[:len(kept)-1]
+	}
+	n := int(stored.Count + stored.Error)
+	var due time.Time
+	switch {
+	case inflight:
+		due = resumedAt
+	case len(kept) == 0:
+		due = snapshot.StartedAt.Add(m.InitialDelay)
+	default:
+		due = kept[len(kept)-1].FinishedAt.Add(gap(n - 1))
+	}
+	var want []time.Time
+	for i := range c.times() {
+		if i > 0 {
+			due = want[i-1].Add(gap(n + i - 1))
+		}
+		want = append(want, maxTime(due, resumedAt))
+	}
+	if got := c.times(); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: resumed at %s, measured at %v, want %v", name, resumedAt.Sub(t0), offsets(got), offsets(want))
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// describe writes an analysis' outcome on a line: its phase and message,
+// and each metric's phase, counters and measurements (with their instants
+// when withTimes).
+func describe(a api.Analysis, withTimes bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %q %+v %+v", a.Phase, a.Message, a.RunSummary, a.DryRunSummary)
+	for _, r := range a.MetricResults {
+		fmt.Fprintf(&b, " | %s %s %q c%d s%d f%d i%d e%d ce%d cs%d [", r.Name, r.Phase, r.Message,
+			r.Count, r.Successful, r.Failed, r.Inconclusive, r.Error, r.ConsecutiveError, r.ConsecutiveSuccess)
+		for _, ms := range r.Measurements {
+			fmt.Fprintf(&b, " %s:%s:%q", ms.Phase, ms.Value, ms.Message)
+			if withTimes && ms.StartedAt != nil {
+				fmt.Fprintf(&b, "@%s", ms.StartedAt.Sub(t0))
+			}
+		}
+		b.WriteString(" ]")
+	}
+	if withTimes && a.CompletedAt != nil {
+		fmt.Fprintf(&b, " completed @%s", a.CompletedAt.Sub(t0))
+	}
+	return b.String()
+}
+
+func describeSnapshot(a api.Analysis) string {
+	return describe(a, true)
 }
