@@ -18,6 +18,34 @@
 //     time: each measurement is taken as of its own instant, and the answer
 //     comes as fast as the sources give it.
 //
+// Start also resumes an analysis (Options.Resume) from its snapshot, what
+// Snapshot returned and a store kept, as Argo Rollouts' controller
+// continues an AnalysisRun from its status after a restart:
+//
+//   - metric results as stored: measurements, counters, consecutive
+//     streaks, dry-run; a metric that had completed stays completed and
+//     is not measured again;
+//   - each other metric's next measurement is due its interval after its
+//     last measurement's finishedAt (ErrorRetryInterval after an Error),
+//     at once if that has passed; a metric not measured yet, its
+//     initialDelay after the stored startedAt: initialDelay is never
+//     applied again;
+//   - a measurement that was in flight (Running, no finishedAt) is dropped
+//     and taken again at once, counted once; even when the run was already
+//     decided, as it would have been recorded with the measurements taken
+//     beside it;
+//   - startedAt is kept and MaxDuration runs from it: past it, the run
+//     ends in Error at once without measuring;
+//   - an analysis that had completed is returned as it was, Done at once.
+//
+// The resumed run's events continue the stream where the snapshot stood:
+// the first is the measurement event of the first measurement it takes
+// (the completed event when it ends without one). There is no event for
+// the resume itself nor for a dropped measurement, and the completed event
+// of an analysis that had completed is not sent again (Watch still yields
+// it). Plan.CheckResume says whether a snapshot fits a plan; a run resumed
+// from one that does not ends in Error at once, saying why.
+//
 // Argo's phase rules are in one file, phase.go (AssessLimits, AssessMetric,
 // AssessRun). A plan with Scoring is decided instead as Kayenta decides a
 // canary (AssessScored, score.go): every metric runs to its end and the

@@ -122,6 +122,7 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 			return r
 		}
 		startedAt = r.restore(opts.Resume, states)
+		r.opts.Resume = nil // copied: the caller's snapshot is not kept
 		if r.status.CompletedAt != nil {
 			// Already complete: its completed event was sent by the run
 			// that completed it, and is not sent again.
