@@ -258,7 +258,13 @@ func TestResumeInFlightCountsWithTheDecision(t *testing.T) {
 	fast.Source, fast.Judge = fastSrc, phaseJudge{}
 	slow := metric("slow", withCount(3))
 	slowSrc := phases(api.PhaseInconclusive)
-	slow.Source, slow.Judge = slowSrc, phaseJudge{}
+	taking, release := make(chan struct{}), make(chan struct{})
+	slow.Source = SourceFunc(func(ctx context.Context, at time.Time) Observation {
+		close(taking)
+		<-release
+		return slowSrc.Measure(ctx, at)
+	})
+	slow.Judge = phaseJudge{}
 	snapshot := stored(
 		api.MetricResult{Name: "fast", Phase: api.PhaseFailed, Count: 1, Failed: 1, Message: "",
 			Measurements: []api.Measurement{finished(api.PhaseFailed, time.Minute, time.Minute)}},
@@ -266,7 +272,24 @@ func TestResumeInFlightCountsWithTheDecision(t *testing.T) {
 			Measurements: []api.Measurement{finished(api.PhaseSuccessful, 0, 0), inFlight(time.Minute)}},
 	)
 	snapshot.Phase = api.PhaseFailed // decided, not yet completed
-	got := resume(t, &Plan{Metrics: []Metric{fast, slow}}, snapshot, time.Minute).finish()
+	h := resume(t, &Plan{Metrics: []Metric{fast, slow}}, snapshot, time.Minute)
+	<-taking
+	// Decided but not completed: a watcher is told of the measurement
+	// taken again, then of the completion.
+	now, events, cancel := h.run.Watch()
+	defer cancel()
+	if now.CompletedAt != nil || now.Phase != api.PhaseFailed {
+		t.Errorf("while slow is measured again: %s, completedAt %v; want Failed (as stored), not completed", now.Phase, now.CompletedAt)
+	}
+	close(release)
+	got := h.finish()
+	var watched []string
+	for ev := range events {
+		watched = append(watched, string(ev.Type)+" "+ev.Metric)
+	}
+	if fmt.Sprint(watched) != "[measurement slow completed ]" {
+		t.Errorf("watched %q, want the slow measurement, then completed", watched)
+	}
 	if n := len(fastSrc.times()); n != 0 {
 		t.Errorf("the failed metric measured %d times", n)
 	}

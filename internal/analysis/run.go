@@ -178,9 +178,8 @@ func (r *Run) restore(a *api.Analysis, states []metricState) time.Time {
 		st.Args = r.opts.Args
 	}
 	complete := a.CompletedAt != nil
-	if !complete {
+	if st.Phase == "" {
 		st.Phase = api.PhaseRunning
-		st.Message = ""
 	}
 	if st.StartedAt != nil {
 		startedAt := *st.StartedAt
@@ -277,7 +276,9 @@ func (r *Run) Watch() (snapshot api.Analysis, events <-chan api.Event, cancel fu
 	defer r.mu.Unlock()
 	snapshot = r.snapshotLocked()
 	ch := make(chan api.Event, subscriberBuffer)
-	if snapshot.Phase.Completed() {
+	// Finished, not merely decided: a run that a metric has decided still
+	// records the measurements in flight beside it before it completes.
+	if snapshot.CompletedAt != nil {
 		final := snapshot
 		ch <- api.Event{Type: api.EventCompleted, AnalysisID: r.opts.ID, Analysis: &final}
 		close(ch)
