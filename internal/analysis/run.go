@@ -178,8 +178,10 @@ func (r *Run) restore(a *api.Analysis, states []metricState) time.Time {
 		st.Args = r.opts.Args
 	}
 	complete := a.CompletedAt != nil
-	if st.Phase == "" {
-		st.Phase = api.PhaseRunning
+	if !complete {
+		// Running until it completes, as Snapshot shows it; the first
+		// assessment says more.
+		st.Phase, st.Message = api.PhaseRunning, ""
 	}
 	if st.StartedAt != nil {
 		startedAt := *st.StartedAt
@@ -259,7 +261,10 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 // ID returns the analysis id.
 func (r *Run) ID() string { return r.opts.ID }
 
-// Snapshot returns a copy of the analysis as it stands.
+// Snapshot returns a copy of the analysis as it stands. Its phase is
+// completed only once the run has completed, with CompletedAt set: a run
+// that a metric has decided stays Running while the measurements taken
+// beside that metric's finish.
 func (r *Run) Snapshot() api.Analysis {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -691,10 +696,13 @@ func (r *Run) record(o outcome) {
 		res.Measurements = res.Measurements[:n]
 	}
 	// The metric's phase after this measurement, for the event.
-	assessment := r.assessPlan(false)
-	r.status.Phase = assessment.Phase
-	r.status.RunSummary = assessment.RunSummary
-	r.status.DryRunSummary = assessment.DryRunSummary
+	// A phase that decides the run is shown when the run completes (see
+	// Snapshot), as assess does.
+	if assessment := r.assessPlan(false); !assessment.Phase.Completed() {
+		r.status.Phase = assessment.Phase
+		r.status.RunSummary = assessment.RunSummary
+		r.status.DryRunSummary = assessment.DryRunSummary
+	}
 	ms := o.measurement
 	ev := api.Event{
 		Type:        api.EventMeasurement,

@@ -675,3 +675,53 @@ func TestRunSlowMetricDoesNotHoldBackOthers(t *testing.T) {
 		t.Errorf("run %s, fast count %d; want Failed and 3", got.Phase, got.MetricResults[0].Count)
 	}
 }
+
+// TestRunDecidedIsNotCompleted: once a metric has decided the run, the run
+// shows phase Running, without completedAt, until the measurements in flight
+// beside it have been recorded, so that a reader (a store keeping the
+// snapshot, a watcher joining then) never takes a run that is still
+// recording for a completed one.
+func TestRunDecidedIsNotCompleted(t *testing.T) {
+	releaseMid, releaseSlow := make(chan struct{}), make(chan struct{})
+	gated := func(release chan struct{}, p api.Phase) Source {
+		return SourceFunc(func(ctx context.Context, at time.Time) Observation {
+			<-release
+			return Observation{Value: p, Display: string(p)}
+		})
+	}
+	fast := metric("fast")
+	fast.Source, fast.Judge = phases(api.PhaseFailed), phaseJudge{}
+	mid := metric("mid")
+	mid.Source, mid.Judge = gated(releaseMid, api.PhaseSuccessful), phaseJudge{}
+	slow := metric("slow")
+	slow.Source, slow.Judge = gated(releaseSlow, api.PhaseInconclusive), phaseJudge{}
+	h := start(t, &Plan{Metrics: []Metric{fast, mid, slow}})
+	waitFor := func(what string, ok func(api.Analysis) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !ok(h.run.Snapshot()); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never happened", what)
+			}
+		}
+	}
+	waitFor("fast failing", func(a api.Analysis) bool { return a.MetricResults[0].Phase == api.PhaseFailed })
+	close(releaseMid)
+	waitFor("mid recorded", func(a api.Analysis) bool { return a.MetricResults[1].Count == 1 })
+	a, events, cancel := h.run.Watch()
+	defer cancel()
+	if a.Phase != api.PhaseRunning || a.CompletedAt != nil {
+		t.Errorf("decided, slow in flight: phase %s, completedAt %v; want Running until it completes", a.Phase, a.CompletedAt)
+	}
+	close(releaseSlow)
+	got := h.finish()
+	var watched []string
+	for ev := range events {
+		watched = append(watched, string(ev.Type)+" "+ev.Metric)
+	}
+	if fmt.Sprint(watched) != "[measurement slow completed ]" {
+		t.Errorf("watched %q, want the slow measurement, then completed", watched)
+	}
+	if got.Phase != api.PhaseFailed || got.MetricResults[2].Inconclusive != 1 {
+		t.Errorf("got %s, slow %+v; want Failed with slow's measurement recorded", got.Phase, got.MetricResults[2])
+	}
+}
