@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/judge"
 )
 
 // after returns the instant d after t0.
@@ -535,8 +535,9 @@ func (c *cursor) times() []time.Time {
 }
 
 // randomPlan makes a plan of one to four metrics with random schedules,
-// counts, limits, dry-run flags and retention, and each metric's data.
-func randomPlan(rng *rand.Rand) ([]Metric, []series, time.Duration) {
+// counts, limits, dry-run flags and retention, scored as Kayenta scores a
+// canary now and then, and each metric's data.
+func randomPlan(rng *rand.Rand) (*Plan, []series, time.Duration) {
 	pick := func(ds ...time.Duration) time.Duration { return ds[rng.IntN(len(ds))] }
 	metrics := make([]Metric, 1+rng.IntN(4))
 	data := make([]series, len(metrics))
@@ -581,19 +582,26 @@ func randomPlan(rng *rand.Rand) ([]Metric, []series, time.Duration) {
 		}
 		metrics[i], data[i] = m, s
 	}
+	plan := &Plan{Metrics: metrics}
+	if rng.IntN(4) == 0 {
+		plan.Scoring = &judge.ScoreConfig{GroupWeights: map[string]float64{"a": 70, "b": 30}, Pass: 95, Marginal: 75}
+		for i := range metrics {
+			metrics[i].Group = []string{"a", "b"}[rng.IntN(2)]
+		}
+	}
 	var maxDuration time.Duration
 	if rng.IntN(10) < 3 {
 		maxDuration = pick(5*time.Minute, 10*time.Minute, 20*time.Minute)
 	}
-	return metrics, data, maxDuration
+	return plan, data, maxDuration
 }
 
-// withCursors returns a plan of metrics measuring data through cursors
-// starting at the given ordinals (from 0 when from is nil).
-func withCursors(metrics []Metric, data []series, from []int, block [2]int, blocked chan struct{}) (*Plan, []*cursor) {
-	plan := &Plan{Metrics: slices.Clone(metrics)}
-	cursors := make([]*cursor, len(metrics))
-	for i := range metrics {
+// withCursors returns a copy of plan whose metrics measure data through
+// cursors starting at the given ordinals (from 0 when from is nil).
+func withCursors(plan *Plan, data []series, from []int, block [2]int, blocked chan struct{}) (*Plan, []*cursor) {
+	plan = plan.Copy()
+	cursors := make([]*cursor, len(plan.Metrics))
+	for i := range plan.Metrics {
 		c := &cursor{data: data[i], block: -1, blocked: blocked}
 		if from != nil {
 			c.next = from[i]
@@ -653,14 +661,18 @@ func drive(h *harness, name string, stopAfter int, blocked <-chan struct{}) (api
 // first or what is measured in time, as it would in Argo.)
 func TestResumeEqualsUndisturbed(t *testing.T) {
 	const seeds = 1000
-	var idle, blocked, completed, downtime, totalSteps, measurements int
+	var idle, blocked, completed, downtime, scored, totalSteps, measurements int
 	for seed := range uint64(seeds) {
 		rng := rand.New(rand.NewPCG(seed, 0x5eed))
-		metrics, data, maxDuration := randomPlan(rng)
+		random, data, maxDuration := randomPlan(rng)
+		metrics := random.Metrics
+		if random.Scoring != nil {
+			scored++
+		}
 		configure := func(o *Options) { o.MaxDuration = maxDuration }
 		name := fmt.Sprintf("seed %d", seed)
 
-		plan, _ := withCursors(metrics, data, nil, [2]int{-1, -1}, nil)
+		plan, _ := withCursors(random, data, nil, [2]int{-1, -1}, nil)
 		control := startOn(t, clock.NewFake(t0), plan, configure)
 		want, steps := drive(control, name+", undisturbed", -1, nil)
 		undisturbedCalls := make([]int, len(metrics))
@@ -686,7 +698,7 @@ func TestResumeEqualsUndisturbed(t *testing.T) {
 			measurements += int(r.Count + r.Error)
 		}
 		blockedC := make(chan struct{}, 1)
-		plan, _ = withCursors(metrics, data, nil, block, blockedC)
+		plan, _ = withCursors(random, data, nil, block, blockedC)
 		disturbed := startOn(t, clk, plan, configure)
 		snapshot, _ := drive(disturbed, name+", disturbed", stopAfter, blockedC)
 		disturbed.run.Abort("stopped")
@@ -729,7 +741,7 @@ func TestResumeEqualsUndisturbed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		plan, cursors := withCursors(metrics, data, from, [2]int{-1, -1}, nil)
+		plan, cursors := withCursors(random, data, from, [2]int{-1, -1}, nil)
 		resumed := startOn(t, clk, plan, configure, func(o *Options) { o.Resume = &snapshot })
 		got, _ := drive(resumed, name+", resumed", -1, nil)
 
@@ -750,9 +762,9 @@ func TestResumeEqualsUndisturbed(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d seeds, %d measurements and %d idle moments each on average: %d resumed from an idle moment, %d with a measurement in flight, %d complete; %d after a downtime",
-		seeds, measurements/seeds, totalSteps/seeds, idle, blocked, completed, downtime)
-	if idle == 0 || blocked == 0 || completed == 0 || downtime == 0 {
+	t.Logf("%d seeds, %d measurements and %d idle moments each on average: %d resumed from an idle moment, %d with a measurement in flight, %d complete; %d after a downtime; %d scored",
+		seeds, measurements/seeds, totalSteps/seeds, idle, blocked, completed, downtime, scored)
+	if idle == 0 || blocked == 0 || completed == 0 || downtime == 0 || scored == 0 {
 		t.Errorf("a kind of resume was never tried")
 	}
 }
@@ -810,6 +822,9 @@ func maxTime(a, b time.Time) time.Time {
 func describe(a api.Analysis, withTimes bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %q %+v %+v", a.Phase, a.Message, a.RunSummary, a.DryRunSummary)
+	if a.Score != nil {
+		fmt.Fprintf(&b, " score %v %s", a.Score.Score, a.Score.Verdict)
+	}
 	for _, r := range a.MetricResults {
 		fmt.Fprintf(&b, " | %s %s %q c%d s%d f%d i%d e%d ce%d cs%d [", r.Name, r.Phase, r.Message,
 			r.Count, r.Successful, r.Failed, r.Inconclusive, r.Error, r.ConsecutiveError, r.ConsecutiveSuccess)
