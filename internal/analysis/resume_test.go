@@ -845,3 +845,30 @@ func describe(a api.Analysis, withTimes bool) string {
 func describeSnapshot(a api.Analysis) string {
 	return describe(a, true)
 }
+
+// TestResumeBounds: what a run keeps of a snapshot is held to the bounds of
+// what it keeps of its own measurements: the metric's retention, and the
+// bytes of a value and a message.
+func TestResumeBounds(t *testing.T) {
+	m := metric("m", withCount(30))
+	m.Retention = 3
+	m.Source, m.Judge = phases(api.PhaseSuccessful), phaseJudge{}
+	r := api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 20, Successful: 20, ConsecutiveSuccess: 20}
+	for i := range 20 {
+		ms := finished(api.PhaseSuccessful, time.Duration(i)*time.Minute, time.Duration(i)*time.Minute)
+		ms.Value = fmt.Sprint(i)
+		r.Measurements = append(r.Measurements, ms)
+	}
+	r.Measurements[19].Value = strings.Repeat("v", 10*MaxValueBytes)
+	r.Measurements[19].Message = strings.Repeat("m", 10*MaxMessageBytes)
+	h := resume(t, &Plan{Metrics: []Metric{m}}, stored(r), 19*time.Minute)
+	got := h.run.Snapshot().MetricResults[0]
+	if len(got.Measurements) != 3 || got.Measurements[0].Value != "17" {
+		t.Errorf("kept %d measurements from %q, want the newest 3", len(got.Measurements), got.Measurements[0].Value)
+	}
+	if last := got.Measurements[2]; len(last.Value) > MaxValueBytes || len(last.Message) > MaxMessageBytes || !strings.HasSuffix(last.Value, valueCut) {
+		t.Errorf("kept a value of %d bytes and a message of %d", len(last.Value), len(last.Message))
+	}
+	h.run.Abort("done")
+	h.finish()
+}

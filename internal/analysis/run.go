@@ -215,6 +215,12 @@ func (r *Run) restore(a *api.Analysis, states []metricState) time.Time {
 			kept = kept[len(kept)-m.Retention:]
 		}
 		res.Measurements = append(measurements, kept...)
+		for j := range res.Measurements {
+			// Held to the bounds of the measurements the engine takes,
+			// whatever the store gave back.
+			ms := &res.Measurements[j]
+			ms.Value, ms.Message = capText(ms.Value, MaxValueBytes), capText(ms.Message, MaxMessageBytes)
+		}
 		if !complete && !res.Phase.Completed() {
 			res.Phase = api.PhaseRunning
 		}
