@@ -1,0 +1,55 @@
+// Package store keeps canaryd's analyses where every replica can read them
+// and any replica can take them over: what each analysis was asked for
+// (the template's name or the posted document and its sha256, the
+// arguments, the webhook subscription), its state (phase, counters,
+// consecutive streaks: the resource as the engine shows it), every
+// measurement as it finishes, and the webhook deliveries it still owes.
+//
+// Store has two implementations, chosen by the URL of --store (Open,
+// ParseURL):
+//
+//   - memory: (NewMemory), the default: one replica's analyses in its own
+//     memory, lost with it, as canaryd has always run. No dependencies.
+//   - postgres://… or postgresql://… (OpenPostgres): PostgreSQL 13 or newer
+//     through pgx (pgxpool), shared by every replica. The schema ships
+//     embedded (migrations/*.sql) and is migrated by tern (Migrate;
+//     `canaryd migrate`), which records its version in VersionTable.
+//
+// Leases. A replica runs an analysis while it holds its lease: an owner
+// (the replica's name), a token, and an expiry. Create gives the creating
+// replica the first lease; Renew extends every lease a replica holds in one
+// statement and returns them, so a replica learns which it lost; Claim takes
+// analyses with work left (running, or owing deliveries) whose lease has
+// expired, with SELECT … FOR UPDATE SKIP LOCKED so that replicas claiming at
+// once never take the same one, and bumps each token; Release hands leases
+// over (they expire now), as a replica does on SIGTERM. Every write of an
+// analysis' state, measurements and deliveries carries the token and is made
+// only while the token is still the analysis' (WHERE id = $1 AND
+// lease_token = $2, or its row locked and its token compared): a replica
+// that lost its lease gets ErrLeaseLost and changes nothing. Time comes from
+// Options.Clock; the fencing, not the clocks, keeps a stale replica out.
+//
+// Measurements are stored once per (analysis, metric, index): one taken
+// again by the replica that adopted the analysis is counted once
+// (AppendMeasurement, which saves the state it led to in the same
+// transaction). Deliveries carry a webhook id chosen once per event, which
+// every attempt on any replica sends.
+//
+// Notifications. Subscribe tells a reader of every write of an analysis:
+// in postgres a trigger sends NOTIFY canaryd_analyses with "ID VERSION", a
+// store's one listening connection hands it to the subscriptions of ID; in
+// memory the write itself does. The reader fetches what changed.
+//
+// Secrets never reach a postgres store in clear. The values of secret
+// arguments (named like secrets, redact.IsSecretName, or marked Secret), a
+// webhook URL with userinfo or a query, and the posted document are sealed
+// with AES-256-GCM under the key of --store-secret-key-file (ReadKeyFile),
+// which every replica is given; what is stored in clear reads ***** in
+// their place. Without a key, Create refuses an analysis that has any
+// (SecretError, naming the field), so that nothing is stored that a
+// replica could not resume. The memory store keeps them as given: they never
+// leave the process.
+//
+// What the package must not do: log, read the environment or flags, or
+// know HTTP. Its errors never quote a store URL's password (RedactURL).
+package store
