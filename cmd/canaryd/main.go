@@ -3,7 +3,8 @@
 // judge metrics, which compare a canary with its baseline) and answers
 // with the verdict: `canaryd serve` over HTTP, `canaryd run` in a
 // pipeline, `canaryd backtest` over a window of the past, `canaryd
-// validate` as a linter, and `canaryd version`.
+// validate` as a linter, `canaryd migrate` for a PostgreSQL store's schema,
+// and `canaryd version`.
 package main
 
 import (
@@ -108,6 +109,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return env.validateCommand(args[1:])
 	case "backtest":
 		return env.backtestCommand(args[1:])
+	case "migrate":
+		return env.migrateCommand(args[1:])
 	case "version":
 		return env.versionCommand(args[1:])
 	case "--version", "-version":
@@ -156,7 +159,7 @@ func (e *environment) helpCommand(args []string) int {
 }
 
 // commands are the commands that `canaryd help COMMAND` knows.
-var commands = map[string]bool{"serve": true, "run": true, "validate": true, "backtest": true, "version": true}
+var commands = map[string]bool{"serve": true, "run": true, "validate": true, "backtest": true, "migrate": true, "version": true}
 
 func isHelpFlag(a string) bool {
 	switch a {
@@ -177,6 +180,7 @@ Usage:
                                                           check templates (files, directories) without running them
   canaryd backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL]
                                                           run a template against history, at once
+  canaryd migrate --store URL                             migrate a postgres:// store's schema
   canaryd version                                         print the version
   canaryd help [COMMAND]                                  this, or a command's flags
 
