@@ -11,7 +11,7 @@ FUZZTIME    ?= 10s
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test unit lint fuzz demo bench prometheus xmllint clean docs
+.PHONY: all build test unit lint fuzz demo bench prometheus xmllint postgresql clean docs
 
 all: build
 
@@ -42,9 +42,23 @@ prometheus:
 xmllint:
 	$(call need,xmllint,libxml2-utils)
 
+# postgresql: the store's tests and canaryd migrate's run a throwaway
+# PostgreSQL cluster (internal/pgtest) from Debian's binaries, which are not
+# on PATH: /usr/lib/postgresql/VERSION/bin.
+postgresql:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's postgresql package (initdb, postgres)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	else \
+		echo "PostgreSQL 13 or newer needed: run 'sudo apt-get install -y postgresql'" >&2; exit 1; \
+	fi
+
 # test runs everything: lint, every test with the race detector (real
-# Prometheus included, nothing skipped), a short run of each fuzz target.
-test: prometheus xmllint lint
+# Prometheus and PostgreSQL included, nothing skipped), a short run of each
+# fuzz target.
+test: prometheus xmllint postgresql lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
 	cd test && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
