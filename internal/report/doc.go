@@ -10,4 +10,51 @@
 // is written as text for a terminal, markdown for a GitHub job summary or a
 // pull-request comment, JUnit XML (one test case per metric) for GitLab's
 // and Jenkins' test reports, or the API's JSON: `canaryd run -o FORMAT`.
+//
+// # The HTML report
+//
+// Report.HTML writes one self-contained HTML file (`canaryd run --report`,
+// `canaryd backtest --report`, and GET /v1/analyses/{id} with Accept:
+// text/html): the verdict and the reason at the top; per metric a chart of
+// its measurements over time, one point per measurement coloured by its
+// phase, the decisive one marked, over shaded bands where the metric's
+// conditions pass, fail or are inconclusive (or err); its counters beside
+// their limits and what would settle it; a dry-run metric that would have
+// failed says so; its rendered query, a link to the Prometheus graph at the
+// decisive measurement (when the datasource's URL is known: Report.Sources,
+// from SourcesOf) and the request as curl, every credential shown as
+// redact.Placeholder; a judge metric's classification, critical flag and
+// reason per measurement, and the analysis' score. A backtest series
+// (NewSeries) adds a strip of verdicts over time above the report of its
+// first analysis that would have failed.
+//
+// The charts are SVG drawn here, on the server, by html/template, with
+// inline CSS, and no JavaScript at all: the file opens from disk, in an
+// air-gapped cluster or a CI artifact viewer, and requests nothing (its
+// Content-Security-Policy forbids it); building canaryd needs no Node
+// toolchain and vendors no charting library; and a page that shows the
+// same analysis live draws the very same charts (ChartSVG, Stylesheet).
+// Every text in the file (metric names, values, messages, queries,
+// arguments) goes through html/template's contextual escaping, so none can
+// become markup.
+//
+// The shaded bands are found by evaluating the metric's compiled
+// conditions (the plan's analysis.Metric.Judge, which is
+// condition.Conditions), never by reading their text, so they are right
+// for any condition, not only a threshold: at RegionSamples values across
+// the chart's range, each given to the conditions in the shape the
+// measurements had (a float64 for a scalar; for a vector of n series,
+// []float64 of n copies of the value: "every series at that value"). The
+// range covers the values drawn and, when the outcome changes a little
+// beyond them, that change. Measurements whose value is not a number (an
+// error, an empty result, a judge's comparison) are drawn in a lane below
+// the chart by phase alone; a chart with no number has no bands. For a
+// vector of several series the point is result[0] and a line spans the
+// least to the greatest series. Evaluation is bounded in time per report;
+// a chart whose bands were not all found by then has none, and says so.
+//
+// The file stays small whatever the analysis: a chart draws at most
+// MaxChartPoints measurements (a longer metric is thinned evenly, the
+// decisive measurement kept, and the chart says so), and a backtest strip
+// at most MaxStripCells cells.
 package report

@@ -19,6 +19,17 @@ type Report struct {
 	// Reason says in one sentence why the analysis has its phase, naming
 	// the decisive measurement: its metric, time, value and condition.
 	Reason string
+	// Sources say how each Prometheus metric was queried (SourcesOf), so
+	// that the HTML report links to the Prometheus graph and shows the
+	// request as curl; optional.
+	Sources map[string]Source
+	// Series, set by NewSeries, are the verdicts of the backtest series
+	// the analysis is one of: the HTML report draws them as a strip.
+	Series []analysis.BacktestResult
+
+	// plan holds the metrics' compiled conditions, which the HTML report
+	// evaluates to shade its charts.
+	plan []analysis.Metric
 }
 
 // Metric is one metric's row of a report.
@@ -65,7 +76,7 @@ func New(a api.Analysis, metrics []analysis.Metric) *Report {
 	for i := range a.MetricResults {
 		results[a.MetricResults[i].Name] = &a.MetricResults[i]
 	}
-	r := &Report{Analysis: a, Metrics: make([]Metric, 0, len(metrics))}
+	r := &Report{Analysis: a, Metrics: make([]Metric, 0, len(metrics)), plan: metrics}
 	for i := range metrics {
 		res := results[metrics[i].Name]
 		if res == nil {

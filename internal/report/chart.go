@@ -1,0 +1,532 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+)
+
+// MaxChartPoints is the most measurements a chart draws. A metric with
+// more (a long analysis, a backtest of days) is thinned to this many,
+// evenly spaced, the decisive measurement always among them, and its chart
+// says so; the measurements table is thinned the same way. It keeps a
+// report of any analysis to some hundreds of kilobytes.
+const MaxChartPoints = 240
+
+// MaxStripCells is the most cells the verdict strip of a backtest series
+// draws. A longer series is grouped into this many cells, each showing the
+// worst verdict of the analyses it holds.
+const MaxStripCells = 240
+
+// RegionSamples is how many values across a chart's range the metric's
+// compiled conditions are evaluated at to shade where they pass, fail or
+// are inconclusive.
+const RegionSamples = 200
+
+// regionBudget bounds the time spent evaluating conditions for the shaded
+// regions of one report; regions not found by then are not drawn, and the
+// chart says so.
+const regionBudget = 2 * time.Second
+
+// The drawing area of a chart, in SVG user units.
+const (
+	chartW, chartH = 720.0, 220.0
+	padLeft        = 64.0
+	padRight       = 16.0
+	padTop         = 10.0
+	padBottom      = 46.0 // the x-axis labels and the lane of measurements without a value
+	plotW          = chartW - padLeft - padRight
+	plotH          = chartH - padTop - padBottom
+	laneY          = chartH - 12.0
+	inset          = 10.0 // keeps the first and last points off the chart's edges
+)
+
+// shape is how a measurement's result looks to the conditions: a scalar
+// (float64) or a vector of n series ([]float64).
+type shape struct {
+	vector bool
+	n      int
+}
+
+// value is what the chart makes of a measurement's displayed value.
+type value struct {
+	ok       bool    // a number to draw
+	y        float64 // the point: the value, or the first series' value
+	lo, hi   float64 // the least and greatest series values
+	shape    shape
+	numbered bool // the value was a number or a list of numbers (possibly empty)
+}
+
+// parseValue reads a measurement's value as the Prometheus provider writes
+// it: "0.5" for a scalar, "[0.01]" or "[0.1,0.2]" for a vector, "[0.1,0.2,…
+// (12000 values)]" for a long one; "NaN" and NaN series count as no value.
+func parseValue(s string) value {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return value{numbered: true, shape: shape{}}
+		}
+		return value{ok: true, y: f, lo: f, hi: f, numbered: true}
+	}
+	if !strings.HasPrefix(s, "[") || !strings.HasSuffix(s, "]") {
+		return value{}
+	}
+	inner := strings.TrimSpace(s[1 : len(s)-1])
+	v := value{numbered: true, shape: shape{vector: true}}
+	if inner == "" {
+		return v
+	}
+	first := true
+	for _, part := range strings.Split(inner, ",") {
+		part = strings.TrimSpace(part)
+		if i := strings.Index(part, "…"); i >= 0 {
+			// "… (12000 values)": the count of the whole list.
+			var n int
+			if _, err := fmt.Sscanf(strings.TrimSpace(part[i+len("…"):]), "(%d values)", &n); err == nil {
+				v.shape.n = n
+			}
+			break
+		}
+		f, err := strconv.ParseFloat(part, 64)
+		if err != nil {
+			return value{}
+		}
+		v.shape.n++
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		if !v.ok {
+			v.lo, v.hi = f, f
+		}
+		v.lo, v.hi = min(v.lo, f), max(v.hi, f)
+		if first {
+			v.y = f
+		}
+		v.ok, first = true, false
+	}
+	return v
+}
+
+// sample is the result the conditions are given for y: the metric's own
+// shape, every series at y.
+func (s shape) sample(y float64) any {
+	if !s.vector {
+		return y
+	}
+	out := make([]float64, max(s.n, 1))
+	for i := range out {
+		out[i] = y
+	}
+	return out
+}
+
+// chart is one metric's measurements drawn over time.
+type chart struct {
+	Metric  string
+	Regions []region
+	Points  []point
+	Lines   []gridLine // the y-axis grid and its labels
+	XLabels []xLabel
+	// Lane is drawn when some measurements have no value to draw.
+	Lane bool
+	// Numeric is false when no measurement had a number: the points are
+	// then all in the lane, coloured by phase.
+	Numeric bool
+	Notes   []string
+	Legend  []legendItem
+	// Outcomes are the outcomes the shaded regions show, for the legend.
+	Outcomes []legendItem
+}
+
+type region struct {
+	Y, H    string // SVG coordinates
+	Outcome string // Successful, Failed, Inconclusive, Error
+	Lo, Hi  string // the values the region spans, as labels
+	// From and To are the same values in full, for a program to read.
+	From, To string
+}
+
+type point struct {
+	X, Y     string
+	Phase    string
+	Title    string
+	Decisive bool
+	// Whisker spans the series' values of a vector of several.
+	Whisker    bool
+	WLo, WHi   string
+	Index      int
+	DryRunFail bool
+}
+
+type gridLine struct {
+	Y, Label string
+}
+
+type xLabel struct {
+	X, Label, Anchor string
+}
+
+type legendItem struct {
+	Class, Label string
+}
+
+// thin returns the indices of the measurements to draw: all of them up to
+// MaxChartPoints, else that many evenly spaced, with keep among them.
+func thin(n, keep int) []int {
+	if n <= MaxChartPoints {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	out := make([]int, 0, MaxChartPoints)
+	for k := range MaxChartPoints {
+		i := int(math.Round(float64(k) * float64(n-1) / float64(MaxChartPoints-1)))
+		out = append(out, i)
+	}
+	if keep >= 0 {
+		// Replace the nearest drawn index by the decisive one.
+		best := 0
+		for k, i := range out {
+			if abs(i-keep) < abs(out[best]-keep) {
+				best = k
+			}
+		}
+		out[best] = keep
+	}
+	return out
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
+}
+
+// judgeOf is the metric's compiled conditions, with a deadline when they
+// take one.
+type judgeOf struct {
+	j   analysis.Judge
+	ctx context.Context
+}
+
+func (j judgeOf) phase(v any) (p api.Phase) {
+	defer func() {
+		if recover() != nil {
+			p = api.PhaseError
+		}
+	}()
+	if cj, ok := j.j.(analysis.ContextJudge); ok {
+		p, _ = cj.JudgeContext(j.ctx, v)
+		return p
+	}
+	p, _ = j.j.Judge(v)
+	return p
+}
+
+// newChart draws a metric's measurements. m is the plan's metric (its
+// conditions shade the regions); nil draws no regions.
+func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context.Context) *chart {
+	c := &chart{Metric: row.Name}
+	if len(ms) == 0 {
+		return nil
+	}
+	decisive := -1
+	for i := range ms {
+		if row.Decisive != nil && &ms[i] == row.Decisive {
+			decisive = i
+		}
+	}
+	if decisive < 0 && row.Decisive != nil {
+		for i := range ms {
+			if sameMeasurement(&ms[i], row.Decisive) {
+				decisive = i
+			}
+		}
+	}
+	idx := thin(len(ms), decisive)
+	if len(idx) < len(ms) {
+		c.Notes = append(c.Notes, fmt.Sprintf("Thinned: %d of %d measurements drawn, evenly spaced (the decisive one kept).", len(idx), len(ms)))
+	}
+
+	// The values and their range.
+	vals := make([]value, len(idx))
+	var lo, hi float64
+	var sh *shape
+	numeric := false
+	for k, i := range idx {
+		v := parseValue(ms[i].Value)
+		vals[k] = v
+		if !v.ok {
+			continue
+		}
+		if !numeric {
+			lo, hi = v.lo, v.hi
+		}
+		lo, hi = min(lo, v.lo), max(hi, v.hi)
+		numeric = true
+		if i == decisive || sh == nil {
+			s := v.shape
+			sh = &s
+		}
+	}
+	// The time axis.
+	t0, t1 := timeRange(ms, idx)
+	xOf := func(k int) float64 {
+		at := measuredAt(&ms[idx[k]])
+		if at.IsZero() || !t1.After(t0) {
+			if len(idx) == 1 {
+				return padLeft + plotW/2
+			}
+			return padLeft + inset + (plotW-2*inset)*float64(k)/float64(len(idx)-1)
+		}
+		return padLeft + inset + (plotW-2*inset)*float64(at.Sub(t0))/float64(t1.Sub(t0))
+	}
+	if !t0.IsZero() {
+		c.XLabels = []xLabel{{f1(padLeft + inset), t0.UTC().Format("15:04:05"), "start"}}
+		if t1.After(t0) {
+			c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW - inset), t1.UTC().Format("15:04:05") + " UTC", "end"})
+			if t1.Sub(t0) >= 2*time.Minute {
+				mid := t0.Add(t1.Sub(t0) / 2)
+				c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW/2), mid.UTC().Format("15:04:05"), "middle"})
+			}
+		}
+	}
+
+	c.Numeric = numeric
+	var yOf func(float64) float64
+	if numeric {
+		lo, hi = yRange(lo, hi)
+		var j *judgeOf
+		if m != nil && m.Judge != nil {
+			j = &judgeOf{j: m.Judge, ctx: ctx}
+			lo, hi = widen(lo, hi, *sh, j)
+		}
+		yOf = func(v float64) float64 { return padTop + plotH*(hi-v)/(hi-lo) }
+		for _, g := range ticks(lo, hi) {
+			c.Lines = append(c.Lines, gridLine{Y: f1(yOf(g)), Label: num(g)})
+		}
+		if j != nil {
+			c.Regions = regions(lo, hi, *sh, j, yOf)
+			if ctx.Err() != nil {
+				c.Regions = nil
+				c.Notes = append(c.Notes, "The conditions took too long to evaluate across the chart: no regions are shaded.")
+			} else {
+				c.Notes = append(c.Notes, shapeNote(*sh))
+			}
+		}
+	} else {
+		c.Notes = append(c.Notes, "The values are not numbers: each measurement is drawn by its phase only.")
+	}
+
+	for k, i := range idx {
+		ms := &ms[i]
+		p := point{X: f1(xOf(k)), Phase: string(ms.Phase), Decisive: i == decisive, Index: i + 1,
+			Title: pointTitle(i+1, ms)}
+		v := vals[k]
+		if v.ok {
+			p.Y = f1(yOf(v.y))
+			if v.hi > v.lo {
+				p.Whisker, p.WLo, p.WHi = true, f1(yOf(v.lo)), f1(yOf(v.hi))
+			}
+		} else {
+			p.Y = f1(laneY)
+			c.Lane = true
+		}
+		c.Points = append(c.Points, p)
+	}
+	if sh != nil && sh.vector && sh.n > 1 {
+		c.Notes = append(c.Notes, "Each point is the first series' value (result[0]); the line through it spans the least to the greatest series.")
+	}
+	words := map[string]string{"Successful": "passes", "Failed": "fails", "Inconclusive": "inconclusive", "Error": "condition errs"}
+	seenOutcome := map[string]bool{}
+	for _, r := range c.Regions {
+		if !seenOutcome[r.Outcome] {
+			seenOutcome[r.Outcome] = true
+			c.Outcomes = append(c.Outcomes, legendItem{Class: "r-" + r.Outcome, Label: words[r.Outcome]})
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Points {
+		if !seen[p.Phase] {
+			seen[p.Phase] = true
+			c.Legend = append(c.Legend, legendItem{Class: "pt-" + p.Phase, Label: p.Phase})
+		}
+	}
+	return c
+}
+
+func shapeNote(s shape) string {
+	what := "a scalar, as the measurements were"
+	if s.vector {
+		what = fmt.Sprintf("a vector of %d %s (every series at that value), as the measurements were", max(s.n, 1), plural(int32(max(s.n, 1)), "series"))
+	}
+	return fmt.Sprintf("Shaded: where the conditions pass, fail or are inconclusive, found by evaluating them at %d values across the chart, each given to them as %s.", RegionSamples, what)
+}
+
+func sameMeasurement(a, b *api.Measurement) bool {
+	return a.Phase == b.Phase && a.Value == b.Value && timeEq(a.StartedAt, b.StartedAt) && timeEq(a.FinishedAt, b.FinishedAt)
+}
+
+func timeEq(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
+
+func measuredAt(m *api.Measurement) time.Time {
+	if m.FinishedAt != nil {
+		return *m.FinishedAt
+	}
+	if m.StartedAt != nil {
+		return *m.StartedAt
+	}
+	return time.Time{}
+}
+
+func timeRange(ms []api.Measurement, idx []int) (t0, t1 time.Time) {
+	for _, i := range idx {
+		at := measuredAt(&ms[i])
+		if at.IsZero() {
+			continue
+		}
+		if t0.IsZero() || at.Before(t0) {
+			t0 = at
+		}
+		if at.After(t1) {
+			t1 = at
+		}
+	}
+	return t0, t1
+}
+
+func pointTitle(n int, m *api.Measurement) string {
+	s := fmt.Sprintf("#%d %s", n, m.Phase)
+	if at := measuredAt(m); !at.IsZero() {
+		s += " at " + at.UTC().Format(time.RFC3339)
+	}
+	s += ": " + orDash(m.Value)
+	if m.Message != "" {
+		s += " — " + m.Message
+	}
+	return s
+}
+
+// yRange pads the values' range: a chart of values that are never
+// negative starts at 0.
+func yRange(lo, hi float64) (float64, float64) {
+	span := hi - lo
+	if span == 0 {
+		span = math.Max(math.Abs(hi)*0.2, 1)
+		if lo >= 0 && lo-span/2 < 0 {
+			return 0, hi + span/2
+		}
+		return lo - span/2, hi + span/2
+	}
+	if lo >= 0 {
+		return 0, hi + span*0.15
+	}
+	return lo - span*0.1, hi + span*0.15
+}
+
+// widen extends the range so that the nearest change of outcome beyond
+// it shows, when there is one within one more span: values all well below
+// a threshold would otherwise be drawn on one colour with no threshold in
+// sight. The change is found by evaluating the conditions, never by
+// reading them.
+func widen(lo, hi float64, s shape, j *judgeOf) (float64, float64) {
+	const probes = 20
+	span := hi - lo
+	top := j.phase(s.sample(hi))
+	for k := 1; k <= probes; k++ {
+		v := hi + span*float64(k)/probes
+		if j.phase(s.sample(v)) != top {
+			hi = v + span*0.1
+			break
+		}
+	}
+	if lo < 0 {
+		bottom := j.phase(s.sample(lo))
+		for k := 1; k <= probes; k++ {
+			v := lo - span*float64(k)/probes
+			if j.phase(s.sample(v)) != bottom {
+				lo = v - span*0.1
+				break
+			}
+		}
+	}
+	return lo, hi
+}
+
+// regions evaluates the conditions at RegionSamples values from lo to hi
+// and merges neighbours of the same outcome into one band each.
+func regions(lo, hi float64, s shape, j *judgeOf, yOf func(float64) float64) []region {
+	step := (hi - lo) / float64(RegionSamples)
+	var out []region
+	var curPhase api.Phase
+	var start float64
+	flush := func(end float64) {
+		if curPhase == "" {
+			return
+		}
+		top, bottom := yOf(end), yOf(start)
+		out = append(out, region{Y: f1(top), H: f1(bottom - top), Outcome: string(curPhase), Lo: num(start), Hi: num(end),
+			From: strconv.FormatFloat(start, 'g', -1, 64), To: strconv.FormatFloat(end, 'g', -1, 64)})
+	}
+	for k := range RegionSamples {
+		if j.ctx.Err() != nil {
+			return nil
+		}
+		// Each sample stands for the band around it.
+		a, b := lo+step*float64(k), lo+step*float64(k+1)
+		p := j.phase(s.sample((a + b) / 2))
+		if p != curPhase {
+			flush(a)
+			curPhase, start = p, a
+		}
+	}
+	flush(hi)
+	return out
+}
+
+// ticks are about five round values from lo to hi.
+func ticks(lo, hi float64) []float64 {
+	span := hi - lo
+	if span <= 0 || math.IsNaN(span) || math.IsInf(span, 0) {
+		return []float64{lo}
+	}
+	raw := span / 4
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9 && len(out) < 12; v += step {
+		out = append(out, v)
+	}
+	return out
+}
+
+// f1 is a coordinate, to a tenth of a unit.
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// num is a value as a label.
+func num(v float64) string {
+	if math.Abs(v) < 1e-12 {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}

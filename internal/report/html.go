@@ -1,0 +1,387 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+)
+
+//go:embed report.html.tmpl
+var htmlSource string
+
+// ContentSecurityPolicy is the policy the HTML report carries in a meta
+// element, and the server sends with it: nothing may be loaded from
+// anywhere, no script may run; only the report's own inline styles and
+// data: images apply.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"lower": func(s string) string { return strings.ToLower(s) },
+}).Parse(htmlSource))
+
+// NewSeries explains a backtest series: the report of its first analysis
+// that would have failed (Failed, Inconclusive or Error), or of its last
+// when none would, with the series' verdicts for the HTML report's strip
+// and the reason saying how many fired and when first.
+func NewSeries(results []analysis.BacktestResult, metrics []analysis.Metric) *Report {
+	if len(results) == 0 {
+		return New(api.Analysis{}, metrics)
+	}
+	pick := len(results) - 1
+	fired := 0
+	for i := range results {
+		if bad(results[i].Analysis.Phase) {
+			if fired == 0 {
+				pick = i
+			}
+			fired++
+		}
+	}
+	r := New(results[pick].Analysis, metrics)
+	r.Series = results
+	r.Reason = seriesReason(results, pick, fired) + " " + r.Reason
+	return r
+}
+
+func seriesReason(results []analysis.BacktestResult, pick, fired int) string {
+	n := len(results)
+	s := fmt.Sprintf("Backtest of %d %s started from %s to %s", n, plural(int32(n), "analysis"),
+		results[0].Start.UTC().Format(time.RFC3339), results[n-1].Start.UTC().Format(time.RFC3339))
+	if fired == 0 {
+		return s + ": none would have failed. The last one, started " + results[pick].Start.UTC().Format(time.RFC3339) + ":"
+	}
+	return fmt.Sprintf("%s: %d would have failed, first the one started %s:", s, fired, results[pick].Start.UTC().Format(time.RFC3339))
+}
+
+// HTML writes the report as one self-contained HTML document: the
+// verdict and the reason, then per metric a chart of its measurements over
+// the regions where its conditions pass, fail or are inconclusive, its
+// counters beside their limits, its query with a link to the Prometheus
+// graph and the request as curl, and its measurements. It loads nothing
+// and runs no script (see ContentSecurityPolicy); every text in it is
+// escaped by html/template.
+func (r *Report) HTML(w io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), regionBudget)
+	defer cancel()
+	var buf bytes.Buffer
+	if err := htmlTemplate.ExecuteTemplate(&buf, "page", r.page(ctx)); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// ChartSVG renders the chart of one metric alone, as the HTML report draws
+// it (an <svg> element with its own classes; the report's stylesheet
+// colours it): for a page that shows the same charts. Empty when the
+// metric has no measurement.
+func (r *Report) ChartSVG(metric string) (template.HTML, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), regionBudget)
+	defer cancel()
+	for i := range r.Metrics {
+		if r.Metrics[i].Name != metric {
+			continue
+		}
+		c := newChart(&r.Metrics[i], r.measurements(metric), r.planMetric(metric), ctx)
+		if c == nil {
+			return "", nil
+		}
+		var buf bytes.Buffer
+		if err := htmlTemplate.ExecuteTemplate(&buf, "chart", c); err != nil {
+			return "", err
+		}
+		return template.HTML(buf.String()), nil // #nosec: built by html/template
+	}
+	return "", fmt.Errorf("no metric %q", metric)
+}
+
+// Stylesheet is the report's CSS, for a page that shows its charts.
+func Stylesheet() template.CSS {
+	var buf bytes.Buffer
+	_ = htmlTemplate.ExecuteTemplate(&buf, "css", nil)
+	return template.CSS(buf.String()) // #nosec: a constant of the template
+}
+
+type page struct {
+	Title   string
+	Phase   string
+	Reason  string
+	Facts   []fact
+	Score   *api.Score
+	Groups  []fact
+	Strip   *strip
+	Metrics []pageMetric
+	CSP     string
+	Made    string
+}
+
+type fact struct{ Name, Value string }
+
+type pageMetric struct {
+	Name, Phase      string
+	DryRun           bool
+	WouldHave        string
+	Counters         []counter
+	Next, Limit, Msg string
+	Success, Failure string
+	Chart            *chart
+	Queries          []fact
+	Graph            string
+	Curl             string
+	Judge            []judgeRow
+	Rows             []measRow
+	Thinned          string
+}
+
+type counter struct {
+	Label, Value, Limit string
+	Over                bool
+}
+
+type judgeRow struct {
+	N                              int
+	Time, Classification, Critical string
+	Value, Reason                  string
+}
+
+type measRow struct {
+	N                           int
+	Time, Phase, Value, Message string
+	Decisive                    bool
+}
+
+type strip struct {
+	Cells   []stripCell
+	From    string
+	To      string
+	Summary string
+	Note    string
+}
+
+type stripCell struct {
+	X, W, Phase, Title string
+}
+
+func (r *Report) page(ctx context.Context) page {
+	a := r.Analysis
+	p := page{Phase: string(orPending(a.Phase)), Reason: r.Reason, CSP: ContentSecurityPolicy, Score: a.Score,
+		Made: time.Now().UTC().Format(time.RFC3339)}
+	p.Title = "canaryd: " + p.Phase
+	if a.Template != "" {
+		p.Title += " — " + a.Template
+	}
+	if a.Template != "" {
+		p.Facts = append(p.Facts, fact{"Template", a.Template})
+	}
+	if a.ID != "" {
+		p.Facts = append(p.Facts, fact{"Analysis", a.ID})
+	}
+	if len(a.Args) > 0 {
+		var args []string
+		for k, v := range a.Args {
+			args = append(args, k+"="+v)
+		}
+		slices.Sort(args)
+		p.Facts = append(p.Facts, fact{"Arguments", strings.Join(args, " ")})
+	}
+	if a.StartedAt != nil {
+		p.Facts = append(p.Facts, fact{"Started", a.StartedAt.UTC().Format(time.RFC3339)})
+		if a.CompletedAt != nil {
+			p.Facts = append(p.Facts, fact{"Took", a.CompletedAt.Sub(*a.StartedAt).Round(time.Second).String()})
+		}
+	}
+	if a.Score != nil {
+		var names []string
+		for g := range a.Score.Groups {
+			names = append(names, g)
+		}
+		sort.Strings(names)
+		for _, g := range names {
+			p.Groups = append(p.Groups, fact{g, num(a.Score.Groups[g])})
+		}
+	}
+	if len(r.Series) > 0 {
+		p.Strip = newStrip(r.Series)
+	}
+	for i := range r.Metrics {
+		p.Metrics = append(p.Metrics, r.pageMetric(ctx, &r.Metrics[i]))
+	}
+	return p
+}
+
+func (r *Report) measurements(name string) []api.Measurement {
+	for i := range r.Analysis.MetricResults {
+		if r.Analysis.MetricResults[i].Name == name {
+			return r.Analysis.MetricResults[i].Measurements
+		}
+	}
+	return nil
+}
+
+func (r *Report) result(name string) *api.MetricResult {
+	for i := range r.Analysis.MetricResults {
+		if r.Analysis.MetricResults[i].Name == name {
+			return &r.Analysis.MetricResults[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) planMetric(name string) *analysis.Metric {
+	for i := range r.plan {
+		if r.plan[i].Name == name {
+			return &r.plan[i]
+		}
+	}
+	return nil
+}
+
+func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
+	pm := pageMetric{Name: m.Name, Phase: string(orPending(m.Phase)), DryRun: m.DryRun, WouldHave: string(m.WouldHave),
+		Next: m.Next, Limit: m.Limit, Msg: m.Message, Success: m.SuccessCondition, Failure: m.FailureCondition}
+	target := "until stopped"
+	if m.Target > 0 {
+		target = fmt.Sprintf("of %d", m.Target)
+	}
+	pm.Counters = []counter{
+		{Label: "Measured", Value: fmt.Sprint(m.Measured), Limit: target},
+		{Label: "Successful", Value: fmt.Sprint(m.Successful)},
+	}
+	if m.FailureLimit < 0 {
+		pm.Counters = append(pm.Counters, counter{Label: "Failed", Value: fmt.Sprint(m.Failed), Limit: "no limit"})
+	} else {
+		pm.Counters = append(pm.Counters, counter{Label: "Failed", Value: fmt.Sprint(m.Failed), Limit: fmt.Sprintf("limit %d", m.FailureLimit), Over: m.Failed > m.FailureLimit})
+	}
+	pm.Counters = append(pm.Counters,
+		counter{Label: "Inconclusive", Value: fmt.Sprint(m.Inconclusive), Limit: fmt.Sprintf("limit %d", m.InconclusiveLimit), Over: m.Inconclusive > m.InconclusiveLimit},
+		counter{Label: "Consecutive errors", Value: fmt.Sprint(m.ConsecutiveError), Limit: fmt.Sprintf("limit %d", m.ConsecutiveErrorLimit), Over: m.ConsecutiveError > m.ConsecutiveErrorLimit})
+	if m.Errors > m.ConsecutiveError {
+		pm.Counters = append(pm.Counters, counter{Label: "Errors in all", Value: fmt.Sprint(m.Errors)})
+	}
+	if m.ConsecutiveSuccessLimit > 0 {
+		pm.Counters = append(pm.Counters, counter{Label: "Consecutive successes", Value: fmt.Sprint(m.ConsecutiveSuccess), Limit: fmt.Sprintf("of %d", m.ConsecutiveSuccessLimit)})
+	}
+
+	ms := r.measurements(m.Name)
+	pm.Chart = newChart(m, ms, r.planMetric(m.Name), ctx)
+
+	// The query, its graph and its request, at the decisive measurement
+	// (or the newest).
+	res := r.result(m.Name)
+	var at time.Time
+	switch {
+	case m.Decisive != nil:
+		at = measuredAt(m.Decisive)
+	case m.Last != nil:
+		at = measuredAt(m.Last)
+	}
+	if res != nil {
+		for _, k := range []string{prometheus.ResolvedPrometheusQuery, judge.ResolvedCanaryQuery, judge.ResolvedBaselineQuery, judge.BaselineOffset} {
+			if v, ok := res.Metadata[k]; ok {
+				pm.Queries = append(pm.Queries, fact{k, v})
+			}
+		}
+		if q := res.Metadata[prometheus.ResolvedPrometheusQuery]; q != "" {
+			src := r.Sources[m.Name]
+			span := time.Hour
+			if !m.Started.IsZero() && !at.IsZero() {
+				span = at.Sub(m.Started)
+			}
+			pm.Graph = graphURL(src, q, at, span)
+			pm.Curl = curl(src, q, at)
+		}
+	}
+
+	// The measurements, thinned as the chart is.
+	decisive := -1
+	for i := range ms {
+		if m.Decisive != nil && sameMeasurement(&ms[i], m.Decisive) {
+			decisive = i
+		}
+	}
+	idx := thin(len(ms), decisive)
+	if len(idx) < len(ms) {
+		pm.Thinned = fmt.Sprintf("%d of %d measurements shown, evenly spaced.", len(idx), len(ms))
+	}
+	for _, i := range idx {
+		x := &ms[i]
+		row := measRow{N: i + 1, Phase: string(x.Phase), Value: orDash(x.Value), Message: x.Message, Decisive: i == decisive}
+		if t := measuredAt(x); !t.IsZero() {
+			row.Time = t.UTC().Format(time.RFC3339)
+		}
+		pm.Rows = append(pm.Rows, row)
+		if c, ok := x.Metadata[analysis.MetadataClassification]; ok {
+			pm.Judge = append(pm.Judge, judgeRow{N: i + 1, Time: row.Time, Classification: c,
+				Critical: x.Metadata[analysis.MetadataCritical], Value: row.Value, Reason: x.Metadata[judge.MetadataReason]})
+		}
+	}
+	return pm
+}
+
+// worse orders phases by how badly they fail an analysis.
+func worse(a, b api.Phase) bool {
+	rank := func(p api.Phase) int {
+		switch p {
+		case api.PhaseError:
+			return 4
+		case api.PhaseFailed:
+			return 3
+		case api.PhaseInconclusive:
+			return 2
+		case api.PhaseSuccessful:
+			return 1
+		}
+		return 0
+	}
+	return rank(a) > rank(b)
+}
+
+func newStrip(results []analysis.BacktestResult) *strip {
+	n := len(results)
+	cells := min(n, MaxStripCells)
+	s := &strip{From: results[0].Start.UTC().Format(time.RFC3339), To: results[n-1].Start.UTC().Format(time.RFC3339)}
+	counts := map[api.Phase]int{}
+	for _, res := range results {
+		counts[res.Analysis.Phase]++
+	}
+	var parts []string
+	for _, p := range []api.Phase{api.PhaseSuccessful, api.PhaseFailed, api.PhaseInconclusive, api.PhaseError, api.PhaseRunning} {
+		if counts[p] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[p], p))
+		}
+	}
+	s.Summary = fmt.Sprintf("%d %s: %s.", n, plural(int32(n), "analysis"), strings.Join(parts, ", "))
+	if cells < n {
+		s.Note = fmt.Sprintf("Grouped: %d analyses in %d cells, each showing the worst verdict of its group.", n, cells)
+	}
+	w := (chartW - padLeft - padRight) / float64(cells)
+	for c := range cells {
+		from, to := c*n/cells, (c+1)*n/cells
+		worst := results[from].Analysis.Phase
+		for _, res := range results[from:to] {
+			if worse(res.Analysis.Phase, worst) {
+				worst = res.Analysis.Phase
+			}
+		}
+		title := results[from].Start.UTC().Format(time.RFC3339) + ": " + string(worst)
+		if to-from > 1 {
+			title = fmt.Sprintf("%d analyses from %s: worst %s", to-from, results[from].Start.UTC().Format(time.RFC3339), worst)
+		} else if msg := results[from].Analysis.Message; msg != "" {
+			title += " — " + msg
+		}
+		s.Cells = append(s.Cells, stripCell{X: f1(padLeft + w*float64(c)), W: f1(max(w-1, 0.5)), Phase: string(orPending(worst)), Title: title})
+	}
+	return s
+}
