@@ -94,6 +94,8 @@ type Config struct {
 	Limits
 	// Replicas name this replica and its peers (replicas.go).
 	Replicas
+	// Storage says where analyses are kept (store.go).
+	Storage
 }
 
 // Datasource is one Prometheus-compatible server (Prometheus, Thanos,
@@ -179,6 +181,7 @@ func Default() *Config {
 		ErrorRetry:          DefaultErrorRetry,
 		MaxAnalysisDuration: DefaultMaxAnalysisDuration,
 		Limits:              DefaultLimits(),
+		Storage:             Storage{Store: DefaultStore},
 
 		TemplatesPollInterval: DefaultTemplatesPollInterval,
 		EvaluateTimeout:       DefaultEvaluateTimeout,
@@ -410,6 +413,7 @@ func (c *Config) validate() []string {
 
 	problems = append(problems, c.Limits.validate(c.Retention)...)
 	problems = append(problems, c.Replicas.validate()...)
+	problems = append(problems, c.Storage.validate()...)
 	return problems
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestFileKeys(t *testing.T) {
 		"evaluateTimeout", "webhookAllow", "webhookSecretFile", "webhookMaxElapsed", "webhookTimeout", "maxWebhookBacklog", "authTokenFile",
 		"maxAnalyses", "maxFinished", "retention", "shutdownGrace", "errorRetry", "maxAnalysisDuration", "maxMetrics", "maxConditionLength",
 		"maxStreams", "maxQueryTimeout", "maxBacktests", "maxBacktestWindow", "maxBacktestStarts", "maxBacktestMeasurements", "maxRounds",
-		"maxRetainedBytes", "minRetention", "maxResultValues", "maxQueryLength", "verbatimArgs", "replicaName", "peers"} {
+		"maxRetainedBytes", "minRetention", "maxResultValues", "maxQueryLength", "verbatimArgs", "replicaName", "peers", "store", "storeSecretKeyFile"} {
 		if !keys[k] {
 			t.Errorf("the file key %s is no longer read", k)
 		}
@@ -82,6 +83,9 @@ func TestFileKeys(t *testing.T) {
 		}
 		if s.list {
 			v = "[" + v + "]"
+		}
+		if strings.HasSuffix(v, ":") {
+			v = strconv.Quote(v) // memory: is not a YAML scalar unquoted
 		}
 		file.WriteString(s.key() + ": " + v + "\n")
 	}

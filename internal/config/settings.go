@@ -295,9 +295,10 @@ const (
 	groupWebhooks   = "Webhooks"
 	groupLimits     = "Limits"
 	groupReplicas   = "Replicas"
+	groupStore      = "Store"
 )
 
-var groups = []string{groupServer, groupPrometheus, groupWeb, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupReplicas}
+var groups = []string{groupServer, groupPrometheus, groupWeb, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupStore, groupReplicas}
 
 // settings are the settings of `canaryd serve`, in the order -h lists them.
 func settings() []setting {
@@ -372,7 +373,7 @@ func settings() []setting {
 			func(c *Config) *time.Duration { return &c.ErrorRetry })),
 		nonNegative(durationSetting(groupAnalyses, "max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound",
 			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }), "0 means no bound"),
-	}, append(limitSettings(), replicaSettings()...)...)
+	}, append(append(limitSettings(), storeSettings()...), replicaSettings()...)...)
 }
 
 // withNone sets what no value of s means.

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"github.com/canaryd/canaryd/internal/store"
+)
+
+// Storage says where analyses are kept.
+type Storage struct {
+	// Store is the store's URL: "memory:" (the default) or a
+	// postgres:// (postgresql://) URL, which may hold a password: it is
+	// shown and logged through store.RedactURL only.
+	Store string
+	// StoreSecretKeyFile holds the key that seals the secrets a postgres
+	// store keeps (store.ReadKeyFile), and StoreSecretKey is that key;
+	// none: analyses with secrets are refused on a postgres store.
+	StoreSecretKeyFile string
+	StoreSecretKey     Secret
+}
+
+// DefaultStore is the store when none is set.
+const DefaultStore = store.Memory
+
+// storeSettings are the flags of the store.
+func storeSettings() []setting {
+	return []setting{
+		{name: "store", group: groupStore,
+			usage: "where analyses are kept: memory: (this replica's memory, lost with it) or a postgres:// URL (PostgreSQL 13 or newer, shared by the replicas; its schema is migrated by canaryd migrate)",
+			set: func(c *Config, v string) error {
+				// ParseURL's errors never quote the URL.
+				if _, err := store.ParseURL(v); err != nil {
+					return err
+				}
+				c.Store = v
+				return nil
+			},
+			get:   func(c *Config) string { return store.RedactURL(c.storeURL()) },
+			value: func(c *Config) any { return store.RedactURL(c.storeURL()) }},
+		withNone(pathSetting(groupStore, "store-secret-key-file", "file holding the key that seals the secrets a postgres store keeps (argument values, webhook URLs with credentials, posted documents) with AES-256-GCM: 32 bytes as 64 hex digits (openssl rand -hex 32) or base64; give every replica the same file",
+			func(c *Config) *string { return &c.StoreSecretKeyFile }), "none: on a postgres store, analyses with secrets are refused"),
+	}
+}
+
+// storeURL is the store's URL, the default when unset.
+func (c *Config) storeURL() string {
+	if c.Store == "" {
+		return DefaultStore
+	}
+	return c.Store
+}
+
+// validate reads the key file and returns the store's problems.
+func (s *Storage) validate() []string {
+	var problems []string
+	if s.Store == "" {
+		s.Store = DefaultStore
+	}
+	if kind, err := store.ParseURL(s.Store); err != nil {
+		problems = append(problems, "--store: "+err.Error())
+	} else if kind == store.KindPostgres {
+		// The service runs its analyses in memory in this version: the
+		// store's schema and tools come first.
+		problems = append(problems, "--store: the postgres store is used by `canaryd migrate` only in this version; serve keeps its analyses in memory: (leave --store unset)")
+	}
+	s.StoreSecretKey = ""
+	if s.StoreSecretKeyFile != "" {
+		if err := readable(s.StoreSecretKeyFile); err != nil {
+			problems = append(problems, "--store-secret-key-file: "+err.Error())
+		} else if key, err := store.ReadKeyFile(s.StoreSecretKeyFile); err != nil {
+			problems = append(problems, "--store-secret-key-file: "+err.Error())
+		} else {
+			s.StoreSecretKey = Secret(key)
+		}
+	}
+	return problems
+}
