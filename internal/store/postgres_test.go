@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -389,5 +390,95 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := store.OpenPostgres(short, "postgres://127.0.0.1:1/d", store.Options{SecretKey: []byte("short")}); err == nil {
 		t.Error("a 5-byte key was taken")
+	}
+}
+
+// Replicas are separate stores on one database: what one writes, another's
+// subscribers hear of; claiming from several at once, no analysis is
+// claimed twice.
+func TestReplicas(t *testing.T) {
+	db := pgtest.Shared(t).Database(t)
+	clk := clock.NewFake(t0)
+	replicas := make([]store.Store, 4)
+	for i := range replicas {
+		replicas[i] = openPostgres(t, db.URL, store.Options{Clock: clk, LeaseTTL: ttl, Migrate: i == 0})
+	}
+	const analyses = 300
+	for i := range analyses {
+		create(t, replicas[i%len(replicas)], store.NewAnalysis{ID: fmt.Sprintf("an-%03d", i), Owner: "dead"})
+	}
+
+	notes, cancel, err := replicas[1].Subscribe(ctx(t), "an-000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+
+	clk.Advance(ttl)
+	var mu sync.Mutex
+	owners := map[string]store.Lease{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for r, s := range replicas {
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				me := fmt.Sprintf("replica-%d", r)
+				for {
+					got, err := s.Claim(ctx(t), me, 5+g)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if len(got) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, l := range got {
+						if prev, dup := owners[l.ID]; dup {
+							errs <- fmt.Errorf("%s claimed by %s and %s", l.ID, prev.Owner, me)
+						}
+						owners[l.ID] = l
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(owners) != analyses {
+		t.Fatalf("%d claimed, want %d", len(owners), analyses)
+	}
+
+	// The owner of an-000 writes on its replica; replica 1 hears of it.
+	l := owners["an-000"]
+	var owner store.Store
+	for i, s := range replicas {
+		if l.Owner == fmt.Sprintf("replica-%d", i) {
+			owner = s
+		}
+	}
+	if err := owner.SaveState(ctx(t), l, running("an-000", t0, "m")); err != nil {
+		t.Fatal(err)
+	}
+	want := get(t, replicas[2], "an-000").Version
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case n := <-notes:
+			if n.ID != "an-000" {
+				t.Fatalf("notification %+v", n)
+			}
+			if n.Version == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("replica 1 did not hear of version %d", want)
+		}
 	}
 }
