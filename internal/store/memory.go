@@ -62,6 +62,9 @@ func cloneState(s api.Analysis) (api.Analysis, error) {
 }
 
 func (m *memoryStore) Create(ctx context.Context, n NewAnalysis) (Lease, error) {
+	if err := checkID(n.ID); err != nil {
+		return Lease{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Lease{}, unavailable("create", err)
 	}

@@ -22,9 +22,6 @@ import (
 	"github.com/canaryd/canaryd/api"
 )
 
-// MaxIDLength bounds an analysis id, which every notification carries.
-const MaxIDLength = 200
-
 // notifyChannel is the channel of LISTEN/NOTIFY (migrations/001).
 const notifyChannel = "canaryd_analyses"
 
@@ -112,8 +109,8 @@ func serverGone(e *pgconn.PgError) bool {
 func (p *postgresStore) now() time.Time { return micro(p.opts.Clock.Now()) }
 
 func (p *postgresStore) Create(ctx context.Context, n NewAnalysis) (Lease, error) {
-	if n.ID == "" || len(n.ID) > MaxIDLength || strings.ContainsAny(n.ID, " \x00") {
-		return Lease{}, fmt.Errorf("store: an analysis id must have 1 to %d characters, no space", MaxIDLength)
+	if err := checkID(n.ID); err != nil {
+		return Lease{}, err
 	}
 	document, webhookURL, sealed, err := p.sealer.split(&n)
 	if err != nil {

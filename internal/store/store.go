@@ -78,6 +78,18 @@ const (
 	DefaultMaxAnalyses = 100_000
 )
 
+// MaxIDLength bounds an analysis id, which every notification carries.
+const MaxIDLength = 200
+
+// checkID refuses an id no analysis of canaryd's has: empty, longer than
+// MaxIDLength, or with a space or a NUL (a notification's separator).
+func checkID(id string) error {
+	if id == "" || len(id) > MaxIDLength || strings.ContainsAny(id, " \x00") {
+		return fmt.Errorf("store: an analysis id must have 1 to %d characters, no space", MaxIDLength)
+	}
+	return nil
+}
+
 // Store keeps analyses: what was asked for, their state, their
 // measurements and the webhook deliveries they owe. Every method is safe
 // for concurrent use. Writes of an analysis' state are fenced: they carry

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,12 @@ func TestCreateGet(t *testing.T) {
 		if _, err := s.Create(ctx(t), store.NewAnalysis{ID: "a1", Owner: "b", State: state}); !errors.Is(err, store.ErrExists) {
 			t.Errorf("second Create: %v, want ErrExists", err)
 		}
+		for _, id := range []string{"", strings.Repeat("x", store.MaxIDLength+1), "a b"} {
+			if _, err := s.Create(ctx(t), store.NewAnalysis{ID: id, Owner: "b", State: state}); err == nil {
+				t.Errorf("Create with the id %.20q: accepted", id)
+			}
+		}
+		create(t, s, store.NewAnalysis{ID: strings.Repeat("x", store.MaxIDLength)})
 		if _, err := s.Get(ctx(t), "nope"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Get of an unknown id: %v, want ErrNotFound", err)
 		}
@@ -657,6 +664,23 @@ func TestMeasurementRange(t *testing.T) {
 		var fe *store.FilterError
 		if _, err := s.Measurements(ctx(t), "a1", store.MeasurementRange{Limit: store.MaxListLimit + 1}); !errors.As(err, &fe) || fe.Field != "limit" {
 			t.Errorf("a page over the maximum: %v", err)
+		}
+	})
+}
+
+// A claim takes at most MaxListLimit analyses, however many it asks for.
+func TestClaimBound(t *testing.T) {
+	each(t, func(t *testing.T, k kind, clk *clock.Fake, s store.Store) {
+		for i := range store.MaxListLimit + 5 {
+			create(t, s, store.NewAnalysis{ID: fmt.Sprint("a", i), Owner: "dead"})
+		}
+		clk.Advance(ttl)
+		got, err := s.Claim(ctx(t), "me", store.MaxListLimit+5)
+		if err != nil || len(got) != store.MaxListLimit {
+			t.Fatalf("Claim: %d leases, %v; want %d", len(got), err, store.MaxListLimit)
+		}
+		if got, err := s.Claim(ctx(t), "me", -1); err != nil || len(got) != 0 {
+			t.Fatalf("Claim -1: %v, %v", got, err)
 		}
 	})
 }
