@@ -9,13 +9,15 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/instant"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/report"
 )
 
 // backtestSynopsis is the first line of backtest's usage.
-const backtestSynopsis = "backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL]\n\n" +
+const backtestSynopsis = "backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL] [--report FILE]\n\n" +
 	"Runs a template against history, at once: each measurement is queried as of its\n" +
 	"own past instant. Prints a table of verdicts to standard error and the result as\n" +
-	"JSON to standard output; exits as run does, by the worst verdict."
+	"JSON to standard output (--report also writes it as an HTML file, with --every a\n" +
+	"strip of the verdicts over time); exits as run does, by the worst verdict."
 
 // backtestCommand runs a template against history: in virtual time, each
 // measurement queried as of its own past instant.
@@ -25,6 +27,7 @@ func (e *environment) backtestCommand(args []string) int {
 	endFlag := fs.String("end", "", "the horizon, a `time` as --start: analyses still running then are terminated, and --every starts stop before it (default now)")
 	var every time.Duration
 	fs.Var(durationFlag{&every}, "every", "start an analysis every `duration` (1h, 1d) from --start to --end and report each verdict")
+	reportFile := fs.String("report", "", reportFlagUsage)
 	if code, ok := e.parseFlags(fs, backtestSynopsis, args); !ok {
 		return code
 	}
@@ -56,6 +59,10 @@ func (e *environment) backtestCommand(args []string) int {
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
 	compiled := e.compile(file, f, sources.registry(false))
 	if compiled == nil {
+		return exitUsage
+	}
+	htmlReport, ok := e.openReport("backtest", *reportFile)
+	if !ok {
 		return exitUsage
 	}
 	opts := analysis.Options{ID: "backtest", Args: compiled.Args}
@@ -97,6 +104,14 @@ func (e *environment) backtestCommand(args []string) int {
 		return exitError
 	}
 	e.printf(e.stdout, "%s\n", out)
+	explained := report.NewSeries(results, compiled.Plan.Metrics)
+	if every == 0 {
+		explained = report.New(results[0].Analysis, compiled.Plan.Metrics)
+	}
+	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, sources.datasource)
+	if !e.writeReport("backtest", htmlReport, explained) {
+		return exitError
+	}
 	if code, sig := interruptedExit(e.ctx); sig != nil {
 		e.printf(e.stderr, "canaryd backtest: %v before the backtest completed; exit code %d\n", sig, code)
 		return code
