@@ -11,7 +11,7 @@ FUZZTIME    ?= 10s
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test unit lint fuzz demo bench prometheus xmllint postgresql clean docs
+.PHONY: all build test unit lint fuzz demo bench prometheus xmllint postgresql chromium clean docs
 
 all: build
 
@@ -42,6 +42,11 @@ prometheus:
 xmllint:
 	$(call need,xmllint,libxml2-utils)
 
+# chromium: the browser tests (internal/browsertest) open canaryd's HTML
+# report, offline, in Debian's headless Chromium.
+chromium:
+	$(call need,chromium,chromium)
+
 # postgresql: the store's tests and canaryd migrate's run a throwaway
 # PostgreSQL cluster (internal/pgtest) from Debian's binaries, which are not
 # on PATH: /usr/lib/postgresql/VERSION/bin.
@@ -58,7 +63,7 @@ postgresql:
 # test runs everything: lint, every test with the race detector (real
 # Prometheus and PostgreSQL included, nothing skipped), a short run of each
 # fuzz target.
-test: prometheus xmllint postgresql lint
+test: prometheus xmllint postgresql chromium lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
 	cd test && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
