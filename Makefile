@@ -18,11 +18,12 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/canaryd ./cmd/canaryd
 
-# need, given commands and the Debian package that has them, makes sure the
-# commands are on PATH: installed with apt-get when missing and we are root,
-# else it says what to install.
+# need, given commands, the Debian package that has them and, optionally,
+# where they are besides PATH, makes sure the commands are there: installed
+# with apt-get when missing and we are root, else it says what to install.
 define need
-	@for c in $(1); do command -v $$c >/dev/null 2>&1 || missing=1; done; [ -z "$$missing" ] && exit 0; \
+	@PATH="$$PATH$(foreach d,$(3),:$$(echo $(d) | tr ' ' ':'))"; \
+	for c in $(1); do command -v $$c >/dev/null 2>&1 || missing=1; done; [ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "installing Debian's $(2) package ($(1))"; \
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
@@ -51,14 +52,7 @@ chromium:
 # PostgreSQL cluster (internal/pgtest) from Debian's binaries, which are not
 # on PATH: /usr/lib/postgresql/VERSION/bin.
 postgresql:
-	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing Debian's postgresql package (initdb, postgres)"; \
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
-	else \
-		echo "PostgreSQL 13 or newer needed: run 'sudo apt-get install -y postgresql'" >&2; exit 1; \
-	fi
+	$(call need,initdb postgres,postgresql,/usr/lib/postgresql/*/bin)
 
 # test runs everything: lint, every test with the race detector (real
 # Prometheus and PostgreSQL included, nothing skipped), a short run of each
