@@ -29,10 +29,10 @@ const MaxStripCells = 240
 // are inconclusive.
 const RegionSamples = 200
 
-// regionBudget bounds the time spent evaluating conditions for the shaded
+// RegionBudget bounds the time spent evaluating conditions for the shaded
 // regions of one report; regions not found by then are not drawn, and the
 // chart says so.
-const regionBudget = 2 * time.Second
+const RegionBudget = 2 * time.Second
 
 // The drawing area of a chart, in SVG user units.
 const (
@@ -291,12 +291,19 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context
 		return padLeft + inset + (plotW-2*inset)*float64(at.Sub(t0))/float64(t1.Sub(t0))
 	}
 	if !t0.IsZero() {
-		c.XLabels = []xLabel{{f1(padLeft + inset), t0.UTC().Format("15:04:05"), "start"}}
+		layout := "15:04:05"
+		if t1.Sub(t0) < 10*time.Second {
+			layout = "15:04:05.000"
+		}
+		if t0.UTC().YearDay() != t1.UTC().YearDay() || t1.Sub(t0) > 24*time.Hour {
+			layout = "Jan 2 15:04"
+		}
+		c.XLabels = []xLabel{{f1(padLeft + inset), t0.UTC().Format(layout), "start"}}
 		if t1.After(t0) {
-			c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW - inset), t1.UTC().Format("15:04:05") + " UTC", "end"})
+			c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW - inset), t1.UTC().Format(layout) + " UTC", "end"})
 			if t1.Sub(t0) >= 2*time.Minute {
 				mid := t0.Add(t1.Sub(t0) / 2)
-				c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW/2), mid.UTC().Format("15:04:05"), "middle"})
+				c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW/2), mid.UTC().Format(layout), "middle"})
 			}
 		}
 	}
@@ -426,7 +433,10 @@ func pointTitle(n int, m *api.Measurement) string {
 func yRange(lo, hi float64) (float64, float64) {
 	span := hi - lo
 	if span == 0 {
-		span = math.Max(math.Abs(hi)*0.2, 1)
+		span = math.Abs(hi) * 0.2
+		if span == 0 {
+			span = 1
+		}
 		if lo >= 0 && lo-span/2 < 0 {
 			return 0, hi + span/2
 		}

@@ -73,7 +73,7 @@ func seriesReason(results []analysis.BacktestResult, pick, fired int) string {
 // and runs no script (see ContentSecurityPolicy); every text in it is
 // escaped by html/template.
 func (r *Report) HTML(w io.Writer) error {
-	ctx, cancel := context.WithTimeout(context.Background(), regionBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), RegionBudget)
 	defer cancel()
 	var buf bytes.Buffer
 	if err := htmlTemplate.ExecuteTemplate(&buf, "page", r.page(ctx)); err != nil {
@@ -88,7 +88,7 @@ func (r *Report) HTML(w io.Writer) error {
 // colours it): for a page that shows the same charts. Empty when the
 // metric has no measurement.
 func (r *Report) ChartSVG(metric string) (template.HTML, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), regionBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), RegionBudget)
 	defer cancel()
 	for i := range r.Metrics {
 		if r.Metrics[i].Name != metric {
@@ -199,7 +199,13 @@ func (r *Report) page(ctx context.Context) page {
 	if a.StartedAt != nil {
 		p.Facts = append(p.Facts, fact{"Started", a.StartedAt.UTC().Format(time.RFC3339)})
 		if a.CompletedAt != nil {
-			p.Facts = append(p.Facts, fact{"Took", a.CompletedAt.Sub(*a.StartedAt).Round(time.Second).String()})
+			took := a.CompletedAt.Sub(*a.StartedAt)
+			if took < time.Minute {
+				took = took.Round(time.Millisecond)
+			} else {
+				took = took.Round(time.Second)
+			}
+			p.Facts = append(p.Facts, fact{"Took", took.String()})
 		}
 	}
 	if a.Score != nil {

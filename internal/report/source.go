@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,7 +111,7 @@ func graphURL(src Source, query string, at time.Time, span time.Duration) string
 		return ""
 	}
 	q := url.Values{}
-	q.Set("g0.expr", query)
+	q.Set("g0.expr", oneLine(query))
 	q.Set("g0.tab", "0")
 	q.Set("g0.range_input", rangeInput(span))
 	if !at.IsZero() {
@@ -133,8 +134,19 @@ func rangeInput(span time.Duration) string {
 	return fmt.Sprintf("%dd", int(math.Ceil(span.Hours()/24)))
 }
 
+// oneLine is a query on one line: PromQL reads a line break as a space,
+// and a command or a link reads better without one.
+func oneLine(query string) string {
+	lines := strings.Split(query, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.TrimSpace(strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), " "))
+}
+
 // curl is the request of one measurement, to run by hand.
 func curl(src Source, query string, at time.Time) string {
+	query = oneLine(query)
 	base := "$PROMETHEUS_URL"
 	if src.URL != "" {
 		base = src.URL
