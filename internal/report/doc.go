@@ -51,8 +51,8 @@
 // the chart by phase alone; a chart with no number has no bands. For a
 // vector of several series the point is result[0] and a line spans the
 // least to the greatest series. Evaluation is bounded in time per report
-// (RegionBudget);
-// a chart whose bands were not all found by then has none, and says so.
+// (RegionBudget); a chart whose bands were not all found by then has none,
+// and says so.
 //
 // The file stays small whatever the analysis: a chart draws at most
 // MaxChartPoints measurements (a longer metric is thinned evenly, the
