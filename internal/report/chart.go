@@ -19,6 +19,10 @@ import (
 // report of any analysis to some hundreds of kilobytes.
 const MaxChartPoints = 240
 
+// MaxTableRows is the most measurements a metric's table lists; a longer
+// metric's are thinned as its chart's are.
+const MaxTableRows = 60
+
 // MaxStripCells is the most cells the verdict strip of a backtest series
 // draws. A longer series is grouped into this many cells, each showing the
 // worst verdict of the analyses it holds.
@@ -177,18 +181,18 @@ type legendItem struct {
 }
 
 // thin returns the indices of the measurements to draw: all of them up to
-// MaxChartPoints, else that many evenly spaced, with keep among them.
-func thin(n, keep int) []int {
-	if n <= MaxChartPoints {
+// limit, else that many evenly spaced, with keep among them.
+func thin(n, keep, limit int) []int {
+	if n <= limit {
 		out := make([]int, n)
 		for i := range out {
 			out[i] = i
 		}
 		return out
 	}
-	out := make([]int, 0, MaxChartPoints)
-	for k := range MaxChartPoints {
-		i := int(math.Round(float64(k) * float64(n-1) / float64(MaxChartPoints-1)))
+	out := make([]int, 0, limit)
+	for k := range limit {
+		i := int(math.Round(float64(k) * float64(n-1) / float64(limit-1)))
 		out = append(out, i)
 	}
 	if keep >= 0 {
@@ -252,7 +256,7 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context
 			}
 		}
 	}
-	idx := thin(len(ms), decisive)
+	idx := thin(len(ms), decisive, MaxChartPoints)
 	if len(idx) < len(ms) {
 		c.Notes = append(c.Notes, fmt.Sprintf("Thinned: %d of %d measurements drawn, evenly spaced (the decisive one kept).", len(idx), len(ms)))
 	}

@@ -56,6 +56,6 @@
 //
 // The file stays small whatever the analysis: a chart draws at most
 // MaxChartPoints measurements (a longer metric is thinned evenly, the
-// decisive measurement kept, and the chart says so), and a backtest strip
-// at most MaxStripCells cells.
+// decisive measurement kept, and the chart says so), its table lists at
+// most MaxTableRows, and a backtest strip has at most MaxStripCells cells.
 package report

@@ -310,16 +310,16 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 		}
 	}
 
-	// The measurements, thinned as the chart is.
+	// The measurements, thinned as the chart is, to MaxTableRows.
 	decisive := -1
 	for i := range ms {
 		if m.Decisive != nil && sameMeasurement(&ms[i], m.Decisive) {
 			decisive = i
 		}
 	}
-	idx := thin(len(ms), decisive)
+	idx := thin(len(ms), decisive, MaxTableRows)
 	if len(idx) < len(ms) {
-		pm.Thinned = fmt.Sprintf("%d of %d measurements shown, evenly spaced.", len(idx), len(ms))
+		pm.Thinned = fmt.Sprintf("%d of %d measurements listed, evenly spaced (the decisive one kept).", len(idx), len(ms))
 	}
 	for _, i := range idx {
 		x := &ms[i]

@@ -241,7 +241,13 @@ func TestHTMLThinned(t *testing.T) {
 	if !strings.Contains(sec, `<circle class="pt pt-Failed"`) || strings.Count(sec, `class="decisive"`) != 1 {
 		t.Error("the decisive (Failed) measurement is not drawn and marked")
 	}
-	if len(doc) > 300<<10 {
+	if !strings.Contains(sec, fmt.Sprintf("%d of %d measurements listed", report.MaxTableRows, n)) {
+		t.Error("the table does not say it was thinned")
+	}
+	if got := strings.Count(sec, "<tr"); got != report.MaxTableRows+1 {
+		t.Errorf("%d table rows (with the heading), want %d", got, report.MaxTableRows+1)
+	}
+	if len(doc) > 150<<10 {
 		t.Errorf("the report of %d measurements is %d KiB", n, len(doc)>>10)
 	}
 }
