@@ -267,6 +267,11 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 // ID returns the analysis id.
 func (r *Run) ID() string { return r.opts.ID }
 
+// Plan returns the plan the run measures, its metrics' limits and compiled
+// conditions (an HTML report shades its charts with them). It may be
+// shared with other runs: the caller must not change it.
+func (r *Run) Plan() *Plan { return r.plan }
+
 // Snapshot returns a copy of the analysis as it stands. Its phase is
 // completed only once the run has completed, with CompletedAt set: a run
 // that a metric has decided stays Running while the measurements taken

@@ -32,7 +32,8 @@ func (s *server) routes(r chi.Router) {
 	// every replica, and a request for one goes to the replica its id
 	// names (replicas.go).
 	v1.Method(http.MethodGet, "/v1/analyses", s.acrossReplicas(handleListAnalyses(s.analyses)))
-	v1.Method(http.MethodGet, "/v1/analyses/{id}", s.atOwner(handleGetAnalysis(s.analyses, s.heartbeat)))
+	// Accept: text/html answers the analysis' HTML report (report.go).
+	v1.Method(http.MethodGet, "/v1/analyses/{id}", s.atOwner(handleAnalysisReport(s.analyses, handleGetAnalysis(s.analyses, s.heartbeat))))
 	v1.Method(http.MethodDelete, "/v1/analyses/{id}", s.atOwner(handleDeleteAnalysis(s.log, s.analyses)))
 	v1.Method(http.MethodPost, "/v1/evaluate", handleEvaluate(s.analyses, s.in.document(queryParams{timeout: true}), s.evaluateTimeout))
 

@@ -1,0 +1,91 @@
+package server_test
+
+import (
+	"html"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/canaryd/canaryd/internal/promtest"
+	"github.com/canaryd/canaryd/internal/report"
+)
+
+func init() {
+	// The HTML report is text to the contract: openapi.yaml documents it
+	// as a string.
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+}
+
+// TestGetAnalysisHTML asks for a finished analysis as a browser does and
+// checks that the answer is its self-contained report: the reason, a point
+// per measurement, the query and the request as curl, and the headers
+// that keep the browser from loading anything; behind the same token as
+// the JSON.
+func TestGetAnalysisHTML(t *testing.T) {
+	prom := promtest.Start(t)
+	s := start(t, options{prometheus: []string{prom.URL}, tokens: []string{"s3cret"}})
+	auth := []string{"Authorization", "Bearer s3cret"}
+	created := s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-bad", yamlType, seed(t), auth...)
+	a := created.analysis(t)
+	if a.Phase != "Failed" {
+		t.Fatalf("phase %s, want Failed: %d\n%s", a.Phase, created.status, created.body)
+	}
+	path := "/v1/analyses/" + a.ID
+	browser := "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+	r := s.do(http.MethodGet, path, "", "", append([]string{"Accept", browser}, auth...)...)
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("%d %s:\n%s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if got := r.header.Get("Content-Security-Policy"); got != report.ContentSecurityPolicy {
+		t.Errorf("Content-Security-Policy %q", got)
+	}
+	doc := string(r.body)
+	text := html.UnescapeString(doc)
+	for _, want := range []string{
+		`Failed: metric "non-5xx-rate" measured [0.95] at `, "failed (2) > failureLimit (1)",
+		`curl -sG "$PROMETHEUS_URL/api/v1/query"`,
+		`destination_workload_namespace="echo-bad"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+	n := 0
+	for _, m := range a.MetricResults {
+		n += len(m.Measurements)
+	}
+	if got := len(regexp.MustCompile(`<circle class="pt `).FindAllString(doc, -1)); got != n || n == 0 {
+		t.Errorf("%d points for %d measurements", got, n)
+	}
+	if got := len(regexp.MustCompile(`<rect class="region r-`).FindAllString(doc, -1)); got == 0 {
+		t.Error("no shaded regions: the plan's conditions were not at hand")
+	}
+	for _, bad := range []string{"<script", "/graph?", "s3cret"} {
+		if strings.Contains(doc, bad) {
+			t.Errorf("the report holds %q", bad)
+		}
+	}
+
+	// JSON stays the answer to anything else.
+	for _, accept := range []string{"", "application/json", "*/*", "application/json, text/html;q=0.5", "text/html;q=0"} {
+		r := s.do(http.MethodGet, path, "", "", append([]string{"Accept", accept}, auth...)...)
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+			t.Errorf("Accept %q: answered %s", accept, r.header.Get("Content-Type"))
+		}
+	}
+
+	// The same token guards it, and an unknown id is the same 404.
+	for _, headers := range [][]string{{"Accept", browser}, {"Accept", browser, "Authorization", "Bearer wrong"}} {
+		r := s.do(http.MethodGet, path, "", "", headers...)
+		if r.status != http.StatusUnauthorized || strings.Contains(string(r.body), "non-5xx-rate") {
+			t.Errorf("without the token: %d\n%s", r.status, r.body)
+		}
+	}
+	if r := s.do(http.MethodGet, "/v1/analyses/nope", "", "", append([]string{"Accept", browser}, auth...)...); r.status != http.StatusNotFound {
+		t.Errorf("an unknown id as HTML: %d", r.status)
+	}
+}
