@@ -140,6 +140,7 @@ type pageMetric struct {
 	Queries          []fact
 	Graph            string
 	Curl             string
+	CurlNote         string
 	Judge            []judgeRow
 	Rows             []measRow
 	Thinned          string
@@ -307,6 +308,10 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 			}
 			pm.Graph = graphURL(src, q, at, span)
 			pm.Curl = curl(src, q, at)
+			pm.CurlNote = "Headers and credentials of the Prometheus datasource itself are not shown."
+			if src.URL == "" {
+				pm.CurlNote = "Set PROMETHEUS_URL to the Prometheus the metric queries. " + pm.CurlNote
+			}
 		}
 	}
 
