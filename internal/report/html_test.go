@@ -425,3 +425,19 @@ func TestChartSVG(t *testing.T) {
 		t.Error("the stylesheet lacks the points' classes")
 	}
 }
+
+// TestHTMLRunning checks the report of an analysis still running: its
+// phase, and what would settle each metric.
+func TestHTMLRunning(t *testing.T) {
+	m := metric(t, "error-rate", "result[0] < 0.05", "", 10, 0.01)
+	m.FailureLimit = 2
+	at := start.Add(time.Minute)
+	res := api.MetricResult{Name: "error-rate", Phase: api.PhaseRunning, Count: 1, Successful: 1,
+		Measurements: []api.Measurement{{Phase: api.PhaseSuccessful, StartedAt: &at, FinishedAt: &at, Value: "[0.01]"}}}
+	doc := html.UnescapeString(writeHTML(t, report.New(api.Analysis{Phase: api.PhaseRunning, MetricResults: []api.MetricResult{res}}, []analysis.Metric{m})))
+	for _, want := range []string{`id="verdict">Running<`, "Next: 3 more failed measurements → Failed", "Running: 0 of 1 metrics complete after 1 measurement."} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the report of a running analysis does not say %q", want)
+		}
+	}
+}
