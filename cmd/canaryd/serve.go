@@ -119,7 +119,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 
 	provider, err := prometheus.New(prometheus.Options{
-		Datasources: datasources(cfg.Datasources),
+		Datasources: cfg.ProviderDatasources(),
 		TokenURLs:   cfg.PrometheusOAuth2TokenURLs,
 		Registerer:  reg,
 		// A metric's longer timeout is lowered to it, as Prometheus
@@ -339,29 +339,6 @@ func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg
 		return nil, nil
 	}
 	return store, nil
-}
-
-func datasources(in []config.Datasource) []prometheus.Datasource {
-	out := make([]prometheus.Datasource, len(in))
-	for i, d := range in {
-		out[i] = prometheus.Datasource{
-			Name:            d.Name,
-			URL:             d.URL,
-			Headers:         d.Headers,
-			BearerTokenFile: d.BearerTokenFile,
-			TLS: prometheus.TLSConfig{
-				CAFile:             d.TLS.CAFile,
-				CertFile:           d.TLS.CertFile,
-				KeyFile:            d.TLS.KeyFile,
-				InsecureSkipVerify: d.TLS.InsecureSkipVerify,
-				ServerName:         d.TLS.ServerName,
-			},
-		}
-		if b := d.BasicAuth; b != nil {
-			out[i].BasicAuth = &prometheus.BasicAuth{Username: b.Username, Password: b.Password.Reveal(), PasswordFile: b.PasswordFile}
-		}
-	}
-	return out
 }
 
 // logConfig logs what the service runs with; never a secret, nor a URL's

@@ -14,11 +14,14 @@ import (
 	"strings"
 	"time"
 
+	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/sigv4"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/templates"
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -99,37 +102,27 @@ type Config struct {
 }
 
 // Datasource is one Prometheus-compatible server (Prometheus, Thanos,
-// Mimir, Cortex) and how to reach it.
+// Mimir, Cortex) and how to reach it: canaryd's keys (name, url, headers,
+// sigv4) and, inline, Prometheus' HTTP client configuration, in the keys
+// Prometheus, Alertmanager and blackbox_exporter users write (basic_auth,
+// authorization, oauth2, tls_config, follow_redirects, enable_http2,
+// proxy_url, http_headers). datasourceKeys documents them all.
 type Datasource struct {
 	// Name labels the datasource in metrics and messages; default its URL.
-	Name string `yaml:"name" doc:"labels the datasource in metrics and messages; default its URL"`
+	Name string
 	// URL is the base URL a metric's address names
 	// (http://mimir-query-frontend:8080/prometheus).
-	URL string `yaml:"url" doc:"base URL a metric's address names (http://mimir-query-frontend:8080/prometheus)"`
+	URL string
 	// Headers are sent with every query; a metric cannot override them
 	// (X-Scope-OrgID for Mimir and Cortex).
-	Headers map[string]string `yaml:"headers" doc:"headers sent with every query, which a metric cannot override (X-Scope-OrgID for Mimir and Cortex)"`
-	// BearerTokenFile is read on every query, so rotation needs no restart.
-	BearerTokenFile string     `yaml:"bearerTokenFile" doc:"file holding a bearer token, read on every query so that rotation needs no restart"`
-	BasicAuth       *BasicAuth `yaml:"basicAuth" doc:"HTTP basic authentication; not with bearerTokenFile"`
-	TLS             TLS        `yaml:"tls" doc:"https towards the datasource"`
-}
-
-// BasicAuth is HTTP basic authentication towards a datasource.
-type BasicAuth struct {
-	Username string `yaml:"username" doc:"user name (required)"`
-	// Password or PasswordFile (re-read on every query); not both.
-	Password     Secret `yaml:"password" doc:"password; not with passwordFile"`
-	PasswordFile string `yaml:"passwordFile" doc:"file holding the password, re-read on every query"`
-}
-
-// TLS configures https towards a datasource.
-type TLS struct {
-	CAFile             string `yaml:"caFile" doc:"CA certificates to verify the server with, PEM"`
-	CertFile           string `yaml:"certFile" doc:"client certificate, PEM; with keyFile"`
-	KeyFile            string `yaml:"keyFile" doc:"client certificate's key, PEM; with certFile"`
-	InsecureSkipVerify bool   `yaml:"insecureSkipVerify" doc:"do not verify the server's certificate"`
-	ServerName         string `yaml:"serverName" doc:"name to verify the server's certificate against, and to send in SNI"`
+	Headers map[string]string
+	// HTTP is how the datasource is reached; nil (a --prometheus-url)
+	// means Prometheus' defaults. Its secrets print as <secret>.
+	HTTP *promconfig.HTTPClientConfig
+	// SigV4 signs every query with AWS Signature Version 4 (Amazon
+	// Managed Service for Prometheus); nil for none. Its secret key
+	// prints as <secret>.
+	SigV4 *sigv4.SigV4Config
 }
 
 // Secret is a credential read from a file. It prints as [redacted] in
@@ -420,52 +413,64 @@ func (c *Config) validate() []string {
 func (d Datasource) validate(path string) []string {
 	var problems []string
 	add := func(format string, a ...any) { problems = append(problems, path+fmt.Sprintf(format, a...)) }
+	urlOK := false
 	if err := checkURL(d.URL); err != nil {
 		add(".url: %v", err)
 	} else if u, _ := url.Parse(d.URL); u.RawQuery != "" || u.Fragment != "" {
 		add(".url: must not have a query string or fragment")
+	} else {
+		urlOK = true
 	}
-	for k, v := range d.Headers {
-		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
-			add(".headers: %q is not a valid header name", k)
+	if h := d.HTTP; h != nil {
+		files := map[string]string{
+			"bearer_token_file":    h.BearerTokenFile,
+			"tls_config.ca_file":   h.TLSConfig.CAFile,
+			"tls_config.cert_file": h.TLSConfig.CertFile,
+			"tls_config.key_file":  h.TLSConfig.KeyFile,
 		}
-		if strings.ContainsAny(v, "\r\n") {
-			add(".headers[%s]: the value must not contain line breaks", k)
+		if a := h.Authorization; a != nil {
+			files["authorization.credentials_file"] = a.CredentialsFile
 		}
-	}
-	if d.BearerTokenFile != "" {
-		if err := readable(d.BearerTokenFile); err != nil {
-			add(".bearerTokenFile: %v", err)
+		if b := h.BasicAuth; b != nil {
+			files["basic_auth.username_file"] = b.UsernameFile
+			files["basic_auth.password_file"] = b.PasswordFile
 		}
-	}
-	if b := d.BasicAuth; b != nil {
-		if b.Username == "" {
-			add(".basicAuth.username: required")
+		if o := h.OAuth2; o != nil {
+			files["oauth2.client_secret_file"] = o.ClientSecretFile
 		}
-		if b.Password != "" && b.PasswordFile != "" {
-			add(".basicAuth: give password or passwordFile, not both")
-		}
-		if b.PasswordFile != "" {
-			if err := readable(b.PasswordFile); err != nil {
-				add(".basicAuth.passwordFile: %v", err)
-			}
-		}
-		if d.BearerTokenFile != "" {
-			add(": give basicAuth or bearerTokenFile, not both")
-		}
-	}
-	for field, file := range map[string]string{"caFile": d.TLS.CAFile, "certFile": d.TLS.CertFile, "keyFile": d.TLS.KeyFile} {
-		if file != "" {
-			if err := readable(file); err != nil {
-				add(".tls.%s: %v", field, err)
+		for field, file := range files {
+			if file != "" {
+				if err := readable(file); err != nil {
+					add(".%s: %v", field, err)
+				}
 			}
 		}
 	}
-	if (d.TLS.CertFile == "") != (d.TLS.KeyFile == "") {
-		add(".tls: certFile and keyFile go together")
+	// The rest as the Prometheus provider checks it when it starts: the
+	// HTTP client configuration's own rules, no proxy from the
+	// environment, SigV4 alone.
+	if urlOK {
+		if err := prometheus.CheckDatasource(d.provider()); err != nil {
+			add(": %v", err)
+		}
 	}
 	slices.Sort(problems) // map order must not decide the message order
 	return problems
+}
+
+// provider is the datasource as the Prometheus provider takes it.
+func (d Datasource) provider() prometheus.Datasource {
+	return prometheus.Datasource{Name: d.Name, URL: d.URL, Headers: d.Headers, HTTP: d.HTTP, SigV4: d.SigV4}
+}
+
+// ProviderDatasources are the datasources as the Prometheus provider takes
+// them.
+func (c *Config) ProviderDatasources() []prometheus.Datasource {
+	out := make([]prometheus.Datasource, len(c.Datasources))
+	for i, d := range c.Datasources {
+		out[i] = d.provider()
+	}
+	return out
 }
 
 // checkURL accepts an absolute http or https URL without credentials.

@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/sigv4"
 	"go.uber.org/zap/zapcore"
+	yaml "go.yaml.in/yaml/v2"
 )
 
 // env returns a getenv over a fixed set of variables.
@@ -87,24 +90,57 @@ func TestPrecedence(t *testing.T) {
 func TestPrometheusSources(t *testing.T) {
 	dir := t.TempDir()
 	token := writeFile(t, dir, "token", "s3cret\n")
+	password := writeFile(t, dir, "password", "pa55word\n")
 	file := writeFile(t, dir, "c.yaml", `
 prometheus:
   - name: mimir
     url: http://mimir/prometheus
     headers: {X-Scope-OrgID: team-a}
-    bearerTokenFile: token
+    authorization: {credentials_file: token}
   - url: http://prometheus:9090
+  - name: old-keys
+    url: https://old:9090
+    bearerTokenFile: token
+    tls: {caFile: ca.pem, serverName: prometheus.example, insecureSkipVerify: true}
+  - name: old-basic
+    url: http://old-basic:9090
+    basicAuth: {username: u, passwordFile: password}
+  - name: amp
+    url: https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1
+    follow_redirects: false
+    sigv4: {region: eu-west-1, access_key: AKID, secret_key: s3cret-key}
 `)
+	writeFile(t, dir, "ca.pem", "")
 	c, err := Load([]string{"--config", file}, env(), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
+	http := func(set func(*promconfig.HTTPClientConfig)) *promconfig.HTTPClientConfig {
+		h := promconfig.DefaultHTTPClientConfig
+		set(&h)
+		return &h
+	}
 	want := []Datasource{
-		{Name: "mimir", URL: "http://mimir/prometheus", Headers: map[string]string{"X-Scope-OrgID": "team-a"}, BearerTokenFile: token},
-		{URL: "http://prometheus:9090"},
+		{Name: "mimir", URL: "http://mimir/prometheus", Headers: map[string]string{"X-Scope-OrgID": "team-a"}, HTTP: http(func(h *promconfig.HTTPClientConfig) {
+			h.Authorization = &promconfig.Authorization{CredentialsFile: token}
+		})},
+		{URL: "http://prometheus:9090", HTTP: http(func(*promconfig.HTTPClientConfig) {})},
+		{Name: "old-keys", URL: "https://old:9090", HTTP: http(func(h *promconfig.HTTPClientConfig) {
+			h.Authorization = &promconfig.Authorization{Type: "Bearer", CredentialsFile: token}
+			h.TLSConfig = promconfig.TLSConfig{CAFile: filepath.Join(dir, "ca.pem"), ServerName: "prometheus.example", InsecureSkipVerify: true}
+		})},
+		{Name: "old-basic", URL: "http://old-basic:9090", HTTP: http(func(h *promconfig.HTTPClientConfig) {
+			h.BasicAuth = &promconfig.BasicAuth{Username: "u", PasswordFile: password}
+		})},
+		{Name: "amp", URL: "https://aps-workspaces.eu-west-1.amazonaws.com/workspaces/ws-1", HTTP: http(func(h *promconfig.HTTPClientConfig) { h.FollowRedirects = false }),
+			SigV4: &sigv4.SigV4Config{Region: "eu-west-1", AccessKey: "AKID", SecretKey: "s3cret-key"}},
 	}
 	if !reflect.DeepEqual(c.Datasources, want) {
-		t.Errorf("datasources from the file (paths relative to it):\n got %+v\nwant %+v", c.Datasources, want)
+		t.Errorf("datasources from the file (paths relative to it):\n got %s\nwant %s", show(c.Datasources), show(want))
+	}
+	// The secrets read from the file never print.
+	if out := show(c.Datasources); strings.Contains(out, "s3cret-key") {
+		t.Errorf("the datasources show a secret: %s", out)
 	}
 
 	c, err = Load([]string{"--config", file, "--prometheus-url", "http://a:9090", "--prometheus-url", "http://b:9090"}, env(), io.Discard)
@@ -113,6 +149,46 @@ prometheus:
 	}
 	if got := []string{c.Datasources[0].URL, c.Datasources[1].URL}; len(c.Datasources) != 2 || got[0] != "http://a:9090" || got[1] != "http://b:9090" {
 		t.Errorf("--prometheus-url did not replace the file's datasources: %+v", c.Datasources)
+	}
+}
+
+// show is the datasources as YAML, as Prometheus shows its own
+// configuration: secrets as <secret>.
+func show(ds []Datasource) string {
+	out, err := yaml.Marshal(ds)
+	if err != nil {
+		return err.Error()
+	}
+	return string(out)
+}
+
+// TestDatasourceProblems: what a datasource's configuration may not say,
+// each named with its datasource and key.
+func TestDatasourceProblems(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, datasource, want string }{
+		{"old and new spelling", "basicAuth: {username: a, password: b}\n    basic_auth: {username: a, password: b}",
+			"prometheus[0].basicAuth: the old spelling of basic_auth; give only one of them"},
+		{"old and new tls", "tls: {caFile: x}\n    tls_config: {ca_file: x}", "prometheus[0].tls: the old spelling of tls_config; give only one of them"},
+		{"old bearer and authorization", "bearerTokenFile: x\n    authorization: {credentials: y}", "prometheus[0].bearerTokenFile: the old spelling of authorization.credentials_file; give only one of them"},
+		{"proxy from the environment", "proxy_from_environment: true",
+			"prometheus[0]: proxy_from_environment: canaryd never takes a proxy from the environment (HTTP_PROXY and friends); name one with proxy_url"},
+		{"missing file", "authorization: {credentials_file: nope}", "prometheus[0].authorization.credentials_file: " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"sigv4 with basic auth", "sigv4: {region: eu-west-1}\n    basic_auth: {username: a, password: s3cret-pw}",
+			"prometheus[0]: sigv4 signs every query: it cannot be combined with basic_auth, authorization or oauth2"},
+		{"two credentials", "basic_auth: {username: a, password: s3cret-pw}\n    authorization: {credentials: s3cret-tok}",
+			"prometheus[0]: at most one of basic_auth, oauth2 & authorization must be configured"},
+		{"unknown key", "tls_config: {ca_fil: x}", "line 4: unknown key ca_fil"},
+		{"unknown sigv4 key", "sigv4: {regio: x}", "line 4: unknown key regio (in sigv4)"},
+	} {
+		file := writeFile(t, dir, "c.yaml", "prometheus:\n  - name: x\n    url: http://p:9090\n    "+tc.datasource+"\n")
+		_, err := Load([]string{"--config", file}, env(), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v\nwant a problem containing %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: %v shows a secret", tc.name, err)
+		}
 	}
 }
 
@@ -181,14 +257,15 @@ func TestInvalid(t *testing.T) {
 			file: `prometheus:
   - {name: a, url: "http://a:9090?x=1", basicAuth: {password: p}}
   - {name: a, url: "http://b:9090", bearerTokenFile: nope, tls: {certFile: c.pem}}
+  - {name: c, url: "http://c:9090", basicAuth: {username: u, password: p, passwordFile: p}}
 `,
 			want: []string{
 				"prometheus[0].url: must not have a query string or fragment",
-				"prometheus[0].basicAuth.username: required",
 				`prometheus[1].name: duplicate name "a"`,
-				"prometheus[1].bearerTokenFile:",
-				"prometheus[1].tls.certFile:",
-				"prometheus[1].tls: certFile and keyFile go together",
+				"prometheus[1].authorization.credentials_file:",
+				"prometheus[1].tls_config.cert_file:",
+				"prometheus[1]: tls_config: exactly one of key or key_file must be configured when a client certificate is configured",
+				"prometheus[2]: at most one of basic_auth password, password_file & password_ref must be configured",
 			}},
 		{name: "both forms of datasources",
 			file: "prometheus: [{url: 'http://a:9090'}]\nprometheusUrl: ['http://b:9090']\n",

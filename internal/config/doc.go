@@ -5,8 +5,12 @@
 //
 // The file exists for what flags express badly: several Prometheus
 // datasources, each with its own headers (Mimir's and Cortex's
-// X-Scope-OrgID), bearer token file, basic auth and TLS. Every flag also has a
-// file key, its name in camelCase.
+// X-Scope-OrgID) and, inline, Prometheus' own HTTP client configuration
+// (prometheus/common/config: basic_auth, authorization, oauth2, tls_config,
+// proxy_url, ...) and SigV4 signing (prometheus/sigv4), in the keys
+// Prometheus users write; the keys canaryd took before (basicAuth,
+// bearerTokenFile, tls) are mapped onto them. Every flag also has a file
+// key, its name in camelCase.
 //
 // One table of settings (settings.go) drives the flags, their variables,
 // the file's keys, -h and the configuration reference, docs/configuration.md,

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/sigv4"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -134,7 +136,7 @@ func kindWords(v *yaml.Node) string {
 // dir.
 func decodeDatasources(c *Config, data []byte, dir string) []string {
 	var f struct {
-		Prometheus []Datasource `yaml:"prometheus"`
+		Prometheus []fileDatasource `yaml:"prometheus"`
 		// The other keys are the other settings', read from the nodes.
 		Others map[string]any `yaml:",inline"`
 	}
@@ -149,31 +151,93 @@ func decodeDatasources(c *Config, data []byte, dir string) []string {
 			}
 			return out
 		}
-		return []string{fmt.Sprintf("prometheus: %v", err)}
+		return []string{fmt.Sprintf("prometheus: %s", yamlWords.Replace(err.Error()))}
 	}
+	var problems []string
 	c.Datasources = make([]Datasource, len(f.Prometheus))
 	for i, d := range f.Prometheus {
-		d.BearerTokenFile = relativeTo(dir, d.BearerTokenFile)
-		if d.BasicAuth != nil {
-			b := *d.BasicAuth
-			b.PasswordFile = relativeTo(dir, b.PasswordFile)
-			d.BasicAuth = &b
+		if p := d.mapOldKeys(); p != "" {
+			problems = append(problems, fmt.Sprintf("prometheus[%d].%s", i, p))
 		}
-		d.TLS.CAFile = relativeTo(dir, d.TLS.CAFile)
-		d.TLS.CertFile = relativeTo(dir, d.TLS.CertFile)
-		d.TLS.KeyFile = relativeTo(dir, d.TLS.KeyFile)
-		c.Datasources[i] = d
+		http := d.HTTP
+		http.SetDirectory(dir)
+		c.Datasources[i] = Datasource{Name: d.Name, URL: d.URL, Headers: d.Headers, HTTP: &http, SigV4: d.SigV4}
 	}
-	return nil
+	return problems
+}
+
+// fileDatasource is a datasource as the file writes it: canaryd's keys,
+// Prometheus' HTTP client configuration inline, and the keys canaryd took
+// before it (basicAuth, bearerTokenFile, tls), which still work.
+type fileDatasource struct {
+	Name    string                      `yaml:"name"`
+	URL     string                      `yaml:"url"`
+	Headers map[string]string           `yaml:"headers"`
+	HTTP    promconfig.HTTPClientConfig `yaml:",inline"`
+	SigV4   *sigv4.SigV4Config          `yaml:"sigv4"`
+
+	OldBearerTokenFile string        `yaml:"bearerTokenFile"`
+	OldBasicAuth       *oldBasicAuth `yaml:"basicAuth"`
+	OldTLS             *oldTLS       `yaml:"tls"`
+}
+
+type oldBasicAuth struct {
+	Username     string            `yaml:"username"`
+	Password     promconfig.Secret `yaml:"password"`
+	PasswordFile string            `yaml:"passwordFile"`
+}
+
+type oldTLS struct {
+	CAFile             string `yaml:"caFile"`
+	CertFile           string `yaml:"certFile"`
+	KeyFile            string `yaml:"keyFile"`
+	InsecureSkipVerify bool   `yaml:"insecureSkipVerify"`
+	ServerName         string `yaml:"serverName"`
+}
+
+// UnmarshalYAML starts from Prometheus' defaults (follow_redirects and
+// enable_http2 true), as Prometheus does for a scrape configuration.
+func (d *fileDatasource) UnmarshalYAML(unmarshal func(any) error) error {
+	type datasourceKeys fileDatasource
+	*d = fileDatasource{HTTP: promconfig.DefaultHTTPClientConfig}
+	return unmarshal((*datasourceKeys)(d))
+}
+
+// mapOldKeys moves the keys canaryd took before onto Prometheus' own,
+// and returns the problem when a datasource gives both.
+func (d *fileDatasource) mapOldKeys() string {
+	h := &d.HTTP
+	if d.OldBearerTokenFile != "" {
+		if h.BearerTokenFile != "" || h.BearerToken != "" || h.Authorization != nil {
+			return "bearerTokenFile: the old spelling of authorization.credentials_file; give only one of them"
+		}
+		h.Authorization = &promconfig.Authorization{Type: "Bearer", CredentialsFile: d.OldBearerTokenFile}
+	}
+	if b := d.OldBasicAuth; b != nil {
+		if h.BasicAuth != nil {
+			return "basicAuth: the old spelling of basic_auth; give only one of them"
+		}
+		h.BasicAuth = &promconfig.BasicAuth{Username: b.Username, Password: b.Password, PasswordFile: b.PasswordFile}
+	}
+	if t := d.OldTLS; t != nil {
+		if h.TLSConfig != (promconfig.TLSConfig{}) {
+			return "tls: the old spelling of tls_config; give only one of them"
+		}
+		h.TLSConfig = promconfig.TLSConfig{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, InsecureSkipVerify: t.InsecureSkipVerify, ServerName: t.ServerName}
+	}
+	d.OldBearerTokenFile, d.OldBasicAuth, d.OldTLS = "", nil, nil
+	return ""
 }
 
 // yamlWords puts the YAML decoder's messages into the words of the file;
 // the line number it gives says which key.
 var yamlWords = strings.NewReplacer(
 	"field ", "unknown key ",
-	" not found in type config.Datasource", " (in a datasource)",
-	" not found in type config.BasicAuth", " (in basicAuth)",
-	" not found in type config.TLS", " (in tls)",
+	" not found in type config.datasourceKeys", " (in a datasource)",
+	" not found in type config.oldBasicAuth", " (in basicAuth)",
+	" not found in type config.oldTLS", " (in tls)",
+	" not found in type config.plain", "",
+	" not found in type sigv4.plain", " (in sigv4)",
 	"cannot unmarshal !!map into string", "a mapping cannot be a string",
 	"cannot unmarshal !!seq into string", "a list cannot be a string",
 	"cannot unmarshal !!map into", "a mapping cannot be",
@@ -181,10 +245,10 @@ var yamlWords = strings.NewReplacer(
 	"cannot unmarshal !!str", "a string",
 	"cannot unmarshal !!int", "a number",
 	"cannot unmarshal !!bool", "a boolean",
-	"into []config.Datasource", "a list of datasources",
-	"[]config.Datasource", "a list of datasources",
+	"into []config.fileDatasource", "a list of datasources",
+	"[]config.fileDatasource", "a list of datasources",
 	"map[string]string", "a mapping of strings",
-	"config.Datasource", "a datasource",
-	"*config.BasicAuth", "basicAuth",
-	"config.TLS", "tls",
+	"config.datasourceKeys", "a datasource",
+	"*config.oldBasicAuth", "basicAuth",
+	"config.oldTLS", "tls",
 )

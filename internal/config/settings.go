@@ -324,7 +324,7 @@ func settings() []setting {
 			get:   func(c *Config) string { return c.LogLevel.String() },
 			value: func(c *Config) any { return c.LogLevel.String() }},
 		{name: "prometheus", group: groupPrometheus, fileOnly: true, none: "prometheusUrl's",
-			usage:  "Prometheus-compatible datasources (Prometheus, Thanos, Mimir, Cortex), each with its own headers, credentials and TLS (keys below); the first is the default for metrics without an address. Not with prometheusUrl",
+			usage:  "Prometheus-compatible datasources (Prometheus, Thanos, Mimir, Cortex), each with its own headers, and credentials, TLS and proxy in Prometheus' HTTP client configuration, or SigV4 (keys below); the first is the default for metrics without an address. Not with prometheusUrl",
 			decode: decodeDatasources},
 		{name: "prometheus-url", group: groupPrometheus, list: true,
 			usage: "a Prometheus that metrics may query (repeatable); the first is the default for metrics without an address",

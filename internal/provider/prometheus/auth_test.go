@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/config"
+
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -72,8 +74,10 @@ func TestHeadersAndCredentials(t *testing.T) {
 
 	hostPort := strings.TrimPrefix(srv.URL, "http://")
 	p := newProvider(t, prometheus.Options{Datasources: []prometheus.Datasource{
-		{Name: "bearer", URL: srv.URL + "/bearer", BearerTokenFile: tokenFile, Headers: map[string]string{"x-scope-orgid": "tenant-a"}},
-		{Name: "basic", URL: srv.URL + "/basic", BasicAuth: &prometheus.BasicAuth{Username: "ds-user", PasswordFile: passwordFile}},
+		{Name: "bearer", URL: srv.URL + "/bearer", HTTP: bearerFile(tokenFile), Headers: map[string]string{"x-scope-orgid": "tenant-a"}},
+		{Name: "basic", URL: srv.URL + "/basic", HTTP: httpConfig(func(c *config.HTTPClientConfig) {
+			c.BasicAuth = &config.BasicAuth{Username: "ds-user", PasswordFile: passwordFile}
+		})},
 		{Name: "userinfo", URL: "http://ds-user:url-password@" + hostPort + "/userinfo"},
 		{Name: "plain", URL: srv.URL + "/plain"},
 	}})
@@ -151,7 +155,7 @@ func TestHeadersAndCredentials(t *testing.T) {
 	}
 	os.Remove(tokenFile)
 	obs := measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/bearer"}, time.Now())
-	want := fmt.Sprintf(`Post "%s/bearer/api/v1/query": datasource "bearer": reading bearer token file: open %s: no such file or directory`, srv.URL, tokenFile)
+	want := fmt.Sprintf(`Post "%s/bearer/api/v1/query": unable to read authorization credentials: unable to read file %s: open %s: no such file or directory`, srv.URL, tokenFile, tokenFile)
 	if got := errText(obs.Err); got != want {
 		t.Errorf("missing token file: err = %q, want %q", got, want)
 	}
@@ -196,7 +200,7 @@ func TestOAuth2(t *testing.T) {
 	tokenFile := filepath.Join(dir, "token")
 	writeFile(t, tokenFile, "ds-token")
 	p := newProvider(t, prometheus.Options{
-		Datasources: []prometheus.Datasource{{URL: prom.URL, BearerTokenFile: tokenFile, Headers: map[string]string{"X-Scope-OrgID": "tenant"}}},
+		Datasources: []prometheus.Datasource{{URL: prom.URL, HTTP: bearerFile(tokenFile), Headers: map[string]string{"X-Scope-OrgID": "tenant"}}},
 		TokenURLs:   []string{idp.URL + "/token"},
 	})
 	m := spec.PrometheusMetric{Query: "up", Authentication: spec.Authentication{OAuth2: spec.OAuth2Config{
@@ -300,13 +304,13 @@ func TestTLS(t *testing.T) {
 	}{
 		{name: "unknown CA", ds: prometheus.Datasource{URL: srv.URL}, wantErr: "tls: failed to verify certificate: x509: certificate signed by unknown authority"},
 		{name: "metric insecure (Argo)", ds: prometheus.Datasource{URL: srv.URL}, m: spec.PrometheusMetric{Insecure: true}},
-		{name: "datasource insecure", ds: prometheus.Datasource{URL: srv.URL, TLS: prometheus.TLSConfig{InsecureSkipVerify: true}}},
-		{name: "datasource CA", ds: prometheus.Datasource{URL: srv.URL, TLS: prometheus.TLSConfig{CAFile: caFile}}},
-		{name: "wrong name", ds: prometheus.Datasource{URL: byName, TLS: prometheus.TLSConfig{CAFile: caFile}}, wantErr: "x509: certificate is valid for example.com"},
-		{name: "server name override", ds: prometheus.Datasource{URL: byName, TLS: prometheus.TLSConfig{CAFile: caFile, ServerName: "example.com"}}},
+		{name: "datasource insecure", ds: prometheus.Datasource{URL: srv.URL, HTTP: tlsConfig(config.TLSConfig{InsecureSkipVerify: true})}},
+		{name: "datasource CA", ds: prometheus.Datasource{URL: srv.URL, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile})}},
+		{name: "wrong name", ds: prometheus.Datasource{URL: byName, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile})}, wantErr: "x509: certificate is valid for example.com"},
+		{name: "server name override", ds: prometheus.Datasource{URL: byName, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile, ServerName: "example.com"})}},
 		{
 			name: "client certificate",
-			ds:   prometheus.Datasource{URL: srv.URL, TLS: prometheus.TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}},
+			ds:   prometheus.Datasource{URL: srv.URL, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile})},
 			// The Source is made before the files change below.
 			wantCN: "client-1",
 		},
@@ -327,7 +331,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	// Rotation: new files under the same names are used for new connections.
-	p := newProvider(t, prometheus.Options{Datasources: []prometheus.Datasource{{URL: srv.URL, TLS: prometheus.TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}}}})
+	p := newProvider(t, prometheus.Options{Datasources: []prometheus.Datasource{{URL: srv.URL, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile})}}})
 	measure(t, p, spec.PrometheusMetric{Query: "up"}, time.Now())
 	rotated := t.TempDir()
 	newCertFile, newKeyFile, _ := newCert(t, rotated, "client-2")
@@ -388,9 +392,9 @@ func TestSecretsNeverInErrors(t *testing.T) {
 	p := newProvider(t, prometheus.Options{
 		Datasources: []prometheus.Datasource{
 			{Name: "echo", URL: "http://u:ds-url-pw@" + hostPort(echo.URL)},
-			{Name: "bearer", URL: echo.URL + "/bearer", BearerTokenFile: tokenFile},
+			{Name: "bearer", URL: echo.URL + "/bearer", HTTP: bearerFile(tokenFile)},
 			{Name: "redirect", URL: echo.URL + "/redirect"},
-			{Name: "stall", URL: echo.URL + "/stall", BearerTokenFile: tokenFile},
+			{Name: "stall", URL: echo.URL + "/stall", HTTP: bearerFile(tokenFile)},
 			{Name: "closed", URL: "http://u:ds-url-pw@" + hostPort(closed.URL)},
 		},
 		TokenURLs:  []string{idp.URL + "/"},

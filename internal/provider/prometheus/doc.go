@@ -11,10 +11,23 @@
 // rejected when the metric is validated, so no request ever leaves for it.
 // Redirects are followed only within the datasource's own origin.
 //
+// A datasource is reached through Prometheus' own HTTP client
+// (prometheus/common/config.HTTPClientConfig: credentials, TLS with files
+// reloaded, OAuth2, proxy_url), optionally signed with AWS SigV4
+// (prometheus/sigv4), with canaryd's own bounds around it: its dial
+// (at most maxConnsPerHost connections a host), the response limits, the
+// redirect policy and the scrubbing of credentials from errors
+// (datasource.go builds that chain).
+//
 // What this package must not do:
 //   - send a request anywhere the configuration does not allow, or use
-//     proxies from the environment (HTTP_PROXY and friends are ignored: an
-//     allow-list of addresses means nothing if a proxy decides the route);
+//     proxies from the environment (HTTP_PROXY and friends are ignored, and
+//     proxy_from_environment refused: an allow-list of addresses means
+//     nothing if a proxy decides the route; a datasource's proxy_url is
+//     the configuration's own);
+//   - take AWS credentials, or a role to assume, from a template: a
+//     metric's authentication.sigv4 only asks for what the datasource's
+//     configuration already does;
 //   - put a credential (bearer token, password, client secret, access token,
 //     URL userinfo) into an error, a message, a metric label or a log line;
 //   - build an HTTP transport per measurement: transports belong to a

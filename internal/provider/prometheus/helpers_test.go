@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/config"
+
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -48,6 +50,23 @@ func urls(us ...string) prometheus.Options {
 }
 
 func seconds(s int64) *int64 { return &s }
+
+// httpConfig is Prometheus' default HTTP client configuration, changed by
+// set.
+func httpConfig(set func(*config.HTTPClientConfig)) *config.HTTPClientConfig {
+	c := config.DefaultHTTPClientConfig
+	set(&c)
+	return &c
+}
+
+// bearerFile authorizes with the token in a file, as bearer_token_file.
+func bearerFile(path string) *config.HTTPClientConfig {
+	return httpConfig(func(c *config.HTTPClientConfig) { c.BearerTokenFile = path })
+}
+
+func tlsConfig(t config.TLSConfig) *config.HTTPClientConfig {
+	return httpConfig(func(c *config.HTTPClientConfig) { c.TLSConfig = t })
+}
 
 // measure validates m and takes one measurement at at.
 func measure(t *testing.T, p *prometheus.Provider, m spec.PrometheusMetric, at time.Time) analysis.Observation {

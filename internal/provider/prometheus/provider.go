@@ -15,6 +15,8 @@ import (
 	promapi "github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/config"
+	"github.com/prometheus/sigv4"
 	"golang.org/x/oauth2/clientcredentials"
 	"golang.org/x/sync/semaphore"
 
@@ -22,8 +24,8 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/spec"
-	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // ResolvedPrometheusQuery is the metric-result metadata key under which the
@@ -51,36 +53,19 @@ type Datasource struct {
 	// Headers are set on every request, and a metric's headers cannot
 	// override them (X-Scope-OrgID for Mimir or Cortex, for example).
 	Headers map[string]string
-	// BearerTokenFile is read on every request, so a rotated token is used
-	// at once. Its content is never logged or shown.
-	BearerTokenFile string
-	// BasicAuth authenticates with a user name and password.
-	BasicAuth *BasicAuth
-	// TLS configures https datasources.
-	TLS TLSConfig
-}
-
-// BasicAuth is HTTP basic authentication for a datasource.
-type BasicAuth struct {
-	Username string
-	// Password, or PasswordFile (read on every request); not both.
-	Password     string
-	PasswordFile string
-}
-
-// TLSConfig configures TLS towards a datasource.
-type TLSConfig struct {
-	// CAFile holds the PEM certificates that verify the server (default:
-	// the system's roots). It is read once, when the provider is made.
-	CAFile string
-	// CertFile and KeyFile are a client certificate, re-read when they
-	// change.
-	CertFile string
-	KeyFile  string
-	// InsecureSkipVerify skips verification of the server's certificate.
-	InsecureSkipVerify bool
-	// ServerName overrides the name the certificate is verified against.
-	ServerName string
+	// HTTP is how the datasource is reached, in Prometheus' own HTTP
+	// client configuration (basic_auth, authorization, oauth2, tls_config,
+	// follow_redirects, enable_http2, proxy_url, http_headers); nil means
+	// config.DefaultHTTPClientConfig. Credentials from files are read
+	// for every query, and TLS files are reloaded when they change.
+	// proxy_from_environment is refused. A metric's own credentials replace
+	// the datasource's basic_auth and authorization.
+	HTTP *config.HTTPClientConfig
+	// SigV4, when set, signs every query with AWS Signature Version 4
+	// (Amazon Managed Service for Prometheus), with the credentials it
+	// names or the AWS SDK's default chain; not with basic_auth,
+	// authorization or oauth2.
+	SigV4 *sigv4.SigV4Config
 }
 
 // Options configure a Provider.
@@ -143,11 +128,21 @@ type datasource struct {
 	url    *url.URL // without userinfo
 	key    string
 	origin string
+	// followRedirects is follow_redirects: redirects within origin are
+	// followed, or none.
+	followRedirects bool
+	// sigv4 says that the datasource signs its queries with SigV4.
+	sigv4 bool
+	// secrets are the credentials written in the configuration, scrubbed
+	// from errors.
+	secrets []string
 	// transports carry the datasource's headers and credentials: [0]
 	// verifies TLS per its configuration, [1] skips verification (a
 	// metric's insecure: true).
 	transports [2]http.RoundTripper
-	raw        [2]*http.Transport
+	// raw are Prometheus' HTTP clients under transports, which own the
+	// connections.
+	raw [2]http.RoundTripper
 	// endpoints send the queries of metrics that add no round tripper of
 	// their own, over transports[0] and [1].
 	endpoints [2]*endpoint
@@ -168,7 +163,10 @@ type endpoint struct {
 }
 
 func newEndpoint(ds *datasource, rt http.RoundTripper) (*endpoint, error) {
-	client := &http.Client{Transport: rt, CheckRedirect: sameOriginRedirects(ds.origin)}
+	client := &http.Client{Transport: rt, CheckRedirect: noRedirects}
+	if ds.followRedirects {
+		client.CheckRedirect = sameOriginRedirects(ds.origin)
+	}
 	prom, err := promapi.NewClient(promapi.Config{Address: ds.url.String(), Client: client})
 	if err != nil {
 		return nil, err
@@ -210,6 +208,9 @@ func New(opts Options) (*Provider, error) {
 	// can be megabytes, and is still asked for gzipped.
 	p.instantHeader = p.rangeHeader.Clone()
 	p.instantHeader.Set("Accept-Encoding", "identity")
+	// Prometheus' HTTP client asks for no compression itself; the
+	// limitResponse round tripper inflates what this asks for.
+	p.rangeHeader.Set("Accept-Encoding", "gzip")
 	responses := &responseLimits{max: responseBytes(p.maxValues), inFlight: semaphore.NewWeighted(limits.MaxResponseBytesInFlight),
 		why: fmt.Sprintf("a query's answer (%d bytes for each of --max-result-values %d)", limits.ResponseBytesPerValue, p.maxValues)}
 	names := map[string]bool{}
@@ -237,7 +238,7 @@ func New(opts Options) (*Provider, error) {
 		if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			return nil, fmt.Errorf("prometheus OAuth2 token URLs[%d]: must be an http or https URL without userinfo, query or fragment", i)
 		}
-		if reason := webhook.PathProblem(u); reason != "" {
+		if reason := outbound.PathProblem(u); reason != "" {
 			return nil, fmt.Errorf("prometheus OAuth2 token URLs[%d]: its path must not have %s", i, reason)
 		}
 		key := tokenURLKey(u)
@@ -270,80 +271,6 @@ func New(opts Options) (*Provider, error) {
 	return p, nil
 }
 
-func newDatasource(d Datasource, responses *responseLimits) (*datasource, error) {
-	u, err := parseAddress(d.URL)
-	if err != nil {
-		return nil, fmt.Errorf("url: %w", err)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("url must not have a query string or fragment")
-	}
-	basic := d.BasicAuth
-	if u.User != nil {
-		if basic != nil || d.BearerTokenFile != "" {
-			return nil, errors.New("url has userinfo and basic auth or a bearer token file is configured too; give the credentials once")
-		}
-		password, _ := u.User.Password()
-		basic = &BasicAuth{Username: u.User.Username(), Password: password}
-		u.User = nil
-	}
-	if basic != nil {
-		switch {
-		case basic.Username == "":
-			return nil, errors.New("basic auth needs a username")
-		case basic.Password != "" && basic.PasswordFile != "":
-			return nil, errors.New("basic auth takes a password or a password file, not both")
-		case d.BearerTokenFile != "":
-			return nil, errors.New("basic auth and a bearer token file cannot both be configured")
-		}
-	}
-	headers := make(map[string]string, len(d.Headers))
-	for k, v := range d.Headers {
-		if !validHeaderName(k) {
-			return nil, fmt.Errorf("header %q: invalid HTTP header name", k)
-		}
-		if !validHeaderValue(v) {
-			return nil, fmt.Errorf("header %q: invalid HTTP header value", k)
-		}
-		headers[http.CanonicalHeaderKey(k)] = v
-	}
-	tlsConfig, err := d.TLS.build()
-	if err != nil {
-		return nil, fmt.Errorf("tls: %w", err)
-	}
-	insecure := tlsConfig.Clone()
-	insecure.InsecureSkipVerify = true
-
-	ds := &datasource{
-		name:   d.Name,
-		url:    u,
-		key:    addressKey(u),
-		origin: origin(u),
-	}
-	if ds.name == "" {
-		ds.name = ds.key
-	}
-	for i, c := range []*tls.Config{tlsConfig, insecure} {
-		ds.raw[i] = newTransport(c)
-		ds.transports[i] = &recordCredentials{next: &limitResponse{limits: responses, next: ds.raw[i]}}
-		// A datasource with nothing to add skips the round tripper that
-		// would copy every request to add it.
-		if len(headers) > 0 || d.BearerTokenFile != "" || basic != nil {
-			ds.transports[i] = &datasourceAuth{
-				name:       ds.name,
-				headers:    headers,
-				bearerFile: d.BearerTokenFile,
-				basic:      basic,
-				next:       ds.transports[i],
-			}
-		}
-		if ds.endpoints[i], err = newEndpoint(ds, ds.transports[i]); err != nil {
-			return nil, fmt.Errorf("url: %w", err)
-		}
-	}
-	return ds, nil
-}
-
 // maxPooledBody is the largest response buffer kept for reuse: range
 // queries may return megabytes, and the pool must not hold on to them.
 const maxPooledBody = 64 << 10
@@ -367,7 +294,7 @@ func (p *Provider) putBuffer(b *bytes.Buffer) {
 func (p *Provider) CloseIdleConnections() {
 	for _, ds := range p.datasources {
 		for _, t := range ds.raw {
-			t.CloseIdleConnections()
+			closeIdle(t)
 		}
 	}
 	for _, t := range p.tokenTransports {
@@ -424,10 +351,11 @@ func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string
 
 	// authentication
 	auth := m.Authentication
-	if !auth.Sigv4.IsZero() {
-		add(".authentication.sigv4", "sigv4 authentication is not supported yet")
-	}
+	p.checkSigV4(ds, m, urlUser, add)
 	ba := auth.BasicAuth
+	if ds.sigv4 {
+		urlUser = nil // refused by checkSigV4
+	}
 	if ba.Username != "" || ba.Password != "" {
 		if ba.Username == "" {
 			add(".authentication.basicAuth.username", "missing mandatory parameter in metric for basic auth setup: username")
@@ -494,6 +422,7 @@ func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string
 			s.secrets = append(s.secrets, h.Value)
 		}
 	}
+	s.secrets = append(s.secrets, ds.secrets...)
 	// A metric that adds nothing to the datasource's requests shares its
 	// client: one less client per analysis to build and to keep.
 	s.ep = ds.endpoints[insecure]
@@ -584,6 +513,38 @@ func (p *Provider) rangeQuery(rq *spec.PrometheusRangeQueryArgs, add func(field,
 	return r
 }
 
+// checkSigV4 applies the rules of a datasource that signs its queries
+// with SigV4, and of a metric's authentication.sigv4: the AWS credentials
+// come from canaryd's configuration, never from a template, so a metric
+// may ask for SigV4 only of a datasource configured with it (whose
+// settings apply: the metric's region, profile and roleArn are not used),
+// and may not send other credentials to one.
+func (p *Provider) checkSigV4(ds *datasource, m *spec.PrometheusMetric, urlUser *url.Userinfo, add func(field, format string, args ...any)) {
+	const f = ".authentication"
+	auth := m.Authentication
+	if !ds.sigv4 {
+		if !auth.Sigv4.IsZero() {
+			add(f+".sigv4", "datasource %q does not sign its queries with SigV4; canaryd takes AWS credentials from its configuration, never from a template: give the datasource a sigv4 block (region, and access_key and secret_key, profile or role_arn) in the prometheus datasources of canaryd's configuration file", ds.name)
+		}
+		return
+	}
+	const why = "datasource %q signs its queries with SigV4, which replaces any other credentials; remove %s"
+	if ba := auth.BasicAuth; ba.Username != "" || ba.Password != "" {
+		add(f+".basicAuth", why, ds.name, "basicAuth")
+	}
+	if o := auth.OAuth2; o.TokenURL != "" || o.ClientID != "" || o.ClientSecret != "" || len(o.Scopes) > 0 {
+		add(f+".oauth2", why, ds.name, "oauth2")
+	}
+	if urlUser != nil {
+		add(".address", why, ds.name, "the user name and password from the address")
+	}
+	for i, h := range m.Headers {
+		if strings.EqualFold(h.Key, "Authorization") {
+			add(fmt.Sprintf(".headers[%d].key", i), why, ds.name, "the Authorization header")
+		}
+	}
+}
+
 func (p *Provider) checkOAuth2(o spec.OAuth2Config, add func(field, format string, args ...any)) {
 	const f = ".authentication.oauth2"
 	if o.TokenURL == "" {
@@ -605,7 +566,7 @@ func (p *Provider) checkOAuth2(o spec.OAuth2Config, add func(field, format strin
 	}
 	// Compared decoded, sent as given: nothing a token endpoint could
 	// decode or resolve into a path outside the allowed prefix.
-	if reason := webhook.PathProblem(u); reason != "" {
+	if reason := outbound.PathProblem(u); reason != "" {
 		add(f+".tokenUrl", "oauth2 tokenUrl's path must not have %s", reason)
 		return
 	}

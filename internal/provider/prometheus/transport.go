@@ -1,15 +1,14 @@
 package prometheus
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -72,94 +71,6 @@ func newTransport(tlsConfig *tls.Config) *http.Transport {
 	}
 }
 
-// build turns the datasource's TLS settings into a tls.Config. The CA file
-// is read once (a new CA needs a restart); the client certificate and key
-// are re-read whenever either file changes, so that short-lived
-// certificates (cert-manager, SPIFFE) rotate without a restart.
-func (c TLSConfig) build() (*tls.Config, error) {
-	cfg := &tls.Config{
-		MinVersion:         tls.VersionTLS12,
-		ServerName:         c.ServerName,
-		InsecureSkipVerify: c.InsecureSkipVerify,
-	}
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("no PEM certificate found in CA file %s", c.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		return nil, errors.New("a client certificate needs both a cert file and a key file")
-	}
-	if c.CertFile != "" {
-		kp := &keyPair{certFile: c.CertFile, keyFile: c.KeyFile}
-		if _, err := kp.get(nil); err != nil {
-			return nil, err
-		}
-		cfg.GetClientCertificate = kp.get
-	}
-	return cfg, nil
-}
-
-// keyPair is a client certificate loaded from files and reloaded when they
-// change.
-type keyPair struct {
-	certFile, keyFile string
-
-	mu    sync.Mutex
-	cert  *tls.Certificate
-	stamp string // modification times and sizes of both files when loaded
-}
-
-func fileStamp(paths ...string) string {
-	var b strings.Builder
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			b.WriteString("missing;")
-			continue
-		}
-		fmt.Fprintf(&b, "%d/%d;", fi.ModTime().UnixNano(), fi.Size())
-	}
-	return b.String()
-}
-
-func (k *keyPair) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	stamp := fileStamp(k.certFile, k.keyFile)
-	if k.cert != nil && stamp == k.stamp {
-		return k.cert, nil
-	}
-	cert, err := tls.LoadX509KeyPair(k.certFile, k.keyFile)
-	if err != nil {
-		// A rotation caught half-way (new cert, old key) must not break
-		// queries: keep the last good pair until both files agree.
-		if k.cert != nil {
-			return k.cert, nil
-		}
-		return nil, fmt.Errorf("loading client certificate %s: %w", k.certFile, err)
-	}
-	k.cert, k.stamp = &cert, stamp
-	return k.cert, nil
-}
-
-// readSecretFile reads a credential from a file on every use, so that a
-// rotated token is picked up by the next query. The error names the file,
-// never its content.
-func readSecretFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
 // cloneRequest gives a round tripper a request it may change: RoundTrippers
 // must not modify the request they are given.
 func cloneRequest(r *http.Request) *http.Request {
@@ -176,47 +87,6 @@ func fail(req *http.Request, err error) (*http.Response, error) {
 		_ = req.Body.Close()
 	}
 	return nil, err
-}
-
-// datasourceAuth applies what the configuration says about a datasource:
-// its headers (which a metric cannot override: a tenant header such as
-// X-Scope-OrgID is the operator's decision) and its credentials (which a
-// metric's own authentication replaces: the Authorization header is only
-// set when the request has none).
-type datasourceAuth struct {
-	name       string
-	headers    map[string]string
-	bearerFile string
-	basic      *BasicAuth
-	next       http.RoundTripper
-}
-
-func (rt *datasourceAuth) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = cloneRequest(req)
-	for k, v := range rt.headers {
-		req.Header.Set(k, v)
-	}
-	if req.Header.Get("Authorization") == "" {
-		switch {
-		case rt.bearerFile != "":
-			token, err := readSecretFile(rt.bearerFile)
-			if err != nil {
-				return fail(req, fmt.Errorf("datasource %q: reading bearer token file: %w", rt.name, err))
-			}
-			req.Header.Set("Authorization", "Bearer "+token)
-		case rt.basic != nil:
-			password := rt.basic.Password
-			if rt.basic.PasswordFile != "" {
-				p, err := readSecretFile(rt.basic.PasswordFile)
-				if err != nil {
-					return fail(req, fmt.Errorf("datasource %q: reading basic auth password file: %w", rt.name, err))
-				}
-				password = p
-			}
-			req.SetBasicAuth(rt.basic.Username, password)
-		}
-	}
-	return rt.next.RoundTrip(req)
 }
 
 // sentCredentials collects the credentials a measurement's requests carried
@@ -242,34 +112,48 @@ func (c *sentCredentials) list() []string {
 	return append([]string(nil), c.values...)
 }
 
-// recordCredentials is the last round tripper before the wire: it sees
-// every header as sent.
+// recordCredentials sees every header of a query as sent: the request as
+// it comes down (the metric's and canaryd's headers), and after the round
+// trip, the request the connection carried (resp.Request), with the
+// credentials that Prometheus' HTTP client configuration added below it.
 type recordCredentials struct {
 	next http.RoundTripper
 }
 
 func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
-	if c, ok := req.Context().Value(sentCredentialsKey{}).(*sentCredentials); ok {
-		for k, vs := range req.Header {
-			if !sensitiveHeader(k) {
+	c, ok := req.Context().Value(sentCredentialsKey{}).(*sentCredentials)
+	if !ok {
+		return rt.next.RoundTrip(req)
+	}
+	c.record(req)
+	resp, err := rt.next.RoundTrip(req)
+	if resp != nil && resp.Request != nil && resp.Request != req {
+		c.record(resp.Request)
+	}
+	return resp, err
+}
+
+// record adds the values of req's credential headers, and their parts
+// (the token after "Bearer ", a basic password).
+func (c *sentCredentials) record(req *http.Request) {
+	for k, vs := range req.Header {
+		if !sensitiveHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			c.add(v)
+			scheme, cred, found := strings.Cut(v, " ")
+			if !found {
 				continue
 			}
-			for _, v := range vs {
-				c.add(v)
-				scheme, cred, found := strings.Cut(v, " ")
-				if !found {
-					continue
-				}
-				c.add(cred)
-				if strings.EqualFold(scheme, "Basic") {
-					if user, password, ok := req.BasicAuth(); ok {
-						c.add(user+":"+password, password)
-					}
+			c.add(cred)
+			if strings.EqualFold(scheme, "Basic") {
+				if user, password, ok := req.BasicAuth(); ok {
+					c.add(user+":"+password, password)
 				}
 			}
 		}
 	}
-	return rt.next.RoundTrip(req)
 }
 
 // limitResponse bounds the size of response bodies.
@@ -297,9 +181,40 @@ func (rt *limitResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitedBody{rc: resp.Body, ctx: req.Context(), left: rt.limits.max, limits: rt.limits}
+	body := resp.Body
+	// Prometheus' HTTP client leaves compression to the caller: a query
+	// that asked for gzip (a range query) is inflated here, and bounded
+	// as it is inflated.
+	if req.Header.Get("Accept-Encoding") == "gzip" && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		body = &gzipBody{rc: body}
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+		resp.Uncompressed = true
+	}
+	resp.Body = &limitedBody{rc: body, ctx: req.Context(), left: rt.limits.max, limits: rt.limits}
 	return resp, nil
 }
+
+// gzipBody inflates a gzipped body, reading its header at the first Read
+// (which the query's context bounds) rather than in RoundTrip.
+type gzipBody struct {
+	rc io.ReadCloser
+	zr *gzip.Reader
+}
+
+func (b *gzipBody) Read(p []byte) (int, error) {
+	if b.zr == nil {
+		zr, err := gzip.NewReader(b.rc)
+		if err != nil {
+			return 0, err
+		}
+		b.zr = zr
+	}
+	return b.zr.Read(p)
+}
+
+func (b *gzipBody) Close() error { return b.rc.Close() }
 
 type limitedBody struct {
 	rc     io.ReadCloser

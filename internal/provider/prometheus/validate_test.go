@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/config"
+	"github.com/prometheus/sigv4"
+
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
@@ -122,7 +125,7 @@ func TestSourceValidation(t *testing.T) {
 		{
 			name: "sigv4",
 			m:    spec.PrometheusMetric{Query: q, Authentication: spec.Authentication{Sigv4: spec.Sigv4Config{Region: "eu-west-1"}}},
-			want: []api.FieldError{fe("authentication.sigv4", "sigv4 authentication is not supported yet")},
+			want: []api.FieldError{fe("authentication.sigv4", `datasource "http://prometheus:9090" does not sign its queries with SigV4; canaryd takes AWS credentials from its configuration, never from a template: give the datasource a sigv4 block (region, and access_key and secret_key, profile or role_arn) in the prometheus datasources of canaryd's configuration file`)},
 		},
 		{
 			name: "basic auth without password (Argo master's text)",
@@ -228,18 +231,25 @@ func TestNewRejects(t *testing.T) {
 		},
 		{
 			"userinfo and basic auth",
-			ds(prometheus.Datasource{Name: "x", URL: "http://u:pw0rd@p:9090", BasicAuth: &prometheus.BasicAuth{Username: "u", Password: "p"}}),
-			`prometheus datasources[0] ("x"): url has userinfo and basic auth or a bearer token file is configured too; give the credentials once`,
+			ds(prometheus.Datasource{Name: "x", URL: "http://u:pw0rd@p:9090", HTTP: httpConfig(func(c *config.HTTPClientConfig) {
+				c.BasicAuth = &config.BasicAuth{Username: "u", Password: "p"}
+			})}),
+			`prometheus datasources[0] ("x"): url has userinfo and basic_auth, authorization, oauth2 or sigv4 is configured too; give the credentials once`,
 		},
 		{
 			"basic auth and bearer token",
-			ds(prometheus.Datasource{URL: "http://p:9090", BearerTokenFile: "/t", BasicAuth: &prometheus.BasicAuth{Username: "u", Password: "p"}}),
-			"prometheus datasources[0]: basic auth and a bearer token file cannot both be configured",
+			ds(prometheus.Datasource{URL: "http://p:9090", HTTP: httpConfig(func(c *config.HTTPClientConfig) {
+				c.BearerTokenFile = "/t"
+				c.BasicAuth = &config.BasicAuth{Username: "u", Password: "p"}
+			})}),
+			"prometheus datasources[0]: at most one of basic_auth, oauth2, bearer_token & bearer_token_file must be configured",
 		},
 		{
 			"password twice",
-			ds(prometheus.Datasource{URL: "http://p:9090", BasicAuth: &prometheus.BasicAuth{Username: "u", Password: "p", PasswordFile: "/p"}}),
-			"prometheus datasources[0]: basic auth takes a password or a password file, not both",
+			ds(prometheus.Datasource{URL: "http://p:9090", HTTP: httpConfig(func(c *config.HTTPClientConfig) {
+				c.BasicAuth = &config.BasicAuth{Username: "u", Password: "p", PasswordFile: "/p"}
+			})}),
+			"prometheus datasources[0]: at most one of basic_auth password, password_file & password_ref must be configured",
 		},
 		{
 			"bad header",
@@ -248,13 +258,30 @@ func TestNewRejects(t *testing.T) {
 		},
 		{
 			"CA file without certificates",
-			ds(prometheus.Datasource{URL: "https://p:9090", TLS: prometheus.TLSConfig{CAFile: notPEM}}),
-			"prometheus datasources[0]: tls: no PEM certificate found in CA file " + notPEM,
+			ds(prometheus.Datasource{URL: "https://p:9090", HTTP: tlsConfig(config.TLSConfig{CAFile: notPEM})}),
+			"prometheus datasources[0]: unable to use specified CA cert file " + notPEM,
 		},
 		{
 			"cert without key",
-			ds(prometheus.Datasource{URL: "https://p:9090", TLS: prometheus.TLSConfig{CertFile: notPEM}}),
-			"prometheus datasources[0]: tls: a client certificate needs both a cert file and a key file",
+			ds(prometheus.Datasource{URL: "https://p:9090", HTTP: tlsConfig(config.TLSConfig{CertFile: notPEM})}),
+			"prometheus datasources[0]: tls_config: exactly one of key or key_file must be configured when a client certificate is configured",
+		},
+		{
+			"proxy from the environment",
+			ds(prometheus.Datasource{URL: "http://p:9090", HTTP: httpConfig(func(c *config.HTTPClientConfig) { c.ProxyFromEnvironment = true })}),
+			"prometheus datasources[0]: proxy_from_environment: canaryd never takes a proxy from the environment (HTTP_PROXY and friends); name one with proxy_url",
+		},
+		{
+			"sigv4 and basic auth",
+			ds(prometheus.Datasource{URL: "http://p:9090", SigV4: &sigv4.SigV4Config{Region: "eu-west-1", AccessKey: "AKID", SecretKey: "s3cr3t-key"}, HTTP: httpConfig(func(c *config.HTTPClientConfig) {
+				c.BasicAuth = &config.BasicAuth{Username: "u", Password: "pw0rd"}
+			})}),
+			"prometheus datasources[0]: sigv4 signs every query: it cannot be combined with basic_auth, authorization or oauth2",
+		},
+		{
+			"sigv4 access key without secret key",
+			ds(prometheus.Datasource{URL: "http://p:9090", SigV4: &sigv4.SigV4Config{Region: "eu-west-1", AccessKey: "AKID"}}),
+			"prometheus datasources[0]: sigv4: must provide a AWS SigV4 Access key and Secret Key if credentials are specified in the SigV4 config",
 		},
 		{
 			"token URL with a query",

@@ -1,0 +1,121 @@
+package prometheus
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConnLimiter: a datasource has at most max connections open to a
+// host; a further dial waits for one to close, and gives up with its
+// context.
+func TestConnLimiter(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	l := newConnLimiter(2)
+	addr := ln.Addr().String()
+	var open []net.Conn
+	for range 2 {
+		c, err := l.dial(t.Context(), "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, c)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if c, err := l.dial(ctx, "tcp", addr); err == nil {
+		c.Close()
+		t.Fatal("a third connection was dialled while two were open")
+	} else if !strings.Contains(err.Error(), "waiting for one of the 2 connections to "+addr) {
+		t.Errorf("the third dial's error: %v", err)
+	}
+
+	third := make(chan error, 1)
+	go func() {
+		c, err := l.dial(t.Context(), "tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		third <- err
+	}()
+	open[0].Close()
+	open[0].Close() // a second Close gives back nothing more
+	if err := <-third; err != nil {
+		t.Errorf("a dial after a connection closed: %v", err)
+	}
+	open[1].Close()
+	if !l.hosts[addr].TryAcquire(2) {
+		t.Error("the closed connections' slots were not given back")
+	}
+}
+
+type fixedResponse struct{ body []byte }
+
+func (f fixedResponse) RoundTrip(req *http.Request) (*http.Response, error) {
+	return &http.Response{
+		StatusCode: http.StatusOK,
+		Header:     http.Header{"Content-Encoding": {"gzip"}},
+		Body:       io.NopCloser(bytes.NewReader(f.body)),
+		Request:    req,
+	}, nil
+}
+
+// TestGzipBounded: a gzipped answer is inflated, and held to the bound of
+// an answer as it is inflated, so that a small body cannot inflate into
+// more than canaryd reads.
+func TestGzipBounded(t *testing.T) {
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write(bytes.Repeat([]byte("0"), 1<<20))
+	zw.Close()
+	for _, tc := range []struct {
+		max     int64
+		wantErr string
+	}{
+		{max: 1 << 20},
+		{max: 1 << 19, wantErr: "the answer is longer than the 512 KiB canaryd reads of a test answer; narrow the query"},
+	} {
+		rt := &limitResponse{limits: &responseLimits{max: tc.max, why: "a test answer"}, next: fixedResponse{zipped.Bytes()}}
+		req, _ := http.NewRequest(http.MethodPost, "http://p/api/v1/query_range", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := errText(err); got != tc.wantErr {
+			t.Errorf("max %d: err %q, want %q", tc.max, got, tc.wantErr)
+		}
+		if tc.wantErr == "" && (len(body) != 1<<20 || resp.Header.Get("Content-Encoding") != "" || !resp.Uncompressed) {
+			t.Errorf("max %d: %d bytes, Content-Encoding %q, Uncompressed %v; want 1 MiB inflated", tc.max, len(body), resp.Header.Get("Content-Encoding"), resp.Uncompressed)
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
