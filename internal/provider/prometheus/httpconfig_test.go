@@ -71,9 +71,11 @@ func TestHTTPClientConfig(t *testing.T) {
 	}
 	mu.Unlock()
 
-	measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/headers"}, time.Now())
-	if got := rec.last(t).Get("X-From-Config"); got != "v" {
-		t.Errorf("http_headers: X-From-Config %q, want v", got)
+	for range 3 {
+		measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/headers"}, time.Now())
+		if got := rec.last(t).Values("X-From-Config"); len(got) != 1 || got[0] != "v" {
+			t.Errorf("http_headers: X-From-Config %q, want v once", got)
+		}
 	}
 	measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/oauth2"}, time.Now())
 	if got := rec.last(t).Get("Authorization"); got != "Bearer MyAccessToken" {
