@@ -74,7 +74,8 @@ func TestNames(t *testing.T) {
 	for name, want := range map[string]bool{
 		"Authorization": true, "X-Api-Key": true, "Cookie": true, "X-Session-Id": true, "X-Auth-Token": true,
 		"Proxy-Authorization": true, "x-scope-orgid": false, "Accept": false, "Content-Type": false, "X-Monkey": true,
-		"X-Credential": true, "X-Passwd": true,
+		"X-Credential": true, "X-Passwd": true, "X-AUTH-TOKEN": true, "X-Client-Secret": true, "x-password": true,
+		"User-Agent": false, "Accept-Encoding": false, "": false, "Ke": false,
 	} {
 		if got := IsCredentialHeader(name); got != want {
 			t.Errorf("IsCredentialHeader(%q) = %v, want %v", name, got, want)

@@ -2,9 +2,10 @@ package prometheus
 
 import (
 	"errors"
-	"net"
 	"net/url"
 	"strings"
+
+	"github.com/canaryd/canaryd/internal/outbound"
 )
 
 // errNotURL is Argo Rollouts' text for an address that is not an absolute
@@ -27,35 +28,11 @@ func parseAddress(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// canonicalHost is u's host in lower case, without the scheme's default
-// port, with IPv6 literals bracketed.
-func canonicalHost(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	scheme := strings.ToLower(u.Scheme)
-	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		port = ""
-	}
-	if port != "" {
-		return net.JoinHostPort(host, port)
-	}
-	if strings.Contains(host, ":") {
-		return "[" + host + "]"
-	}
-	return host
-}
-
-// origin is scheme://host[:port], normalised; two URLs with the same origin
-// reach the same server.
-func origin(u *url.URL) string {
-	return strings.ToLower(u.Scheme) + "://" + canonicalHost(u)
-}
-
 // addressKey is the form in which a metric's address is compared with the
 // datasources: the origin and the path without trailing slashes. Userinfo,
 // query and fragment play no part (a query string is refused earlier).
 func addressKey(u *url.URL) string {
-	return origin(u) + strings.TrimRight(u.EscapedPath(), "/")
+	return outbound.Origin(u) + strings.TrimRight(u.EscapedPath(), "/")
 }
 
 // tokenURLKey is the form in which an OAuth2 token URL is compared with
@@ -64,7 +41,7 @@ func addressKey(u *url.URL) string {
 // "/oauth/token"; checkPath has refused what decodes ambiguously, so the
 // decoded path splits into the segments every server sees.
 func tokenURLKey(u *url.URL) string {
-	return origin(u) + strings.TrimRight(u.Path, "/")
+	return outbound.Origin(u) + strings.TrimRight(u.Path, "/")
 }
 
 // redacted is u as it may appear in a message: no userinfo, no query, no

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/common/config"
 	"github.com/prometheus/sigv4"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/canaryd/canaryd/internal/outbound"
 )
 
 // newDatasource checks a datasource's configuration and builds the round
@@ -35,7 +37,7 @@ func newDatasource(d Datasource, responses *responseLimits) (*datasource, error)
 		name:            d.Name,
 		url:             u,
 		key:             addressKey(u),
-		origin:          origin(u),
+		origin:          outbound.Origin(u),
 		followRedirects: hc.FollowRedirects,
 		sigv4:           d.SigV4 != nil,
 		secrets:         configSecrets(hc, d.SigV4),
@@ -107,10 +109,10 @@ func checkDatasource(d Datasource) (*url.URL, config.HTTPClientConfig, map[strin
 	}
 	headers := make(map[string]string, len(d.Headers))
 	for k, v := range d.Headers {
-		if !validHeaderName(k) {
+		if !outbound.ValidHeaderName(k) {
 			return nil, hc, nil, fmt.Errorf("header %q: invalid HTTP header name", k)
 		}
-		if !validHeaderValue(v) {
+		if !outbound.ValidHeaderValue(v) {
 			return nil, hc, nil, fmt.Errorf("header %q: invalid HTTP header value", k)
 		}
 		headers[http.CanonicalHeaderKey(k)] = v

@@ -25,6 +25,7 @@ import (
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -163,7 +164,7 @@ type endpoint struct {
 }
 
 func newEndpoint(ds *datasource, rt http.RoundTripper) (*endpoint, error) {
-	client := &http.Client{Transport: rt, CheckRedirect: noRedirects}
+	client := &http.Client{Transport: rt, CheckRedirect: outbound.NoRedirects}
 	if ds.followRedirects {
 		client.CheckRedirect = sameOriginRedirects(ds.origin)
 	}
@@ -374,10 +375,10 @@ func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string
 		p.checkOAuth2(o, add)
 	}
 	for i, h := range m.Headers {
-		if !validHeaderName(h.Key) {
+		if !outbound.ValidHeaderName(h.Key) {
 			add(fmt.Sprintf(".headers[%d].key", i), "invalid HTTP header name %q", h.Key)
 		}
-		if !validHeaderValue(h.Value) {
+		if !outbound.ValidHeaderValue(h.Value) {
 			// The value is not echoed: it may well be a credential.
 			add(fmt.Sprintf(".headers[%d].value", i), "invalid HTTP header value: it must not contain control characters such as line breaks")
 		}
@@ -412,13 +413,13 @@ func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string
 				TokenURL:     o.TokenURL,
 				Scopes:       o.Scopes,
 			},
-			client: &http.Client{Transport: &limitResponse{limits: tokenResponses, next: tokenTransport}, CheckRedirect: noRedirects},
+			client: &http.Client{Transport: &limitResponse{limits: tokenResponses, next: tokenTransport}, CheckRedirect: outbound.NoRedirects},
 			next:   rt,
 		}
 		s.secrets = append(s.secrets, o.ClientSecret)
 	}
 	for _, h := range m.Headers {
-		if sensitiveHeader(h.Key) {
+		if redact.IsCredentialHeader(h.Key) {
 			s.secrets = append(s.secrets, h.Value)
 		}
 	}
@@ -580,67 +581,4 @@ func (p *Provider) checkOAuth2(o spec.OAuth2Config, add func(field, format strin
 	}
 	add(f+".tokenUrl", "oauth2 tokenUrl %q is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url %s (repeatable) or add it to the OAuth2 token URLs of its configuration file",
 		redacted(u), redacted(u))
-}
-
-// validHeaderName reports whether s is an HTTP token (RFC 9110 §5.6.2).
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue reports whether s can be sent as a header value: no
-// control characters other than tab.
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// sensitiveHeader reports whether a header's value is likely a credential,
-// to be scrubbed from error texts.
-// It runs on every header of every query, so it does not allocate.
-func sensitiveHeader(key string) bool {
-	for _, w := range sensitiveWords {
-		if containsFold(key, w) {
-			return true
-		}
-	}
-	return false
-}
-
-var sensitiveWords = []string{"auth", "token", "key", "secret", "password", "cookie", "session"}
-
-// containsFold reports whether s contains word, a lower-case ASCII word,
-// in any case.
-func containsFold(s, word string) bool {
-	for i := 0; i+len(word) <= len(s); i++ {
-		j := 0
-		for ; j < len(word); j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != word[j] {
-				break
-			}
-		}
-		if j == len(word) {
-			return true
-		}
-	}
-	return false
 }

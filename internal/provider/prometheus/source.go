@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // source measures one metric. It holds no per-measurement state, so the
@@ -316,15 +317,9 @@ func scrub(err error, secrets []string) error {
 		}
 	}
 	msg := err.Error()
-	clean := msg
-	// Longest first, so that "Bearer xyz" goes before "xyz" would split it.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, secret := range secrets {
-		// Very short values would mangle the message and protect nothing.
-		if len(secret) >= 4 {
-			clean = strings.ReplaceAll(clean, secret, "<redacted>")
-		}
-	}
+	// Very short values would mangle the message and protect nothing.
+	long := slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return len(s) < 4 })
+	clean := redact.Scrub(msg, long...)
 	if clean == msg {
 		return err
 	}

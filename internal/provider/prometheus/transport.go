@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -137,7 +140,7 @@ func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error
 // (the token after "Bearer ", a basic password).
 func (c *sentCredentials) record(req *http.Request) {
 	for k, vs := range req.Header {
-		if !sensitiveHeader(k) {
+		if !redact.IsCredentialHeader(k) {
 			continue
 		}
 		for _, v := range vs {
@@ -353,21 +356,14 @@ func tokenError(err error) error {
 	return fmt.Errorf("oauth2: cannot fetch token: %w", err)
 }
 
-// noRedirects makes a client return a redirect response as it is.
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
 // sameOriginRedirects follows a redirect only to the datasource's own
 // origin: a redirect elsewhere would take the datasource's credentials (or
 // at least the caller's query) to a server the configuration does not
-// allow.
-func sameOriginRedirects(dsOrigin string) func(*http.Request, []*http.Request) error {
-	return func(req *http.Request, via []*http.Request) error {
-		if len(via) >= maxRedirects {
-			return fmt.Errorf("stopped after %d redirects", maxRedirects)
-		}
-		if o := origin(req.URL); o != dsOrigin {
-			return fmt.Errorf("redirect to %s refused: queries only follow redirects within the datasource's own address %s", o, dsOrigin)
-		}
-		return nil
-	}
+// allow. The maxRedirects-th redirect is not followed, as net/http's.
+func sameOriginRedirects(dsOrigin string) outbound.CheckRedirect {
+	return outbound.Redirects(maxRedirects-1, outbound.SameOrigin(dsOrigin),
+		func() error { return fmt.Errorf("stopped after %d redirects", maxRedirects) },
+		func(target *url.URL, _ string) error {
+			return fmt.Errorf("redirect to %s refused: queries only follow redirects within the datasource's own address %s", outbound.Origin(target), dsOrigin)
+		})
 }
