@@ -55,8 +55,3 @@ func advise(reason string) string {
 	}
 	return reason
 }
-
-// PathProblem is outbound.PathProblem, for the callers not yet moved.
-//
-// Deprecated: use outbound.PathProblem.
-func PathProblem(u *url.URL) string { return outbound.PathProblem(u) }
