@@ -62,6 +62,24 @@ type Stream struct {
 	seq       int
 	dropped   int
 	status    api.WebhookStatus
+	hooks     Hooks
+}
+
+// Hooks let a caller keep a stream's deliveries where another process can
+// finish them (a store): see StreamWith.
+type Hooks struct {
+	// FirstSeq is the number of the events already sent for the analysis
+	// elsewhere (it was resumed): the next event's webhook-id is
+	// "<analysisID>.<FirstSeq+1>".
+	FirstSeq int
+	// Queued, when set, is called on the stream's goroutine before an
+	// event's first attempt; it may wait (for the event to be recorded).
+	Queued func(webhookID string)
+	// Done, when set, is called once an event was delivered, given up or
+	// dropped; not for an event abandoned at shutdown (Wait's context),
+	// which is still owed. It must not block: it may be called from
+	// Send.
+	Done func(webhookID string)
 }
 
 // Stream returns a stream of analysisID's events to rawURL. events are the
@@ -81,11 +99,18 @@ type Stream struct {
 // Every Stream must be ended, by its completed event, by Close, or by Wait's
 // context; otherwise its goroutine waits for events forever.
 func (s *Sender) Stream(analysisID, rawURL string, events []string) (*Stream, error) {
+	return s.StreamWith(analysisID, rawURL, events, Hooks{})
+}
+
+// StreamWith is Stream with hooks on each delivery.
+func (s *Sender) StreamWith(analysisID, rawURL string, events []string, hooks Hooks) (*Stream, error) {
 	st := &Stream{
 		s:          s,
 		analysisID: analysisID,
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
+		seq:        hooks.FirstSeq,
+		hooks:      hooks,
 	}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
 	for _, e := range events {
@@ -121,6 +146,29 @@ func (s *Sender) Stream(analysisID, rawURL string, events []string) (*Stream, er
 	return st, nil
 }
 
+// SendID is Send, returning the webhook-id the event is delivered with: ""
+// when it is not queued (a type not asked for, a refused URL, or after the
+// stream was closed).
+func (st *Stream) SendID(ev api.Event) string { return st.send(ev) }
+
+// Redeliver queues an event owed from before (recorded by another process,
+// or an earlier run) with its webhook-id, ahead of the events sent since.
+// Call it before Send.
+func (st *Stream) Redeliver(webhookID string, typ api.EventType, body []byte) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.refused != nil || st.closed {
+		return
+	}
+	d := &delivery{id: webhookID, typ: typ, body: body}
+	if typ == api.EventCompleted {
+		st.completed, st.closed = d, true
+	} else {
+		st.queue = append(st.queue, d)
+	}
+	st.signal()
+}
+
 // Send queues ev for delivery and returns at once; it never waits for the
 // receiver. Events of a type the subscriber did not ask for, and events after
 // the completed event or Close, are ignored.
@@ -130,15 +178,17 @@ func (s *Sender) Stream(analysisID, rawURL string, events []string) (*Stream, er
 // room (counted as failed in Status and as dropped in the metrics; its id is
 // skipped). The completed event is never dropped: it has a place of its own
 // and is delivered after every measurement event still queued.
-func (st *Stream) Send(ev api.Event) {
+func (st *Stream) Send(ev api.Event) { st.send(ev) }
+
+func (st *Stream) send(ev api.Event) string {
 	switch ev.Type {
 	case api.EventMeasurement:
 		if !st.measurements {
-			return
+			return ""
 		}
 	case api.EventCompleted:
 	default:
-		return
+		return ""
 	}
 	var body []byte
 	var merr error
@@ -152,7 +202,7 @@ func (st *Stream) Send(ev api.Event) {
 	defer st.mu.Unlock()
 	if st.closed {
 		st.log.Debug("webhook event after the stream was closed; ignored", zap.String("event", string(ev.Type)))
-		return
+		return ""
 	}
 	if ev.Type == api.EventCompleted {
 		st.closed = true
@@ -162,11 +212,11 @@ func (st *Stream) Send(ev api.Event) {
 	switch {
 	case st.refused != nil:
 		st.failLocked(outcomeRefused, st.refused.Error())
-		return
+		return ""
 	case merr != nil:
 		st.failLocked(outcomeFailed, "encoding the event failed: "+merr.Error())
 		st.log.Error("webhook event not encoded", zap.String("webhook_id", d.id), zap.Error(merr))
-		return
+		return ""
 	case ev.Type == api.EventCompleted:
 		st.completed = d
 	default:
@@ -179,10 +229,14 @@ func (st *Stream) Send(ev api.Event) {
 			if st.dropped == 1 {
 				st.log.Warn("webhook receiver too slow; dropping the oldest measurement events", zap.String("webhook_id", old.id), zap.Int("queue_size", st.s.queueSize))
 			}
+			if st.hooks.Done != nil {
+				st.hooks.Done(old.id)
+			}
 		}
 		st.queue = append(st.queue, d)
 	}
 	st.signal()
+	return d.id
 }
 
 // Close says that no more events will come: those queued are still
@@ -283,8 +337,14 @@ func (st *Stream) run() {
 		if d == nil {
 			return
 		}
+		if st.hooks.Queued != nil {
+			st.hooks.Queued(d.id)
+		}
 		res := st.s.deliver(st.ctx, st, d)
 		st.record(d, res)
+		if st.hooks.Done != nil && st.ctx.Err() == nil {
+			st.hooks.Done(d.id)
+		}
 	}
 }
 

@@ -1,0 +1,81 @@
+package webhook
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+// TestHooks: a stream resumed elsewhere numbers its events on from
+// FirstSeq, delivers what was owed first with its webhook-ids, calls
+// Queued before each event's first attempt and Done after it, and leaves
+// an event abandoned at shutdown without Done: it is still owed.
+func TestHooks(t *testing.T) {
+	rc := newReceiver(t, nil)
+	ts := newTestSender(t, []string{rc.URL()}, nil)
+	var mu sync.Mutex
+	var queued, done []string
+	st, err := ts.StreamWith("a1", rc.URL(), []string{"measurement", "completed"}, Hooks{
+		FirstSeq: 4,
+		Queued:   func(id string) { mu.Lock(); queued = append(queued, id); mu.Unlock() },
+		Done:     func(id string) { mu.Lock(); done = append(done, id); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owed, _ := api.Marshal(measurement("a1", 3))
+	st.Redeliver("a1.4", api.EventMeasurement, owed)
+	if id := st.SendID(measurement("a1", 4)); id != "a1.5" {
+		t.Errorf("SendID = %q, want a1.5: numbered on from FirstSeq", id)
+	}
+	if id := st.SendID(completed("a1")); id != "a1.6" {
+		t.Errorf("SendID of the completed event = %q, want a1.6", id)
+	}
+	if id := st.SendID(measurement("a1", 5)); id != "" {
+		t.Errorf("SendID after the completed event = %q, want none", id)
+	}
+	waitFor(t, st)
+
+	var ids []string
+	for _, h := range rc.Hits() {
+		ids = append(ids, h.header.Get("webhook-id"))
+	}
+	want := []string{"a1.4", "a1.5", "a1.6"}
+	mu.Lock()
+	defer mu.Unlock()
+	for what, got := range map[string][]string{"delivered": ids, "queued": queued, "done": done} {
+		if !slices.Equal(got, want) {
+			t.Errorf("%s %v, want %v", what, got, want)
+		}
+	}
+}
+
+func TestHooksAbandonedIsNotDone(t *testing.T) {
+	block := make(chan struct{})
+	rc := newReceiver(t, func(int, http.ResponseWriter, *http.Request) { <-block })
+	defer close(block)
+	ts := newTestSender(t, []string{rc.URL()}, nil)
+	var mu sync.Mutex
+	var done []string
+	st, err := ts.StreamWith("a2", rc.URL(), nil, Hooks{Done: func(id string) { mu.Lock(); done = append(done, id); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(completed("a2"))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := st.Wait(ctx); err == nil {
+		t.Fatal("Wait did not give up")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(done) != 0 {
+		t.Errorf("Done called for %s, abandoned at shutdown", strings.Join(done, ", "))
+	}
+}
