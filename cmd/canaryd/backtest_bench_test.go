@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -31,7 +32,7 @@ func BenchmarkBacktestDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compiled, problems := spec.Compile(doc, nil, spec.Builtin(p.Source))
+	compiled, problems := compile.Compile(doc, nil, compile.Builtin(p.Source))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}

@@ -1,17 +1,17 @@
 package main
 
 import (
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/web"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // newProviders registers the metric providers canaryd runs, each under the
 // name a metric gives its provider object: the one place where a provider
 // is added. prometheus builds provider.prometheus metrics (and, through
 // the judge, provider.judge ones); webProvider runs provider.web metrics.
-func newProviders(prometheus spec.PrometheusFunc, webProvider *web.Provider) *provider.Registry {
-	return spec.Builtin(prometheus).Register("web", webProvider)
+func newProviders(prometheus compile.PrometheusFunc, webProvider *web.Provider) *provider.Registry {
+	return compile.Builtin(prometheus).Register("web", webProvider)
 }
 
 // registry is the command line's providers: its Prometheus, and a web

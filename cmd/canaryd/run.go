@@ -13,6 +13,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -185,13 +186,13 @@ func (e *environment) readInput(file string) ([]byte, error) {
 
 // compile reads, parses and compiles the spec of run or backtest. It
 // prints every problem and returns nil when there is any.
-func (e *environment) compile(file string, f *specFlags, providers spec.Providers) *spec.Compiled {
+func (e *environment) compile(file string, f *specFlags, providers compile.Providers) *compile.Compiled {
 	data, err := e.readInput(file)
 	if err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return nil
 	}
-	_, compiled, problems := spec.ParseAndCompile(data, f.args, providers)
+	_, compiled, problems := compile.ParseAndCompile(data, f.args, providers)
 	if len(problems) == 0 {
 		return compiled
 	}

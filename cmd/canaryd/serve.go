@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
@@ -285,7 +286,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 // operator who sends it to "reload". Templates that do not load are not an
 // error (they are logged, counted and listed); a directory that cannot be
 // read is.
-func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer, providers spec.Providers, background *sync.WaitGroup) (server.TemplateStore, error) {
+func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer, providers compile.Providers, background *sync.WaitGroup) (server.TemplateStore, error) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	var store *templates.Store
@@ -296,7 +297,7 @@ func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg
 			// The server's own check, so that a template naming a
 			// Prometheus outside --prometheus-url is flagged at load.
 			Check: func(doc *spec.Document) []api.FieldError {
-				_, errs := spec.Compile(doc, nil, providers, spec.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration)))
+				_, errs := compile.Compile(doc, nil, providers, compile.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration)))
 				return errs
 			},
 			Logger:       log,

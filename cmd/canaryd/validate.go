@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -65,7 +66,7 @@ type validation struct {
 	env   *environment
 	flags *specFlags
 	// providers are the command line's (cliSources.registry).
-	providers spec.Providers
+	providers compile.Providers
 	// documents checked, bad ones among them, and problems printed.
 	documents, bad, problems int
 	// declared are the argument names the documents checked declare.
@@ -116,7 +117,7 @@ func (v *validation) file(path string, data []byte) {
 	if doc != nil && (doc.Kind == "" || doc.Kind == spec.KindAnalysisRun) {
 		v.documents++
 		v.declare(doc.Spec.Args)
-		compiled, problems := spec.Compile(doc, v.argsFor(doc.Spec.Args), v.providers)
+		compiled, problems := compile.Compile(doc, v.argsFor(doc.Spec.Args), v.providers)
 		problems = append(parseProblems, problems...)
 		if len(problems) > 0 {
 			v.bad++
@@ -134,14 +135,14 @@ func (v *validation) file(path string, data []byte) {
 }
 
 // options are the templates package's: the service's check of a template
-// (spec.Compile with its default limits) against this command's
+// (compile.Compile with its default limits) against this command's
 // Prometheus, and the --arg values.
 func (v *validation) options() templates.CheckOptions {
 	cfg := config.Default()
-	limits := spec.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration))
+	limits := compile.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration))
 	return templates.CheckOptions{
 		Check: func(doc *spec.Document) []api.FieldError {
-			_, errs := spec.Compile(doc, nil, v.providers, limits)
+			_, errs := compile.Compile(doc, nil, v.providers, limits)
 			return errs
 		},
 		Args: v.flags.args,
@@ -175,7 +176,7 @@ func (v *validation) report(file string, c templates.Checked) {
 		v.env.printf(v.env.stdout, "%s (arguments a request must give: %s)\n", what, strings.Join(missing, ", "))
 		return
 	}
-	if compiled, errs := spec.Compile(t.Document, v.argsFor(t.Document.Spec.Args), v.providers); len(errs) == 0 {
+	if compiled, errs := compile.Compile(t.Document, v.argsFor(t.Document.Spec.Args), v.providers); len(errs) == 0 {
 		what += ": " + describePlan(compiled.Plan)
 	}
 	v.env.printf(v.env.stdout, "%s\n", what)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -128,8 +129,8 @@ const concurrentSpec = `metrics:
 //
 // It runs twice: with each analysis compiling its own condition programs,
 // as the service does today, and with the programs shared through a
-// condition.Programs (spec.WithPrograms), as it does once the server passes
-// one to spec.Compile.
+// condition.Programs (compile.WithPrograms), as it does once the server passes
+// one to compile.Compile.
 func BenchmarkConcurrentAnalyses(b *testing.B) {
 	n := 10000
 	if s := os.Getenv("CANARYD_BENCH_ANALYSES"); s != "" {
@@ -160,17 +161,17 @@ func BenchmarkConcurrentAnalyses(b *testing.B) {
 			}
 			defer provider.CloseIdleConnections()
 			for b.Loop() {
-				runConcurrent(b, n, doc, provider, spec.WithPrograms(variant.programs()), stubPID)
+				runConcurrent(b, n, doc, provider, compile.WithPrograms(variant.programs()), stubPID)
 			}
 		})
 	}
 }
 
-func runConcurrent(b *testing.B, n int, doc *spec.Document, provider *prometheus.Provider, opt spec.Option, stubPID int) {
+func runConcurrent(b *testing.B, n int, doc *spec.Document, provider *prometheus.Provider, opt compile.Option, stubPID int) {
 	plans := make([]*analysis.Plan, n)
-	providers := spec.Builtin(provider.Source)
+	providers := compile.Builtin(provider.Source)
 	for i := range plans {
-		compiled, problems := spec.Compile(doc, nil, providers, opt)
+		compiled, problems := compile.Compile(doc, nil, providers, opt)
 		if len(problems) > 0 {
 			b.Fatal(problems)
 		}

@@ -5,6 +5,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -33,7 +34,7 @@ type compiledKey struct {
 
 // compiledEntry is what a request needs of a compiled spec.
 type compiledEntry struct {
-	compiled *spec.Compiled
+	compiled *compile.Compiled
 	// template is the document's name when it is a template.
 	template string
 }

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -40,11 +41,11 @@ const argPrefix = "arg."
 // with every problem reported at once.
 type inputReader struct {
 	maxBody int64
-	sources spec.Providers
+	sources compile.Providers
 	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
 	checkWebhook func(rawURL string) error
 	// limits bound the specs compiled (Limits.SpecLimits).
-	limits spec.Limits
+	limits compile.Limits
 	// now tells the time that backtest windows are relative to.
 	now func() time.Time
 	// programs shares compiled conditions between the specs of a server:
@@ -57,20 +58,20 @@ type inputReader struct {
 	compiled *lru.Cache[compiledKey, compiledEntry]
 }
 
-// compileOptions are the options of spec.Compile on a route: the limits,
+// compileOptions are the options of compile.Compile on a route: the limits,
 // without the bound on an analysis' duration for a backtest, which runs in
 // virtual time within its own window.
-func (in *inputReader) compileOptions(params queryParams) []spec.Option {
+func (in *inputReader) compileOptions(params queryParams) []compile.Option {
 	limits := in.limits
 	if params.backtest {
 		limits.MaxDuration = 0
 	}
-	return []spec.Option{spec.WithLimits(limits), spec.WithPrograms(in.programs)}
+	return []compile.Option{compile.WithLimits(limits), compile.WithPrograms(in.programs)}
 }
 
 // specRequest is a request to run or evaluate a spec, decoded and checked.
 type specRequest struct {
-	compiled *spec.Compiled
+	compiled *compile.Compiled
 	// template is the document's name when it is a template.
 	template string
 	// wait asks for the finished analysis in the response.
@@ -166,7 +167,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	if len(problems) > 0 {
 		return nil, ptr(invalidInput(append(errs, locateInDocument(problems, body, isJSON)...)))
 	}
-	compiled, problems := spec.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
+	compiled, problems := compile.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
 	errs = append(errs, locateInDocument(problems, body, isJSON)...)
 	if len(errs) > 0 {
 		return nil, ptr(invalidInput(errs))

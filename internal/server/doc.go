@@ -43,6 +43,6 @@
 // result. Gates and rounds send no webhook: their answer is the result.
 //
 // What it must not do: speak Prometheus or any other provider's protocol
-// (sources are built by the providers it is given, spec.Providers), judge measurements (the engine does), or show an
+// (sources are built by the providers it is given, compile.Providers), judge measurements (the engine does), or show an
 // internal error's text to a client (it is logged with the request id).
 package server

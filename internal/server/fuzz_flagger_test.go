@@ -15,6 +15,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
 )
@@ -69,14 +70,14 @@ func FuzzFlaggerGate(f *testing.F) {
 	passing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Value: []float64{1e9}, Display: "[1e9]"}
 	})
-	sources := spec.Builtin(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := compile.Builtin(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}
 		return passing, nil, nil
 	})
 	store, err := templates.Load(templates.Options{Dir: dir, Check: func(doc *spec.Document) []api.FieldError {
-		_, errs := spec.Compile(doc, nil, sources)
+		_, errs := compile.Compile(doc, nil, sources)
 		return errs
 	}})
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
@@ -92,7 +93,7 @@ type options struct {
 	// webhookMaxElapsed is the retry budget of a webhook event; 5s when
 	// 0. Backoffs are a few milliseconds, so retries take no time.
 	webhookMaxElapsed time.Duration
-	sources           spec.PrometheusFunc
+	sources           compile.PrometheusFunc
 	// webAllow are the web provider's --web-allow prefixes; web metrics
 	// are refused without any.
 	webAllow  []string
@@ -166,7 +167,7 @@ func start(t *testing.T, o options) *testServer {
 		t.Fatalf("web.New: %v", err)
 	}
 	t.Cleanup(webProvider.CloseIdleConnections)
-	providers := spec.Builtin(sources).Register("web", webProvider)
+	providers := compile.Builtin(sources).Register("web", webProvider)
 	if o.webhookMaxElapsed == 0 {
 		o.webhookMaxElapsed = 5 * time.Second
 	}
@@ -218,7 +219,7 @@ func start(t *testing.T, o options) *testServer {
 		st, err := templates.Load(templates.Options{
 			Dir: o.templates,
 			Check: func(doc *spec.Document) []api.FieldError {
-				_, errs := spec.Compile(doc, nil, providers)
+				_, errs := compile.Compile(doc, nil, providers)
 				return errs
 			},
 			Logger:     log,

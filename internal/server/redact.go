@@ -13,7 +13,7 @@ var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@`)
 // replaced by *****: an argument may carry an address with credentials
 // (arg.prom=http://user:password@prometheus:9090), which must show neither
 // in the resource's args nor in the log. (Arguments named like secrets are
-// masked whole already; see spec.IsSecretArg.) args itself is not changed.
+// masked whole already; see compile.IsSecretArg.) args itself is not changed.
 func redactArgs(args map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range args {

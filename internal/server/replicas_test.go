@@ -22,6 +22,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/replica"
@@ -192,7 +193,7 @@ func startReplica(t *testing.T, name string, ln net.Listener, peers []replica.Pe
 	}
 	handler, err := server.New(server.Options{
 		Logger: log, Registerer: reg, Gatherer: reg,
-		Analyses: analyses, Providers: spec.Builtin(p.Source), AuthTokens: tokens, Replicas: replicas,
+		Analyses: analyses, Providers: compile.Builtin(p.Source), AuthTokens: tokens, Replicas: replicas,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -623,7 +624,7 @@ func TestNewReplicas(t *testing.T) {
 	nopSources := func(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
 		return nil, nil, nil
 	}
-	if _, err := server.New(server.Options{Analyses: analyses, Providers: spec.Builtin(nopSources), Replicas: rs}); err == nil {
+	if _, err := server.New(server.Options{Analyses: analyses, Providers: compile.Builtin(nopSources), Replicas: rs}); err == nil {
 		t.Error("server.New with replica a and analyses of b: no error")
 	}
 	if _, err := server.NewAnalyses(server.AnalysesOptions{Replica: "B", MaxRunning: 1, MaxFinished: 1, Retention: time.Hour}); err == nil {

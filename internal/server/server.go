@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/limits"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Defaults of Options.
@@ -44,7 +44,7 @@ type Options struct {
 	// Providers build each metric's source, found by the name of the
 	// metric's provider (a provider.Registry); they decide where a spec's
 	// metrics may send requests. Required.
-	Providers spec.Providers
+	Providers compile.Providers
 	// AuthTokens, when any, are the bearer tokens every /v1 call needs.
 	// (Webhooks are the Analyses' to check and send: see
 	// AnalysesOptions.Webhooks.)

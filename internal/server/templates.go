@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -126,7 +127,7 @@ func specView(s *spec.Spec) map[string]any {
 	}
 	for _, a := range list(tree["args"]) {
 		if arg, ok := a.(map[string]any); ok {
-			if name, _ := arg["name"].(string); spec.IsSecretArg(name) && arg["value"] != nil {
+			if name, _ := arg["name"].(string); compile.IsSecretArg(name) && arg["value"] != nil {
 				arg["value"] = masked
 			}
 		}
@@ -154,7 +155,7 @@ func maskConnection(prom map[string]any) {
 	}
 	for _, h := range list(prom["headers"]) {
 		if header, ok := h.(map[string]any); ok {
-			if key, _ := header["key"].(string); spec.IsSecretArg(key) && header["value"] != "" {
+			if key, _ := header["key"].(string); compile.IsSecretArg(key) && header["value"] != "" {
 				header["value"] = masked
 			}
 		}
@@ -312,7 +313,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		if e, ok := in.compiled.Get(key); ok {
 			req.compiled = e.compiled
 		} else {
-			compiled, problems := spec.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
+			compiled, problems := compile.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
 			if len(problems) > 0 {
 				return nil, ptr(invalidInput(problems))
 			}

@@ -12,6 +12,16 @@ import (
 // `all(result,`.
 const commentHint = `; YAML read the rest of the line after " #" as a comment, so the condition ends there: quote it ('…' or "…")`
 
+// CommentHint is what to add to the message of a problem with the field at
+// path (relative to the spec, "metrics[0].successCondition") when YAML cut
+// that condition short at a comment; "" otherwise.
+func (d *Document) CommentHint(path string) string {
+	if d.cutByComments[path] {
+		return commentHint
+	}
+	return ""
+}
+
 // conditionsCutByComments returns the spec-relative paths of the
 // successCondition and failureCondition fields that are plain YAML scalars
 // followed by a comment on their line. Only YAML with " #" in it is looked

@@ -28,27 +28,23 @@
 //     but since any caller may supply them, a value cannot change the
 //     structure of a query or a condition: it is escaped inside a string
 //     literal and must be a plain literal elsewhere, unless the argument is
-//     marked freeText (canaryd's extension) or an Argo document is compiled
-//     with Limits.VerbatimArgs. Compile bounds the resolved text, per field
-//     and in all, before it is built, and keeps the values of secret
-//     arguments out of everything the plan shows.
+//     marked freeText (canaryd's extension) or an Argo document is resolved
+//     with ResolveOptions.VerbatimArgs. ResolveOptions bound the resolved
+//     text, per field and in all, before it is built, and say which
+//     arguments are secret: their values are not quoted in problems, and
+//     the Resolution's Display has them masked.
 //   - Spec.Validate applies Argo Rollouts' rules, with Argo's messages, and a
 //     few stricter rules of canaryd's own where Argo silently runs something
-//     the user cannot have meant.
+//     the user cannot have meant. A provider's configuration is left to the
+//     provider (a Prometheus address is checked by the Prometheus provider),
+//     so that each problem is reported once; the judge's rules, which are
+//     canaryd's own, are JudgeMetric.Validate, which the judge's provider
+//     calls.
 //
-// Compile takes a document through the three steps and on to what the
-// engine runs (an analysis.Plan): it compiles each metric's conditions
-// (internal/condition) and has the metric's provider build its source.
-// Providers come from a registry keyed by the name of the metric's provider
-// object (Providers, internal/provider); each checks its own configuration
-// and reports its problems once, with their paths, so Validate leaves a
-// provider's fields alone (a Prometheus address is checked by the
-// Prometheus provider, not here). Prometheus' and the judge's
-// configurations are decoded here (Builtin registers their providers);
-// every other provider's is handed over as its JSON, arguments
-// substituted. Every problem of every step is returned at once.
-//
-// The package must not do I/O beyond decoding the bytes it is given, speak
-// HTTP, read Kubernetes or run anything: the providers it is handed make
-// the sources, and the engine (internal/analysis) runs the plan.
+// spec only reads documents: it compiles no condition, builds no source and
+// knows no provider but by the names and configurations a metric holds
+// (MetricProvider.Names, MetricProvider.Config). internal/compile takes a
+// document through the three steps and on to what the engine runs. The
+// package must not do I/O beyond decoding the bytes it is given, speak
+// HTTP, read Kubernetes or run anything.
 package spec

@@ -69,7 +69,7 @@ func FuzzParse(f *testing.F) {
 
 		// The later steps never panic on anything Parse accepts.
 		doc.Spec.Validate()
-		if resolved, _ := doc.Spec.Resolve(nil); resolved != nil {
+		if resolved, _ := resolveArgs(&doc.Spec, nil); resolved != nil {
 			resolved.Validate()
 			resolved.DryRunMetrics()
 			resolved.RetentionLimits()
@@ -103,7 +103,7 @@ func FuzzResolve(f *testing.F) {
 				}},
 			}},
 		}
-		resolved, errs := s.Resolve(map[string]string{name: value})
+		resolved, errs := resolveArgs(s, map[string]string{name: value})
 		if (resolved == nil) == (len(errs) == 0) {
 			t.Fatalf("Resolve: got %v, %v: want a spec or errors", resolved, errs)
 		}

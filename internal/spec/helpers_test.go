@@ -60,3 +60,21 @@ func intOrStr(i int32) *IntOrString { return &IntOrString{Int: i} }
 func strOrStr(s string) *IntOrString { return &IntOrString{IsString: true, Str: s} }
 
 func ptr[T any](v T) *T { return &v }
+
+// testSecret holds secret the arguments whose names say they are, as a
+// service's ResolveOptions.SecretArg does (internal/compile.IsSecretArg):
+// these tests name them api-token, password, canaryd-token.
+func testSecret(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "token") || strings.Contains(n, "password") || strings.Contains(n, "secret")
+}
+
+// resolveArgs resolves s with overrides as the command line does, without
+// bounds, arguments named like secrets (testSecret) secret.
+func resolveArgs(s *Spec, overrides map[string]string) (*Spec, []api.FieldError) {
+	res, errs := s.Resolve(overrides, ResolveOptions{SecretArg: testSecret})
+	if res == nil {
+		return nil, errs
+	}
+	return res.Spec, errs
+}

@@ -1,18 +1,11 @@
 package spec
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/judge"
-	judgesource "github.com/canaryd/canaryd/internal/provider/judge"
 )
 
 // judgeSpec is a bare spec of one judge metric whose provider.judge body is
@@ -252,9 +245,10 @@ func TestValidateJudge(t *testing.T) {
 			if tt.scoring {
 				s.Scoring = &Scoring{}
 			}
-			// The judge's provider checks its configuration, when the
-			// spec is compiled; Validate only what needs the spec.
-			_, errs := Compile(&Document{Spec: s}, nil, Builtin(noSources))
+			// The judge's provider checks its configuration
+			// (JudgeMetric.Validate) when the spec is compiled; Validate
+			// only what needs the spec.
+			errs := append(s.Validate(), s.Metrics[0].Provider.Judge.Validate("metrics[0].provider.judge")...)
 			checkErrors(t, tt.name, errs, tt.want)
 		})
 	}
@@ -366,7 +360,7 @@ metrics:
 - name: other
   provider: {prometheus: {query: up}}
 `)
-	got, errs := doc.Spec.Resolve(map[string]string{"offset": "2h"})
+	got, errs := resolveArgs(&doc.Spec, map[string]string{"offset": "2h"})
 	if len(errs) > 0 {
 		t.Fatalf("Resolve: %s", formatErrors(errs))
 	}
@@ -379,183 +373,5 @@ metrics:
 	}
 	if errs := got.Validate(); len(errs) > 0 {
 		t.Errorf("Validate: %s", formatErrors(errs))
-	}
-}
-
-// recordingSources is a PrometheusFunc that records the metrics it is
-// asked for and returns the problems problemsFor gives.
-type recordingSources struct {
-	asked       []PrometheusMetric
-	problemsFor func(m *PrometheusMetric) []api.FieldError
-}
-
-func (r *recordingSources) source(m *PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
-	r.asked = append(r.asked, *m)
-	if r.problemsFor != nil {
-		if errs := r.problemsFor(m); len(errs) > 0 {
-			return nil, nil, errs
-		}
-	}
-	query := m.Query
-	return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
-		if strings.Contains(query, "canary") {
-			return analysis.Observation{Value: []float64{130, 131, 129, 130.5, 128}}
-		}
-		return analysis.Observation{Value: []float64{100, 101, 99, 100.5, 98}}
-	}), map[string]string{"ResolvedPrometheusQuery": m.Query}, nil
-}
-
-func TestCompileJudge(t *testing.T) {
-	const body = `      address: http://prometheus:9090
-      timeout: 5
-      headers: [{key: X-Scope-OrgID, value: team-a}]
-      canary: canary_latency
-      lookback: 30m
-      step: 15s
-`
-	tests := []struct {
-		name         string
-		input        string
-		wantQueries  []PrometheusMetric
-		wantMetadata map[string]string
-		wantSuccess  string
-		wantFailure  string
-		wantPhase    api.Phase
-	}{
-		{
-			name:  "baseline query, default conditions",
-			input: judgeSpec(body+"      baseline: baseline_latency\n", ""),
-			wantQueries: []PrometheusMetric{
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "baseline_latency",
-					RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-			},
-			wantMetadata: map[string]string{"ResolvedCanaryQuery": "canary_latency", "ResolvedBaselineQuery": "baseline_latency"},
-			wantSuccess:  DefaultJudgeSuccessCondition, wantFailure: DefaultJudgeFailureCondition,
-			wantPhase: api.PhaseFailed,
-		},
-		{
-			name:  "control window",
-			input: judgeSpec(body+"      control: {offset: 1h}\n", ""),
-			wantQueries: []PrometheusMetric{
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("1h30m0s")`, End: `now() - duration("1h0m0s")`, Step: "15s"}},
-			},
-			wantMetadata: map[string]string{"ResolvedCanaryQuery": "canary_latency", "ResolvedBaselineQuery": "canary_latency", "BaselineOffset": "1h"},
-			wantSuccess:  DefaultJudgeSuccessCondition, wantFailure: DefaultJudgeFailureCondition,
-			// Both sides are the canary query, which the fake answers alike.
-			wantPhase: api.PhaseSuccessful,
-		},
-		{
-			name:  "the spec's own condition replaces both defaults",
-			input: "metrics:\n- name: latency\n  successCondition: result.classification != 'Low'\n  provider:\n    judge:\n" + body + "      baseline: baseline_latency\n",
-			wantQueries: []PrometheusMetric{
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "baseline_latency",
-					RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-			},
-			wantMetadata: map[string]string{"ResolvedCanaryQuery": "canary_latency", "ResolvedBaselineQuery": "baseline_latency"},
-			wantSuccess:  "result.classification != 'Low'",
-			wantPhase:    api.PhaseSuccessful,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sources := &recordingSources{}
-			_, compiled, errs := ParseAndCompile([]byte(tt.input), nil, Builtin(sources.source))
-			if len(errs) > 0 {
-				t.Fatalf("unexpected problems:\n%s", formatErrors(errs))
-			}
-			if !reflect.DeepEqual(sources.asked, tt.wantQueries) {
-				t.Errorf("Prometheus metrics:\ngot  %+v\nwant %+v", sources.asked, tt.wantQueries)
-			}
-			m := compiled.Plan.Metrics[0]
-			if !reflect.DeepEqual(m.Metadata, tt.wantMetadata) {
-				t.Errorf("metadata: got %v, want %v", m.Metadata, tt.wantMetadata)
-			}
-			if m.SuccessCondition != tt.wantSuccess || m.FailureCondition != tt.wantFailure {
-				t.Errorf("conditions: got %q / %q, want %q / %q", m.SuccessCondition, m.FailureCondition, tt.wantSuccess, tt.wantFailure)
-			}
-			if !m.Compared || m.Group != judge.DefaultGroup || compiled.Plan.Scoring != nil {
-				t.Errorf("compared %v, group %q, scoring %v", m.Compared, m.Group, compiled.Plan.Scoring)
-			}
-			obs := m.Source.Measure(context.Background(), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-			phase, err := m.Judge.Judge(obs.Value)
-			if err != nil || phase != tt.wantPhase {
-				t.Errorf("measured %s: phase %s (%v), want %s", obs.Display, phase, err, tt.wantPhase)
-			}
-			if obs.Metadata[judgesource.MetadataCanaryWindow] != "2026-01-02T02:34:05Z/2026-01-02T03:04:05Z" {
-				t.Errorf("canary window: %q", obs.Metadata[judgesource.MetadataCanaryWindow])
-			}
-		})
-	}
-}
-
-func TestCompileJudgeProblems(t *testing.T) {
-	const input = `metrics:
-- name: latency
-  provider:
-    judge:
-      address: http://elsewhere:9090
-      canary: " "
-      baseline: bad(
-      lookback: 30m
-      step: 15s
-`
-	sources := &recordingSources{problemsFor: func(m *PrometheusMetric) []api.FieldError {
-		errs := []api.FieldError{fe("provider.prometheus.address", "not allowed")}
-		if strings.TrimSpace(m.Query) == "" {
-			errs = append(errs, fe("provider.prometheus.query", "query is required"))
-		}
-		if m.Query == "bad(" {
-			errs = append(errs, fe("provider.prometheus.query", "bad query"))
-		}
-		return errs
-	}}
-	_, _, errs := ParseAndCompile([]byte(input), nil, Builtin(sources.source))
-	checkErrors(t, "problems on the judge's fields, each once", errs, []api.FieldError{
-		fe("metrics[0].provider.judge.address", "not allowed"),
-		fe("metrics[0].provider.judge.canary", "query is required"),
-		fe("metrics[0].provider.judge.baseline", "bad query"),
-	})
-}
-
-func TestCompileScoring(t *testing.T) {
-	input := judgeSpec(validJudge+"      group: latency\n      critical: true\n", "- name: plain\n  provider: {prometheus: {query: up}}\n") +
-		"scoring: {groups: {latency: 60}, pass: 90}\n"
-	sources := &recordingSources{}
-	_, compiled, errs := ParseAndCompile([]byte(input), nil, Builtin(sources.source))
-	if len(errs) > 0 {
-		t.Fatalf("unexpected problems:\n%s", formatErrors(errs))
-	}
-	want := &judge.ScoreConfig{GroupWeights: map[string]float64{"latency": 60}, Pass: 90, Marginal: 75}
-	if !reflect.DeepEqual(compiled.Plan.Scoring, want) {
-		t.Errorf("scoring: got %+v, want %+v", compiled.Plan.Scoring, want)
-	}
-	if m := compiled.Plan.Metrics; m[0].Group != "latency" || !m[0].Compared || m[1].Group != judge.DefaultGroup || m[1].Compared {
-		t.Errorf("metrics: %+v", m)
-	}
-}
-
-// TestJudgeSpecFixtures compiles every spec of testdata/judge-specs, the
-// examples of docs/judge.md.
-func TestJudgeSpecFixtures(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "judge-specs", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sources := &recordingSources{}
-		if _, _, errs := ParseAndCompile(data, nil, Builtin(sources.source)); len(errs) > 0 {
-			t.Errorf("%s:\n%s", f, formatErrors(errs))
-		}
 	}
 }

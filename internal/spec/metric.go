@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"time"
-
-	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 // IntervalDuration returns the metric's interval: the gap between the end of
@@ -64,8 +62,12 @@ func (m *Metric) InconclusiveLimitValue() int32 { return limit(m.InconclusiveLim
 // ConsecutiveErrorLimitValue returns consecutiveErrorLimit, Argo's default 4
 // when unset. Call it on a validated spec.
 func (m *Metric) ConsecutiveErrorLimitValue() int32 {
-	return limit(m.ConsecutiveErrorLimit, analysis.DefaultConsecutiveErrorLimit)
+	return limit(m.ConsecutiveErrorLimit, defaultConsecutiveErrorLimit)
 }
+
+// defaultConsecutiveErrorLimit is Argo Rollouts' DefaultConsecutiveErrorLimit,
+// what a metric that sets none has (the engine is handed it in the plan).
+const defaultConsecutiveErrorLimit = 4
 
 // ConsecutiveSuccessLimitValue returns consecutiveSuccessLimit, Argo's
 // default 0 (disabled) when unset. Call it on a validated spec.

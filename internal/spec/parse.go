@@ -47,7 +47,8 @@ const maxDepth = 256
 // (empty, not JSON or YAML, not an object) on "body".
 //
 // Parse checks the shape of the input only; Resolve and Validate check
-// the spec's content.
+// the spec's content (internal/compile takes a document through every
+// step).
 func Parse(data []byte) (*Document, []api.FieldError) {
 	root, text, errs, fatal := decode(data)
 	if fatal != nil {
@@ -97,22 +98,6 @@ func Parse(data []byte) (*Document, []api.FieldError) {
 
 // unknownField is the message of a field that no type has.
 const unknownField = "unknown field"
-
-// ParseAndCompile parses data and compiles it, returning every problem of
-// both steps: a document whose only problems are unknown fields is still
-// compiled, so that a typo and a bad condition are reported together.
-func ParseAndCompile(data []byte, overrides map[string]string, providers Providers) (*Document, *Compiled, []api.FieldError) {
-	doc, problems := Parse(data)
-	if doc == nil {
-		return nil, nil, problems
-	}
-	compiled, more := Compile(doc, overrides, providers)
-	problems = append(problems, more...)
-	if len(problems) > 0 {
-		return doc, nil, problems
-	}
-	return doc, compiled, nil
-}
 
 // isDocument tells an Argo document from a bare spec: a spec has none of a
 // Kubernetes object's top-level fields.

@@ -2,7 +2,6 @@ package spec
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
@@ -75,7 +74,7 @@ func TestSeedTemplate(t *testing.T) {
 		t.Errorf("YAML and JSON seed differ:\nyaml %+v\njson %+v", yamlDoc, jsonDoc)
 	}
 
-	resolved, errs := yamlDoc.Spec.Resolve(nil)
+	resolved, errs := resolveArgs(&yamlDoc.Spec, nil)
 	if len(errs) > 0 {
 		t.Fatalf("Resolve: %s", formatErrors(errs))
 	}
@@ -104,10 +103,10 @@ func TestSeedTemplate(t *testing.T) {
 
 func TestSuccessRateArgsFixture(t *testing.T) {
 	doc := mustParse(t, string(fixture(t, "success-rate-args.yaml")))
-	if _, errs := doc.Spec.Resolve(nil); !reflect.DeepEqual(errs, []api.FieldError{fe("args[0].value", `argument "namespace" was not supplied`)}) {
+	if _, errs := resolveArgs(&doc.Spec, nil); !reflect.DeepEqual(errs, []api.FieldError{fe("args[0].value", `argument "namespace" was not supplied`)}) {
 		t.Errorf("without the namespace: got\n%s", formatErrors(errs))
 	}
-	resolved, errs := doc.Spec.Resolve(map[string]string{"namespace": "echo"})
+	resolved, errs := resolveArgs(&doc.Spec, map[string]string{"namespace": "echo"})
 	if len(errs) > 0 {
 		t.Fatalf("Resolve: %s", formatErrors(errs))
 	}
@@ -409,35 +408,5 @@ func TestParseDepthLimit(t *testing.T) {
 	doc, errs := Parse(deep)
 	if doc != nil || len(errs) != 1 || errs[0].Field != "body" {
 		t.Errorf("deeply nested input: got %v %v, want one body error", doc, errs)
-	}
-}
-
-// TestConditionCutByAComment checks that a condition which YAML cut short
-// at " #" (an unquoted `all(result, # >= 0.99)`) is reported with the
-// reason, and that a quoted one, or one that is fine, is not.
-func TestConditionCutByAComment(t *testing.T) {
-	const hint = `YAML read the rest of the line after " #" as a comment`
-	for _, tc := range []struct {
-		name, yaml string
-		want       bool
-	}{
-		{"unquoted", "metrics:\n- name: m\n  successCondition: all(result, # >= 0.99)\n", true},
-		{"unquoted failureCondition", "metrics:\n- name: m\n  failureCondition: any(result, # < 0.5)\n", true},
-		{"quoted", "metrics:\n- name: m\n  successCondition: 'all(result, # >= 0.9'\n", false},
-		{"a valid condition with a comment after it", "metrics:\n- name: m\n  successCondition: result[0] > 1 # fine\n", false},
-	} {
-		_, _, problems := ParseAndCompile([]byte(tc.yaml), nil, Builtin(noSources))
-		got := false
-		for _, p := range problems {
-			if strings.Contains(p.Message, hint) {
-				got = true
-				if !strings.HasSuffix(p.Field, "Condition") {
-					t.Errorf("%s: the hint is on %s", tc.name, p.Field)
-				}
-			}
-		}
-		if got != tc.want {
-			t.Errorf("%s: hint given %v, want %v: %+v", tc.name, got, tc.want, problems)
-		}
 	}
 }

@@ -9,11 +9,20 @@ import (
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
-// serviceLimits are the limits a service compiles with by default.
-var serviceLimits = Limits{
-	MaxQueryLength: 16 << 10, MaxConditionLength: 4096, MaxFieldLength: DefaultMaxFieldLength, MaxResolvedSize: DefaultMaxResolvedSize,
+// serviceLimits are the bounds a service resolves with by default.
+var serviceLimits = ResolveOptions{
+	SecretArg:      testSecret,
+	MaxQueryLength: 16 << 10, MaxConditionLength: 4096, MaxFieldLength: limits.MaxFieldLength, MaxResolvedSize: limits.MaxResolvedSize,
+}
+
+// withArgo is o for the spec of an argoproj.io/v1alpha1 document when argo
+// is set.
+func withArgo(o ResolveOptions, argo bool) ResolveOptions {
+	o.Argo = argo
+	return o
 }
 
 // TestResolveBoundsTheResolvedSpec tries to exceed each bound on the text a
@@ -24,7 +33,7 @@ func TestResolveBoundsTheResolvedSpec(t *testing.T) {
 		name      string
 		input     string
 		overrides map[string]string
-		limits    Limits
+		limits    ResolveOptions
 		want      []api.FieldError
 	}{
 		{name: "a query at its limit", input: "args: [{name: a}]\nmetrics: [{name: m, provider: {prometheus: {query: 'x{a=\"{{args.a}}\"}'}}}]\n",
@@ -58,7 +67,7 @@ func TestResolveBoundsTheResolvedSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		doc := mustParse(t, tt.input)
-		res, errs := doc.Spec.resolve(tt.overrides, resolveOptions{limits: tt.limits})
+		res, errs := doc.Spec.Resolve(tt.overrides, tt.limits)
 		checkErrors(t, tt.name, errs, tt.want)
 		if (res == nil) == (len(tt.want) == 0) {
 			t.Errorf("%s: got a spec %v with %d errors", tt.name, res != nil, len(errs))
@@ -92,7 +101,7 @@ func TestResolveRefusesTheProductWithoutBuildingIt(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		res, errs := s.resolve(map[string]string{"v": value}, resolveOptions{limits: serviceLimits})
+		res, errs := s.Resolve(map[string]string{"v": value}, serviceLimits)
 		runtime.ReadMemStats(&after)
 		if res != nil || len(errs) != 1 || errs[0].Field != tt.field || !strings.Contains(errs[0].Message, "would be 10240") {
 			t.Errorf("%s: %v", tt.name, errs)
@@ -138,7 +147,7 @@ func TestShippedSpecsResolveWithRealArguments(t *testing.T) {
 					overrides[a.Name] = v
 				}
 			}
-			if _, errs := doc.Spec.resolve(overrides, resolveOptions{limits: serviceLimits, argo: doc.APIVersion == APIVersion}); len(errs) > 0 {
+			if _, errs := doc.Spec.Resolve(overrides, withArgo(serviceLimits, doc.APIVersion == APIVersion)); len(errs) > 0 {
 				t.Errorf("%s: %s", file, formatErrors(errs))
 			}
 			resolved++

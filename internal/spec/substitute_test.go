@@ -10,7 +10,6 @@ import (
 	"github.com/expr-lang/expr/parser"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 // exploit closes the label matcher of a query like
@@ -131,7 +130,7 @@ func TestResolveKeepsTheStructure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := oneArg(tt.set, tt.text, tt.freeText)
-		got, errs := s.Resolve(map[string]string{"v": tt.value})
+		got, errs := resolveArgs(s, map[string]string{"v": tt.value})
 		if tt.wantErr != "" {
 			field := tt.wantField
 			if field == "" {
@@ -161,7 +160,7 @@ metrics:
 - name: m
   provider: {prometheus: {query: "x > {{args.namespace}} or y > {{args.api-token}}"}}
 `)
-	_, errs := doc.Spec.Resolve(map[string]string{"namespace": `a"b`, "api-token": "s3cr3t value"})
+	_, errs := resolveArgs(&doc.Spec, map[string]string{"namespace": `a"b`, "api-token": "s3cr3t value"})
 	want := []api.FieldError{
 		fe("args.namespace", `the value of argument "namespace" ("a\"b") cannot be substituted into metrics[0].provider.prometheus.query outside a string literal: `+
 			`there a value must be a number (0.99, 1e3), a duration (5m, 1h30m) or a metric or label name ([a-zA-Z_:][a-zA-Z0-9_:]*, not a keyword such as or), `+
@@ -184,7 +183,7 @@ spec:
   - name: m
     provider: {prometheus: {query: "rate(x[{{args.w}}])"}}
 `)
-	_, errs = Compile(argo, nil, Builtin(noSources))
+	_, errs = argo.Spec.Resolve(nil, ResolveOptions{Argo: true})
 	if len(errs) != 1 || errs[0].Field != "args[0].value" || !strings.HasSuffix(errs[0].Message,
 		"put the tag inside quotes, where any value is escaped, or make the document a canaryd template (apiVersion canaryd.io/v1alpha1) "+
 			"and mark the argument freeText: true to substitute it as it is; an argoproj.io/v1alpha1 document has its values substituted as they are, "+
@@ -193,12 +192,12 @@ spec:
 	}
 	// With --verbatim-args, it runs as Argo would run it; a bare spec does
 	// not.
-	compiled, errs := Compile(argo, nil, Builtin(noSources), WithLimits(Limits{VerbatimArgs: true}))
-	if len(errs) > 0 || compiled.Spec.Metrics[0].Provider.Prometheus.Query != "rate(x[5m] or vector(1])" {
+	res, errs := argo.Spec.Resolve(nil, ResolveOptions{Argo: true, VerbatimArgs: true})
+	if len(errs) > 0 || res.Spec.Metrics[0].Provider.Prometheus.Query != "rate(x[5m] or vector(1])" {
 		t.Errorf("an Argo document with verbatim arguments: %v", errs)
 	}
 	bare := mustParse(t, "args: [{name: w, value: \"5m] or vector(1\"}]\nmetrics: [{name: m, provider: {prometheus: {query: \"rate(x[{{args.w}}])\"}}}]\n")
-	if _, errs := Compile(bare, nil, Builtin(noSources), WithLimits(Limits{VerbatimArgs: true})); len(errs) != 1 || errs[0].Field != "args[0].value" {
+	if _, errs := bare.Spec.Resolve(nil, ResolveOptions{VerbatimArgs: true}); len(errs) != 1 || errs[0].Field != "args[0].value" {
 		t.Errorf("a bare spec with verbatim arguments: %v, want its value refused", errs)
 	}
 }
@@ -243,7 +242,7 @@ func FuzzQueryArgument(f *testing.F) {
 			return // tags are the template's own business
 		}
 		s := oneArg(setQuery, prefix+"{{args.v}}"+suffix, false)
-		got, errs := s.Resolve(map[string]string{"v": value})
+		got, errs := resolveArgs(s, map[string]string{"v": value})
 		if len(errs) > 0 {
 			return
 		}
@@ -338,7 +337,7 @@ func FuzzConditionArgument(f *testing.F) {
 		}
 		template := prefix + "{{args.v}}" + suffix
 		s := oneArg(setCondition, template, false)
-		got, errs := s.Resolve(map[string]string{"v": value})
+		got, errs := resolveArgs(s, map[string]string{"v": value})
 		if len(errs) > 0 || got.Metrics[0].SuccessCondition == "" {
 			return
 		}
@@ -436,10 +435,4 @@ func describeAll(nodes []ast.Node) []string {
 		out[i] = describe(n)
 	}
 	return out
-}
-
-// noSources builds no source: these tests look at what Compile makes of
-// the spec, not at Prometheus.
-func noSources(*PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
-	return nil, nil, nil
 }

@@ -20,6 +20,62 @@ const (
 	argsTag  = "args."
 )
 
+// ResolveOptions configure Resolve. Their zero value bounds nothing and
+// holds no argument secret by its name, which is what a spec run by its own
+// author needs; a service sets the bounds.
+type ResolveOptions struct {
+	// SecretArg reports whether the value of the argument of this name
+	// must not be shown (internal/compile's IsSecretArg). An argument read
+	// from a secretKeyRef is secret whatever it says; nil holds no other
+	// argument secret.
+	SecretArg func(name string) bool
+	// MaxQueryLength bounds each query (provider.prometheus.query, a
+	// judge's canary and baseline), MaxConditionLength each condition and
+	// MaxFieldLength every other string field, in bytes with the arguments
+	// substituted; MaxResolvedSize bounds all of a spec's metrics together
+	// (their JSON, the values substituted). Each is checked from the
+	// lengths of the values and the number of tags, before anything
+	// substituted is built. 0 is no bound.
+	MaxQueryLength     int
+	MaxConditionLength int
+	MaxFieldLength     int
+	MaxResolvedSize    int
+	// Argo marks an argoproj.io/v1alpha1 document's spec: only its
+	// arguments are substituted verbatim, and its messages say how such a
+	// document opts in to that.
+	Argo bool
+	// VerbatimArgs substitutes the arguments of an Argo document as they
+	// are, as Argo Rollouts does, without escaping or checking them. It is
+	// not a bound but the lifting of one, for an operator whose callers
+	// are all trusted with the structure of every query and condition.
+	VerbatimArgs bool
+}
+
+// verbatim reports whether every value is substituted as it is.
+func (o ResolveOptions) verbatim() bool { return o.Argo && o.VerbatimArgs }
+
+// secret reports whether the argument of this name is secret by its name.
+func (o ResolveOptions) secret(name string) bool { return o.SecretArg != nil && o.SecretArg(name) }
+
+// Resolution is a resolved spec with what is needed to keep the values of
+// secret arguments out of everything shown.
+type Resolution struct {
+	// Spec is the spec with its arguments substituted.
+	Spec *Spec
+	// Display is Spec with the value of every secret argument replaced by
+	// Masked: the text to show where the resolved text would be shown (a
+	// condition in a message, the query in a metric's metadata). Nil when
+	// no secret value was substituted.
+	Display *Spec
+	// Secrets are the values of the secret arguments, to be scrubbed from
+	// texts that canaryd does not write itself (an error of Prometheus, of
+	// a condition).
+	Secrets []string
+}
+
+// Masked replaces a secret value wherever it would be shown.
+const Masked = "*****"
+
 // Resolve returns a copy of the spec with its arguments substituted into
 // every string field of every metric, as Argo Rollouts does, except that a
 // value cannot change the structure of a query or a condition:
@@ -46,8 +102,7 @@ const (
 //
 // An argument marked freeText (a canaryd extension) is substituted as it
 // is everywhere, as Argo Rollouts substitutes every value; so is every
-// argument of a spec resolved with verbatim arguments (Compile with
-// Limits.VerbatimArgs, for an Argo document).
+// argument of an Argo document resolved with ResolveOptions.VerbatimArgs.
 //
 // overrides (from --arg NAME=VALUE, arg.NAME query parameters or a request
 // body's args) replace the spec's values. It is an error to
@@ -58,50 +113,19 @@ const (
 //     inside Kubernetes can read, unless an override supplies the value;
 //   - use any tag other than a declared argument: `failed to resolve {{tag}}`;
 //   - give a value that the rules above refuse where it would go: on
-//     "args.NAME" for an override, "args[i].value" for the spec's value.
+//     "args.NAME" for an override, "args[i].value" for the spec's value;
+//   - go beyond the bounds of o on the length of a field or of all the
+//     metrics, with the values substituted (checked before anything is
+//     built).
+//
+// The values of secret arguments (o.SecretArg, and every argument read
+// from a secretKeyRef) are not quoted in the problems, and the
+// Resolution's Display has them masked.
 //
 // Every problem is reported, each on the field it is in
-// ("metrics[0].provider.prometheus.query"). On error the spec is nil.
-func (s *Spec) Resolve(overrides map[string]string) (*Spec, []api.FieldError) {
-	r, errs := s.resolve(overrides, resolveOptions{})
-	if r == nil {
-		return nil, errs
-	}
-	return r.spec, nil
-}
-
-// resolveOptions configure resolve.
-type resolveOptions struct {
-	// limits bound the resolved text, per field and in all.
-	limits Limits
-	// argo marks an argoproj.io/v1alpha1 document's spec: its messages
-	// say how such a document opts in to verbatim substitution.
-	argo bool
-}
-
-// verbatim reports whether every value is substituted as it is.
-func (o resolveOptions) verbatim() bool { return o.argo && o.limits.VerbatimArgs }
-
-// resolution is a resolved spec with what is needed to keep the values of
-// secret arguments out of everything shown.
-type resolution struct {
-	spec *Spec
-	// display is spec with the value of every secret argument replaced by
-	// *****: the text to show where the resolved text would be shown (a
-	// condition in a message, the query in a metric's metadata). Nil when
-	// no secret value was substituted.
-	display *Spec
-	// secrets are the values of the secret arguments, to be scrubbed from
-	// texts that canaryd does not write itself (an error of Prometheus, of
-	// a condition).
-	secrets []string
-}
-
-// masked replaces a secret value wherever it would be shown.
-const masked = "*****"
-
-func (s *Spec) resolve(overrides map[string]string, o resolveOptions) (*resolution, []api.FieldError) {
-	args, values, errs := s.mergeArgs(overrides)
+// ("metrics[0].provider.prometheus.query"). On error the Resolution is nil.
+func (s *Spec) Resolve(overrides map[string]string, o ResolveOptions) (*Resolution, []api.FieldError) {
+	args, values, errs := s.mergeArgs(overrides, o)
 	r := &resolver{args: values, opts: o, seen: map[api.FieldError]bool{}}
 
 	// First every field is measured and checked, and nothing is built: a
@@ -119,7 +143,7 @@ func (s *Spec) resolve(overrides map[string]string, o resolveOptions) (*resoluti
 	}
 	errs = append(errs, r.errs...)
 	// A field over its own limit is reason enough, and says which.
-	if max := o.limits.MaxResolvedSize; max > 0 && total > int64(max) && !r.oversize {
+	if max := o.MaxResolvedSize; max > 0 && total > int64(max) && !r.oversize {
 		errs = append(errs, api.FieldError{Field: "metrics", Message: fmt.Sprintf(
 			"with their arguments substituted the metrics would be %d bytes, more than the %d this canaryd accepts in one spec", total, max)})
 	}
@@ -136,7 +160,7 @@ func (s *Spec) resolve(overrides map[string]string, o resolveOptions) (*resoluti
 	if s.Metrics != nil {
 		out.Metrics = make([]Metric, len(s.Metrics))
 	}
-	res := &resolution{spec: out}
+	res := &Resolution{Spec: out}
 	for i, pm := range pending {
 		m, err := r.build(pm, false)
 		if err != nil {
@@ -154,11 +178,11 @@ func (s *Spec) resolve(overrides map[string]string, o resolveOptions) (*resoluti
 			}
 			display.Metrics[i] = *m
 		}
-		res.display = &display
+		res.Display = &display
 	}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		if a := values[name]; a.secret && a.value != nil && *a.value != "" {
-			res.secrets = append(res.secrets, *a.value)
+			res.Secrets = append(res.Secrets, *a.value)
 		}
 	}
 	return res, nil
@@ -172,7 +196,8 @@ type argValue struct {
 	// field is where a problem with the value is reported: "args.NAME"
 	// for an override, "args[i].value" for the spec's value.
 	field string
-	// secret: the value must not be shown (see IsSecretArg); freeText:
+	// secret: the value must not be shown (see ResolveOptions.SecretArg);
+	// freeText:
 	// the value is substituted as it is.
 	secret, freeText bool
 	// plain and escaped remember what depends on the value alone: whether
@@ -229,12 +254,12 @@ const notUTF8 = "the value is not valid UTF-8; send text (percent-encode it in a
 // mergeArgs merges the spec's arguments with the overrides. values maps
 // every declared name to its argument, whose value is nil when it has
 // none. args is a copy of s.Args carrying those values.
-func (s *Spec) mergeArgs(overrides map[string]string) (args []Argument, values map[string]*argValue, errs []api.FieldError) {
+func (s *Spec) mergeArgs(overrides map[string]string, o ResolveOptions) (args []Argument, values map[string]*argValue, errs []api.FieldError) {
 	values = make(map[string]*argValue, len(s.Args))
 	for _, a := range s.Args {
 		v := values[a.Name]
 		if v == nil {
-			v = &argValue{name: a.Name, secret: IsSecretArg(a.Name)}
+			v = &argValue{name: a.Name, secret: o.secret(a.Name)}
 			values[a.Name] = v
 		}
 		v.secret = v.secret || (a.ValueFrom != nil && a.ValueFrom.SecretKeyRef != nil)
@@ -362,7 +387,7 @@ func copyArgument(a Argument) Argument {
 // resolver substitutes the arguments of one spec into its metrics.
 type resolver struct {
 	args map[string]*argValue
-	opts resolveOptions
+	opts ResolveOptions
 	// errs are the problems found, each once (seen).
 	errs []api.FieldError
 	seen map[api.FieldError]bool
@@ -410,7 +435,7 @@ func (r *resolver) measureMetric(m *Metric, path string) (*pendingMetric, error)
 	// longer than the least field limit has no field over its limit
 	// either. Then there is nothing to walk (a metric is resolved on every
 	// request that runs a spec).
-	if !bytes.Contains(raw, []byte(openTag)) && len(raw) <= r.opts.limits.leastFieldLength() {
+	if !bytes.Contains(raw, []byte(openTag)) && len(raw) <= r.opts.leastFieldLength() {
 		return pm, nil
 	}
 	tree, err := decodeTree(raw)
@@ -434,9 +459,9 @@ func (r *resolver) measureMetric(m *Metric, path string) (*pendingMetric, error)
 
 // leastFieldLength is the least of the limits on a field's length; every
 // field is within its limit when the whole metric's JSON is no longer.
-func (l Limits) leastFieldLength() int {
+func (o ResolveOptions) leastFieldLength() int {
 	least := math.MaxInt
-	for _, n := range []int{l.MaxQueryLength, l.MaxConditionLength, l.MaxFieldLength} {
+	for _, n := range []int{o.MaxQueryLength, o.MaxConditionLength, o.MaxFieldLength} {
 		if n > 0 {
 			least = min(least, n)
 		}
@@ -498,7 +523,7 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		}
 		length += int64(len(v))
 	}
-	if limit, what, flag := r.opts.limits.fieldLimit(lang, rel); limit > 0 && length > int64(limit) {
+	if limit, what, flag := r.opts.fieldLimit(lang, rel); limit > 0 && length > int64(limit) {
 		msg := fmt.Sprintf("the %s is %d bytes long, longer than the %d this canaryd accepts%s", what, length, limit, flag)
 		if len(tags) > 0 {
 			msg = fmt.Sprintf("with its arguments substituted the %s would be %d bytes long, longer than the %d this canaryd accepts%s", what, length, limit, flag)
@@ -512,7 +537,7 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 // optIn says how a template lets a value through unchecked.
 func (r *resolver) optIn() string {
 	const quote = "put the tag inside quotes, where any value is escaped"
-	if r.opts.argo {
+	if r.opts.Argo {
 		return quote + ", or make the document a canaryd template (apiVersion " + CanarydAPIVersion +
 			") and mark the argument freeText: true to substitute it as it is; an " + APIVersion +
 			" document has its values substituted as they are, as Argo Rollouts does, only where canaryd runs with --verbatim-args"
@@ -522,14 +547,14 @@ func (r *resolver) optIn() string {
 
 // fieldLimit is the limit on the length of the string at rel, what to call
 // the string, and the flag that sets the limit (with its parentheses).
-func (l Limits) fieldLimit(lang language, rel string) (limit int, what, flag string) {
+func (o ResolveOptions) fieldLimit(lang language, rel string) (limit int, what, flag string) {
 	switch {
 	case lang == promQL:
-		return l.MaxQueryLength, "query", " (--max-query-length)"
+		return o.MaxQueryLength, "query", " (--max-query-length)"
 	case rel == "successCondition" || rel == "failureCondition":
-		return l.MaxConditionLength, "condition", " (--max-condition-length)"
+		return o.MaxConditionLength, "condition", " (--max-condition-length)"
 	}
-	return l.MaxFieldLength, "field", " in one field"
+	return o.MaxFieldLength, "field", " in one field"
 }
 
 // build decodes a measured metric with its values substituted, escaped
@@ -572,7 +597,7 @@ func (r *resolver) render(s string, tags []tag, mask bool) string {
 		a := t.arg
 		switch v := *a.value; {
 		case mask && a.secret && v != "":
-			b.WriteString(masked)
+			b.WriteString(Masked)
 		case t.escape:
 			b.WriteString(escapeString(v, t.ctx.quote))
 		default:

@@ -112,7 +112,7 @@ func TestResolveQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		doc := mustParse(t, promSpec(tt.args, tt.query))
-		got, errs := doc.Spec.Resolve(tt.overrides)
+		got, errs := resolveArgs(&doc.Spec, tt.overrides)
 		checkErrors(t, tt.name, errs, tt.wantErrs)
 		if tt.wantErrs != nil {
 			if got != nil {
@@ -162,7 +162,7 @@ metrics:
 dryRun: [{metricName: "{{args.nm}}"}]
 `
 	doc := mustParse(t, input)
-	got, errs := doc.Spec.Resolve(nil)
+	got, errs := resolveArgs(&doc.Spec, nil)
 	if len(errs) > 0 {
 		t.Fatalf("Resolve: %s", formatErrors(errs))
 	}
@@ -214,7 +214,7 @@ metrics:
       headers: [{key: X, value: "{{secret.token}}"}]
 `
 	doc := mustParse(t, input)
-	_, errs := doc.Spec.Resolve(nil)
+	_, errs := resolveArgs(&doc.Spec, nil)
 	want := []api.FieldError{
 		fe("metrics[0].count", "failed to resolve {{args.count}}"),
 		fe("metrics[0].provider.prometheus.headers[0].value", "failed to resolve {{secret.token}}"),
@@ -234,12 +234,12 @@ metrics:
     prometheus:
       query: up{ns="{{args.ns}}",job="{{args.job}}"}
 `)
-	_, errs := doc.Spec.Resolve(map[string]string{"ns": "echo\x96"})
+	_, errs := resolveArgs(&doc.Spec, map[string]string{"ns": "echo\x96"})
 	checkErrors(t, "an override", errs, []api.FieldError{fe("args.ns", notUTF8)})
 
 	bad := "a\xff"
 	doc.Spec.Args[1].Value = &bad
-	_, errs = doc.Spec.Resolve(map[string]string{"ns": "echo"})
+	_, errs = resolveArgs(&doc.Spec, map[string]string{"ns": "echo"})
 	checkErrors(t, "a default", errs, []api.FieldError{fe("args[1].value", notUTF8)})
 }
 
@@ -271,7 +271,7 @@ metrics:
   count: "{{args.count}}"
   provider: {prometheus: {query: up}}
 `)
-		resolved, errs := doc.Spec.Resolve(map[string]string{"count": tt.count})
+		resolved, errs := resolveArgs(&doc.Spec, map[string]string{"count": tt.count})
 		if len(errs) > 0 {
 			t.Errorf("%s: Resolve: %s", tt.name, formatErrors(errs))
 			continue
@@ -288,7 +288,7 @@ metrics:
 func TestResolveDoesNotChangeTheSpec(t *testing.T) {
 	doc := mustParse(t, string(fixture(t, "cluster-analysis-template.yaml")))
 	before, _ := json.Marshal(doc.Spec)
-	resolved, errs := doc.Spec.Resolve(map[string]string{"service-name": "web", "threshold": "0.9"})
+	resolved, errs := resolveArgs(&doc.Spec, map[string]string{"service-name": "web", "threshold": "0.9"})
 	if len(errs) > 0 {
 		t.Fatalf("Resolve: %s", formatErrors(errs))
 	}
@@ -344,12 +344,12 @@ metrics:
       query: 'up{l="{{ args.v }}"}'
       headers: [{key: K, value: "{{args.v}}"}]
 `)
-		res, errs := doc.Spec.resolve(map[string]string{"v": v}, resolveOptions{argo: true, limits: Limits{VerbatimArgs: true}})
+		res, errs := doc.Spec.Resolve(map[string]string{"v": v}, ResolveOptions{Argo: true, VerbatimArgs: true})
 		if len(errs) > 0 {
 			t.Errorf("value %q: %s", v, formatErrors(errs))
 			continue
 		}
-		got := res.spec
+		got := res.Spec
 		want, err := argoResolve(doc.Spec.Metrics[0], map[string]string{"v": v})
 		if err != nil {
 			t.Errorf("value %q: Argo's way failed: %v", v, err)

@@ -118,7 +118,7 @@ type Metric struct {
 	ConsecutiveErrorLimit   *IntOrString `json:"consecutiveErrorLimit,omitempty"`
 	ConsecutiveSuccessLimit *IntOrString `json:"consecutiveSuccessLimit,omitempty"`
 	// Provider is checked by the provider the registry finds for it (see
-	// Compile), not by Validate's struct rules.
+	// internal/compile), not by Validate's struct rules.
 	Provider MetricProvider `json:"provider" validate:"-"`
 
 	// NoData is canaryd's no-data policy, an extension Argo does not have:
@@ -129,7 +129,7 @@ type Metric struct {
 }
 
 // MetricProvider holds exactly one provider. Which of them canaryd runs is
-// the registry's business (see Providers): a provider that none is
+// the registry's business (internal/compile's Providers): a provider that none is
 // registered for is an error naming it. Prometheus and canaryd's judge are
 // decoded here; every other provider's configuration is kept as its JSON,
 // for its provider to decode (the web provider's, in internal/provider/web).

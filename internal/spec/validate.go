@@ -24,7 +24,7 @@ import (
 //     "abc" as 0), and count must not be negative;
 //   - interval and initialDelay must not be negative;
 //   - the metric must name exactly one provider (what its configuration
-//     must be is the provider's to check, when Compile builds it);
+//     must be is the provider's to check, when internal/compile builds it);
 //   - a dryRun or measurementRetention rule must be a valid regular
 //     expression (Argo treats an invalid one as matching nothing), and a
 //     measurementRetention limit must not be negative (Argo treats it as 0,
@@ -165,11 +165,11 @@ func validateMetric(path string, m *Metric, scored bool) []api.FieldError {
 
 // validateProvider applies Argo's one-provider rule. Which providers
 // canaryd runs, and what each one's configuration must be, is for the
-// provider the registry finds (see Compile): each reports its own problems,
+// provider the registry finds (see internal/compile): each reports its own problems,
 // once. Only what the provider cannot see is checked here: a judge metric's
 // critical and group, which need the spec's scoring.
 func validateProvider(path string, p *MetricProvider, scored bool) []api.FieldError {
-	switch names := p.names(); {
+	switch names := p.Names(); {
 	case len(names) == 0:
 		return []api.FieldError{{Field: path, Message: "no provider specified"}}
 	case len(names) > 1:
@@ -180,9 +180,9 @@ func validateProvider(path string, p *MetricProvider, scored bool) []api.FieldEr
 	return nil
 }
 
-// names lists the providers that are set, by their JSON names, as Argo
+// Names lists the providers that are set, by their JSON names, as Argo
 // counts them: each entry of plugin is one provider.
-func (p *MetricProvider) names() []string {
+func (p *MetricProvider) Names() []string {
 	var names []string
 	if p.Prometheus != nil {
 		names = append(names, "prometheus")

@@ -17,8 +17,9 @@ import (
 // points per timeseries").
 const maxPoints = 11000
 
-// validateJudge checks a judge metric, whose path is path
-// ("provider.judge"), with the shape rules of its tags
+// Validate checks a judge metric's configuration, whose path is path
+// ("provider.judge"), as the judge's provider does (Spec.Validate leaves
+// it to the provider, so that each problem is reported once), with the shape rules of its tags
 // (canary, lookback, step and control.offset must be given; direction,
 // nanStrategy and effectSize.measure must be among their values):
 //
@@ -38,7 +39,7 @@ const maxPoints = 11000
 //
 // Zero values cannot be given for the numbers, since the judge reads 0 as
 // "the default": each must be positive.
-func validateJudge(path string, j *JudgeMetric) []api.FieldError {
+func (j *JudgeMetric) Validate(path string) []api.FieldError {
 	// The struct rules (required fields, enumerations) first.
 	errs := shapeErrors(path, j)
 	add := func(field, format string, args ...any) {

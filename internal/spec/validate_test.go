@@ -240,7 +240,7 @@ func TestValidateFixtures(t *testing.T) {
 	}
 	for _, file := range []string{"success-rate.yaml", "success-rate.json", "success-rate-args.yaml", "analysisrun.yaml", "cluster-analysis-template.yaml", "bare-spec.yaml"} {
 		doc := mustParse(t, string(fixture(t, file)))
-		resolved, errs := doc.Spec.Resolve(overrides[file])
+		resolved, errs := resolveArgs(&doc.Spec, overrides[file])
 		if len(errs) > 0 {
 			t.Errorf("%s: Resolve:\n%s", file, formatErrors(errs))
 			continue

@@ -9,6 +9,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -25,14 +26,14 @@ const placeholderPrefix = "canaryd-placeholder-"
 // arguments that callers supply per request, as the package documentation
 // describes ("Validation at load"): placeholders for those arguments, every
 // resolution problem, and only the validation problems that the
-// placeholders cannot have caused. check, when set, runs after spec.Compile
+// placeholders cannot have caused. check, when set, runs after compile.Compile
 // on the same placeholder-filled document.
 func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldError) []api.FieldError {
 	filled, placeholders := withPlaceholders(doc)
-	if _, errs := filled.Spec.Resolve(nil); len(errs) > 0 {
+	if _, errs := filled.Spec.Resolve(nil, spec.ResolveOptions{SecretArg: compile.IsSecretArg}); len(errs) > 0 {
 		return errs
 	}
-	_, errs := spec.Compile(filled, nil, checkProviders{})
+	_, errs := compile.Compile(filled, nil, checkProviders{})
 	if check != nil {
 		errs = append(errs, check(filled)...)
 	}
@@ -57,7 +58,7 @@ type checkProviders struct{}
 
 func (checkProviders) Lookup(name string) (provider.Provider, bool) {
 	if name == "judge" {
-		return spec.JudgeProvider(spec.PrometheusProvider(noSources)), true
+		return compile.JudgeProvider(compile.PrometheusProvider(noSources)), true
 	}
 	return provider.Func(func(any) (analysis.Source, map[string]string, []api.FieldError) { return nil, nil, nil }), true
 }

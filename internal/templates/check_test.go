@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -343,7 +344,7 @@ func TestFixtures(t *testing.T) {
 				delete(args, k)
 			}
 		}
-		if _, errs := spec.Compile(tmpl.Document, args, spec.Builtin(noSources)); len(errs) > 0 {
+		if _, errs := compile.Compile(tmpl.Document, args, compile.Builtin(noSources)); len(errs) > 0 {
 			t.Errorf("%s: Compile with its required arguments:\n%s", name, formatFieldErrors(errs))
 		}
 	}

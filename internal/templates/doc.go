@@ -24,7 +24,7 @@
 // # Validation at load
 //
 // A template is validated when it is loaded: parsed (spec.Parse), resolved,
-// validated and its conditions compiled (spec.Compile, without providers),
+// validated and its conditions compiled (compile.Compile, without providers),
 // then handed to Options.Check, with which the server checks providers
 // (the address allow-list). Its name must be a Kubernetes object name,
 // unique across the directory: files are taken in name order and a name
@@ -83,7 +83,7 @@
 //
 // It must not run analyses, speak HTTP or reach Prometheus: it turns a
 // directory into checked, named documents. Running them, and checking the
-// arguments of a request (MissingArgs, then spec.Compile), is the server's.
+// arguments of a request (MissingArgs, then compile.Compile), is the server's.
 // It keeps no package-level state: the logger, the metrics registerer and
 // the further checks come in Options.
 package templates

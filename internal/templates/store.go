@@ -32,8 +32,8 @@ type Options struct {
 	// dot-entries skipped.
 	Dir string
 	// Check validates a parsed template further than the store does on its
-	// own (parse, spec.Compile without providers, the name). The server
-	// passes a func that runs spec.Compile(doc, nil, providers) with its
+	// own (parse, compile.Compile without providers, the name). The server
+	// passes a func that runs compile.Compile(doc, nil, providers) with its
 	// providers, so that a provider it does not run, or an address outside
 	// an allow-list, is reported at load. The document Check is given carries a placeholder
 	// value for every argument that callers supply per request; problems
@@ -323,7 +323,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 	}
 	// A document whose only problems are unknown fields is still returned,
 	// and checked further, so that a typo and a bad condition are listed
-	// together (as spec.ParseAndCompile does).
+	// together (as compile.ParseAndCompile does).
 	doc, errs := spec.Parse(d.data)
 	if doc == nil {
 		kind, name := peek(d.data)

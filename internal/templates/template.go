@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -34,7 +35,7 @@ type Template struct {
 	// Line is the line of File on which the template's document starts.
 	Line int
 	// Document is the parsed template, its arguments unresolved: run it
-	// with spec.Compile(Document, args, providers).
+	// with compile.Compile(Document, args, providers).
 	Document *spec.Document
 	// LoadedAt is when this version of the file was read.
 	LoadedAt time.Time
@@ -47,7 +48,7 @@ type Template struct {
 type Arg struct {
 	Name string `json:"name"`
 	// Value is the default value, nil when there is none. The values of
-	// arguments that hold secrets (see spec.IsSecretArg) read "*****".
+	// arguments that hold secrets (see compile.IsSecretArg) read "*****".
 	Value *string `json:"value,omitempty"`
 	// Required is true when the caller must supply the argument: it has no
 	// value, or only a valueFrom, which canaryd cannot read outside
@@ -116,7 +117,7 @@ func templateArgs(s *spec.Spec) []Arg {
 			continue
 		}
 		v := *a.Value
-		if spec.IsSecretArg(a.Name) {
+		if compile.IsSecretArg(a.Name) {
 			v = "*****"
 		}
 		out[i].Value, out[i].Required = &v, false

@@ -9,7 +9,7 @@
 // through the configured datasources with their allow-lists, credentials,
 // shared transports, timeouts and scrubbing of secrets, exactly as a
 // `provider.prometheus` range query does. internal/spec builds them with the
-// Prometheus provider the judge is registered over (spec.JudgeProvider), so
+// Prometheus provider the judge is registered over (compile.JudgeProvider), so
 // every caller that can run a Prometheus metric can run a judge metric.
 //
 // # The window

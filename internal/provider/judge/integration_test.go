@@ -12,9 +12,9 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // The latency fixture: a gauge request_latency_ms per track, one sample
@@ -55,16 +55,16 @@ func latencyFixture() string {
 	return b.String()
 }
 
-// compile compiles a bare spec against the Prometheus at url, through the
+// compilePlan compiles a bare spec against the Prometheus at url, through the
 // real Prometheus provider.
-func compile(t *testing.T, url, input string) *analysis.Plan {
+func compilePlan(t *testing.T, url, input string) *analysis.Plan {
 	t.Helper()
 	p, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{URL: url}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.CloseIdleConnections)
-	_, compiled, errs := spec.ParseAndCompile([]byte(input), nil, spec.Builtin(p.Source))
+	_, compiled, errs := compile.ParseAndCompile([]byte(input), nil, compile.Builtin(p.Source))
 	if len(errs) > 0 {
 		t.Fatalf("compile: %v", errs)
 	}
@@ -154,7 +154,7 @@ func TestJudgePrometheus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			plan := compile(t, srv.URL, "metrics:\n"+tt.metrics)
+			plan := compilePlan(t, srv.URL, "metrics:\n"+tt.metrics)
 			start := at
 			if !tt.at.IsZero() {
 				start = tt.at
@@ -210,7 +210,7 @@ func sizes(plan *analysis.Plan, at time.Time) string {
 func TestJudgeBacktest(t *testing.T) {
 	t.Parallel()
 	srv := promtest.Start(t, latencyFixture())
-	plan := compile(t, srv.URL, "metrics:\n"+judgeMetric("latency", "canary-regressed", "control:1h", "    interval: 5m\n    count: 3\n"))
+	plan := compilePlan(t, srv.URL, "metrics:\n"+judgeMetric("latency", "canary-regressed", "control:1h", "    interval: 5m\n    count: 3\n"))
 	start, end := latencyStart.Add(80*time.Minute), latencyStart.Add(170*time.Minute)
 	results := analysis.BacktestSeries(context.Background(), plan, start, end, 15*time.Minute, analysis.Options{ID: "backtest"})
 	var got []string
@@ -245,7 +245,7 @@ func TestDefaultFixtureRolloutPair(t *testing.T) {
 		}
 		return "  - name: " + name + "\n    provider:\n      judge:\n        canary: " + q(canary) + "\n" + side + "        lookback: 1h\n        step: 1m\n"
 	}
-	plan := compile(t, srv.URL, "metrics:\n"+
+	plan := compilePlan(t, srv.URL, "metrics:\n"+
 		metric("canary-vs-stable", promtest.CanaryWorkload, promtest.StableWorkload)+
 		metric("canary-vs-an-hour-ago", promtest.CanaryWorkload, "")+
 		metric("stable-vs-an-hour-ago", promtest.StableWorkload, ""))

@@ -1,4 +1,4 @@
-package spec
+package compile
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // minSecretLength is the shortest value scrubbed from a text that canaryd
@@ -31,11 +32,11 @@ type redactor struct {
 
 // newRedactor returns the redactor of a resolved spec, nil when it has
 // nothing to hide. overrides are the values the spec was resolved with.
-func newRedactor(spec *Spec, overrides map[string]string, res *resolution) *redactor {
+func newRedactor(s *spec.Spec, overrides map[string]string, res *spec.Resolution) *redactor {
 	var pairs []string
-	if res != nil && res.display != nil {
-		for i := range res.spec.Metrics {
-			real, display := displayTexts(&res.spec.Metrics[i]), displayTexts(&res.display.Metrics[i])
+	if res != nil && res.Display != nil {
+		for i := range res.Spec.Metrics {
+			real, display := displayTexts(&res.Spec.Metrics[i]), displayTexts(&res.Display.Metrics[i])
 			for j := range real {
 				if real[j] != display[j] && real[j] != "" {
 					pairs = append(pairs, real[j], display[j])
@@ -43,21 +44,21 @@ func newRedactor(spec *Spec, overrides map[string]string, res *resolution) *reda
 			}
 		}
 	}
-	secrets := secretValues(spec, overrides)
+	secrets := secretValues(s, overrides)
 	if res != nil {
-		secrets = append(secrets, res.secrets...)
-		for i := range res.spec.Metrics {
-			secrets = append(secrets, credentials(&res.spec.Metrics[i])...)
+		secrets = append(secrets, res.Secrets...)
+		for i := range res.Spec.Metrics {
+			secrets = append(secrets, credentials(&res.Spec.Metrics[i])...)
 		}
 	}
 	// Longest first: a value that holds another ("Bearer xyz", "xyz") is
 	// replaced whole.
 	slices.SortFunc(secrets, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	seen := map[string]bool{}
-	for _, s := range secrets {
-		if len(s) >= minSecretLength && !seen[s] {
-			seen[s] = true
-			pairs = append(pairs, s, masked)
+	for _, v := range secrets {
+		if len(v) >= minSecretLength && !seen[v] {
+			seen[v] = true
+			pairs = append(pairs, v, spec.Masked)
 		}
 	}
 	if len(pairs) == 0 {
@@ -68,7 +69,7 @@ func newRedactor(spec *Spec, overrides map[string]string, res *resolution) *reda
 
 // displayTexts are the texts of m that are shown resolved: its conditions
 // and its queries.
-func displayTexts(m *Metric) []string {
+func displayTexts(m *spec.Metric) []string {
 	texts := []string{m.SuccessCondition, m.FailureCondition, "", "", ""}
 	if p := m.Provider.Prometheus; p != nil {
 		texts[2] = p.Query
@@ -81,7 +82,7 @@ func displayTexts(m *Metric) []string {
 
 // secretValues are the values of s's secret arguments (see IsSecretArg, and
 // secretKeyRef), its own and the overrides'.
-func secretValues(s *Spec, overrides map[string]string) []string {
+func secretValues(s *spec.Spec, overrides map[string]string) []string {
 	var out []string
 	for _, a := range s.Args {
 		if !IsSecretArg(a.Name) && (a.ValueFrom == nil || a.ValueFrom.SecretKeyRef == nil) {
@@ -100,9 +101,9 @@ func secretValues(s *Spec, overrides map[string]string) []string {
 // credentials are the credentials a resolved metric sends: the values of
 // headers named like credentials, basic auth passwords and OAuth2 client
 // secrets.
-func credentials(m *Metric) []string {
+func credentials(m *spec.Metric) []string {
 	var out []string
-	add := func(headers []Header, auth Authentication) {
+	add := func(headers []spec.Header, auth spec.Authentication) {
 		for _, h := range headers {
 			if IsCredentialHeader(h.Key) {
 				out = append(out, h.Value)

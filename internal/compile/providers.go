@@ -1,12 +1,12 @@
-package spec
+package compile
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Providers finds the provider that builds a metric's source by the name of
@@ -21,13 +21,13 @@ type Providers interface {
 // configuration, with the metric result's metadata; problems carry paths
 // relative to the metric ("provider.prometheus.address"). It is what
 // PrometheusProvider adapts (the Prometheus provider's Source).
-type PrometheusFunc func(m *PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError)
+type PrometheusFunc func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError)
 
 // PrometheusProvider is the provider of provider.prometheus, whose
-// configuration spec decodes (PrometheusMetric): it hands it to build.
+// configuration spec decodes (spec.PrometheusMetric): it hands it to build.
 func PrometheusProvider(build PrometheusFunc) provider.Provider {
 	return provider.Func(func(config any) (analysis.Source, map[string]string, []api.FieldError) {
-		m, ok := config.(*PrometheusMetric)
+		m, ok := config.(*spec.PrometheusMetric)
 		if !ok {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus", Message: fmt.Sprintf("prometheus configuration of type %T", config)}}
 		}
@@ -36,16 +36,16 @@ func PrometheusProvider(build PrometheusFunc) provider.Provider {
 }
 
 // JudgeProvider is the provider of canaryd's provider.judge: it checks the
-// judge's configuration (see validateJudge) and builds its source from two
-// range queries made by prometheus, so that they reach only what the
+// judge's configuration (spec.JudgeMetric.Validate) and builds its source
+// from two range queries made by prometheus, so that they reach only what the
 // Prometheus provider allows (see compileJudge).
 func JudgeProvider(prometheus provider.Provider) provider.Provider {
 	return provider.Func(func(config any) (analysis.Source, map[string]string, []api.FieldError) {
-		j, ok := config.(*JudgeMetric)
+		j, ok := config.(*spec.JudgeMetric)
 		if !ok {
 			return nil, nil, []api.FieldError{{Field: "provider.judge", Message: fmt.Sprintf("judge configuration of type %T", config)}}
 		}
-		if errs := validateJudge("provider.judge", j); len(errs) > 0 {
+		if errs := j.Validate("provider.judge"); len(errs) > 0 {
 			return nil, nil, errs
 		}
 		return compileJudge(j, prometheus)
@@ -60,38 +60,4 @@ func Builtin(prometheus PrometheusFunc) *provider.Registry {
 	return provider.NewRegistry().
 		Register("prometheus", p).
 		Register("judge", JudgeProvider(p))
-}
-
-// config is the configuration of the provider named name, as Providers
-// hands it over: typed for prometheus and judge, the JSON object for every
-// other provider.
-func (p *MetricProvider) config(name string) any {
-	switch name {
-	case "prometheus":
-		return p.Prometheus
-	case "judge":
-		return p.Judge
-	}
-	for _, o := range p.raw() {
-		if o.name == name {
-			return o.raw
-		}
-	}
-	return p.Plugin
-}
-
-// raw lists the providers whose configuration is kept as JSON, by their
-// names in the metric (plugin aside: each of its entries is a provider).
-func (p *MetricProvider) raw() []struct {
-	name string
-	raw  json.RawMessage
-} {
-	return []struct {
-		name string
-		raw  json.RawMessage
-	}{
-		{"kayenta", p.Kayenta}, {"web", p.Web}, {"datadog", p.Datadog}, {"wavefront", p.Wavefront},
-		{"newRelic", p.NewRelic}, {"job", p.Job}, {"cloudWatch", p.CloudWatch}, {"graphite", p.Graphite},
-		{"influxdb", p.Influxdb}, {"skywalking", p.SkyWalking},
-	}
 }

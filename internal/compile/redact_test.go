@@ -1,4 +1,4 @@
-package spec
+package compile
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // echoingSources is a Prometheus that puts the query it is sent in its
 // errors and warnings, as Prometheus' parse errors do.
-func echoingSources(m *PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func echoingSources(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
 	query := m.Query
 	return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{

@@ -1,4 +1,4 @@
-package spec
+package compile
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Limits bound what a spec may ask of the service that runs it. Each
@@ -41,7 +42,7 @@ type Limits struct {
 	MaxResolvedSize int
 	// VerbatimArgs substitutes the arguments of an Argo document
 	// (argoproj.io/v1alpha1) as they are, as Argo Rollouts does, without
-	// escaping or checking them (see Spec.Resolve). It is not a bound but
+	// escaping or checking them (see spec.Spec.Resolve). It is not a bound but
 	// the lifting of one, for an operator whose callers are all trusted
 	// with the structure of every query and condition.
 	VerbatimArgs bool
@@ -65,13 +66,28 @@ type compileOptions struct {
 // WithLimits makes Compile refuse what goes beyond l.
 func WithLimits(l Limits) Option { return func(o *compileOptions) { o.limits = l } }
 
+// resolveOptions are the options of spec.Spec.Resolve for l, for the spec
+// of an argoproj.io/v1alpha1 document when argo is set: the bounds on the
+// resolved text, and which arguments are secret (IsSecretArg).
+func (l Limits) resolveOptions(argo bool) spec.ResolveOptions {
+	return spec.ResolveOptions{
+		SecretArg:          IsSecretArg,
+		MaxQueryLength:     l.MaxQueryLength,
+		MaxConditionLength: l.MaxConditionLength,
+		MaxFieldLength:     l.MaxFieldLength,
+		MaxResolvedSize:    l.MaxResolvedSize,
+		Argo:               argo,
+		VerbatimArgs:       l.VerbatimArgs,
+	}
+}
+
 // conditionOptions are the condition package's options for l.
 func (l Limits) conditionOptions() []condition.Option {
 	return []condition.Option{condition.MaxLength(l.MaxConditionLength), condition.MaxNodes(l.MaxConditionNodes)}
 }
 
 // checkMetricCount refuses a spec with more metrics than MaxMetrics.
-func (l Limits) checkMetricCount(s *Spec) []api.FieldError {
+func (l Limits) checkMetricCount(s *spec.Spec) []api.FieldError {
 	if l.MaxMetrics <= 0 || len(s.Metrics) <= l.MaxMetrics {
 		return nil
 	}

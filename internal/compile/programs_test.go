@@ -1,4 +1,4 @@
-package spec
+package compile
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // TestCompileWithPrograms: specs compiled with a shared cache of condition
@@ -25,7 +26,7 @@ func TestCompileWithPrograms(t *testing.T) {
   successCondition: result[0] >=
   provider: {prometheus: {query: up}}
 `
-	sources := func(*PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := func(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
 		return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation { return analysis.Observation{} }), nil, nil
 	}
 	programs := condition.NewPrograms(0)

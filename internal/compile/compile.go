@@ -1,4 +1,4 @@
-package spec
+package compile
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider"
 	judgesource "github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Compiled is a document made ready to run.
@@ -19,13 +20,14 @@ type Compiled struct {
 	// Plan is what the engine runs.
 	Plan *analysis.Plan
 	// Spec is the spec with its arguments resolved.
-	Spec *Spec
+	Spec *spec.Spec
 	// Args are the argument values used.
 	Args map[string]string
 }
 
 // Compile takes a parsed document as far as it can go before anything runs:
-// it resolves the arguments, validates the spec, compiles every condition and
+// it resolves the arguments (spec.Spec.Resolve), validates the spec
+// (spec.Spec.Validate), compiles every condition (internal/condition) and
 // has the provider that providers registers under each metric's provider
 // name build its source (a metric naming a provider that none is
 // registered for is a problem on provider.<name>). Every problem found is returned, each with
@@ -37,7 +39,7 @@ type Compiled struct {
 // quoted in its messages and the queries in its metadata read ***** in
 // their place, and the errors of its sources and conditions, and the
 // problems returned, have them replaced by *****.
-func Compile(doc *Document, overrides map[string]string, providers Providers, opts ...Option) (*Compiled, []api.FieldError) {
+func Compile(doc *spec.Document, overrides map[string]string, providers Providers, opts ...Option) (*Compiled, []api.FieldError) {
 	var o compileOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -47,7 +49,7 @@ func Compile(doc *Document, overrides map[string]string, providers Providers, op
 	if problems := o.limits.checkMetricCount(&doc.Spec); len(problems) > 0 {
 		return nil, problems
 	}
-	res, problems := doc.Spec.resolve(overrides, resolveOptions{limits: o.limits, argo: doc.APIVersion == APIVersion})
+	res, problems := doc.Spec.Resolve(overrides, o.limits.resolveOptions(doc.APIVersion == spec.APIVersion))
 	// Every text shown from here on, problems included, has the values
 	// of secret arguments and credentials replaced.
 	redact := newRedactor(&doc.Spec, overrides, res)
@@ -55,7 +57,7 @@ func Compile(doc *Document, overrides map[string]string, providers Providers, op
 		redact.problems(problems)
 		return nil, problems
 	}
-	resolved := res.spec
+	resolved := res.Spec
 	// Validation and compilation both run, so that every problem is
 	// reported at once. Validate leaves a provider's configuration to the
 	// provider, so each problem is reported once.
@@ -72,12 +74,12 @@ func Compile(doc *Document, overrides map[string]string, providers Providers, op
 		path := fmt.Sprintf("metrics[%d].", i)
 		am, errs := compileMetric(m, providers, o)
 		if redact != nil {
-			if res.display != nil {
+			if res.Display != nil {
 				// Shown in the messages that explain a verdict.
-				shown := &res.display.Metrics[i]
+				shown := &res.Display.Metrics[i]
 				am.SuccessCondition, am.FailureCondition = shown.SuccessCondition, shown.FailureCondition
 				if am.Compared && m.SuccessCondition == "" && m.FailureCondition == "" {
-					am.SuccessCondition, am.FailureCondition = DefaultJudgeSuccessCondition, DefaultJudgeFailureCondition
+					am.SuccessCondition, am.FailureCondition = spec.DefaultJudgeSuccessCondition, spec.DefaultJudgeFailureCondition
 				}
 			}
 			am.Metadata = redact.metadata(am.Metadata)
@@ -89,9 +91,7 @@ func Compile(doc *Document, overrides map[string]string, providers Providers, op
 			}
 		}
 		for _, e := range errs {
-			if doc.cutByComments[path+e.Field] {
-				e.Message += commentHint
-			}
+			e.Message += doc.CommentHint(path + e.Field)
 			problems = append(problems, api.FieldError{Field: path + e.Field, Message: e.Message})
 		}
 		am.DryRun = dryRun[m.Name]
@@ -107,6 +107,22 @@ func Compile(doc *Document, overrides map[string]string, providers Providers, op
 	return &Compiled{Plan: plan, Spec: resolved, Args: argValues(resolved, overrides)}, nil
 }
 
+// ParseAndCompile parses data (spec.Parse) and compiles it, returning every problem of
+// both steps: a document whose only problems are unknown fields is still
+// compiled, so that a typo and a bad condition are reported together.
+func ParseAndCompile(data []byte, overrides map[string]string, providers Providers) (*spec.Document, *Compiled, []api.FieldError) {
+	doc, problems := spec.Parse(data)
+	if doc == nil {
+		return nil, nil, problems
+	}
+	compiled, more := Compile(doc, overrides, providers)
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		return doc, nil, problems
+	}
+	return doc, compiled, nil
+}
+
 // WithPrograms makes Compile share the conditions' validation and compiled
 // programs through p (see condition.Programs): a service that compiles the
 // same spec for every request, or a template for thousands of analyses,
@@ -117,7 +133,7 @@ func WithPrograms(p *condition.Programs) Option {
 }
 
 // compileMetric turns one validated metric into the engine's form.
-func compileMetric(m *Metric, providers Providers, o compileOptions) (analysis.Metric, []api.FieldError) {
+func compileMetric(m *spec.Metric, providers Providers, o compileOptions) (analysis.Metric, []api.FieldError) {
 	limits := o.limits
 	// Validate has already rejected durations and limits that do not
 	// parse, so the errors below cannot happen.
@@ -140,14 +156,14 @@ func compileMetric(m *Metric, providers Providers, o compileOptions) (analysis.M
 		Compared:                m.Provider.Judge != nil,
 	}
 	if am.Compared && am.SuccessCondition == "" && am.FailureCondition == "" {
-		am.SuccessCondition, am.FailureCondition = DefaultJudgeSuccessCondition, DefaultJudgeFailureCondition
+		am.SuccessCondition, am.FailureCondition = spec.DefaultJudgeSuccessCondition, spec.DefaultJudgeFailureCondition
 	}
 	conditions, problems := condition.Compile(am.SuccessCondition, am.FailureCondition,
 		append(limits.conditionOptions(), condition.WithPrograms(o.programs))...)
 	am.Judge = conditions
 	problems = append(problems, limits.checkSchedule(&am)...)
 	// None or several providers: Validate says so.
-	if names := m.Provider.names(); len(names) == 1 {
+	if names := m.Provider.Names(); len(names) == 1 {
 		name := names[0]
 		p, ok := providers.Lookup(name)
 		if !ok {
@@ -155,7 +171,7 @@ func compileMetric(m *Metric, providers Providers, o compileOptions) (analysis.M
 				"provider %s is not supported by this canaryd (it runs %s)", name, strings.Join(providers.Names(), ", "))})
 			return am, problems
 		}
-		source, metadata, errs := p.Source(m.Provider.config(name))
+		source, metadata, errs := p.Source(m.Provider.Config(name))
 		problems = append(problems, errs...)
 		am.Source, am.Metadata = source, metadata
 	}
@@ -167,22 +183,22 @@ func compileMetric(m *Metric, providers Providers, o compileOptions) (analysis.M
 // provider's datasources and credentials. Their problems are reported on
 // the judge's fields: provider.prometheus.query on canary or baseline, the
 // other provider.prometheus fields on provider.judge's.
-func compileJudge(j *JudgeMetric, prometheus provider.Provider) (analysis.Source, map[string]string, []api.FieldError) {
+func compileJudge(j *spec.JudgeMetric, prometheus provider.Provider) (analysis.Source, map[string]string, []api.FieldError) {
 	lookback, step, offset := j.Window()
-	side := func(query string, offset time.Duration) *PrometheusMetric {
+	side := func(query string, offset time.Duration) *spec.PrometheusMetric {
 		start := fmt.Sprintf("now() - duration(%q)", (offset + lookback).String())
 		end := "now()"
 		if offset > 0 {
 			end = fmt.Sprintf("now() - duration(%q)", offset.String())
 		}
-		return &PrometheusMetric{
+		return &spec.PrometheusMetric{
 			Address:        j.Address,
 			Query:          query,
 			Authentication: j.Authentication,
 			Timeout:        j.Timeout,
 			Insecure:       j.Insecure,
 			Headers:        slices.Clone(j.Headers),
-			RangeQuery:     &PrometheusRangeQueryArgs{Start: start, End: end, Step: step.String()},
+			RangeQuery:     &spec.PrometheusRangeQueryArgs{Start: start, End: end, Step: step.String()},
 		}
 	}
 	baselineQuery, baselineField := j.Baseline, "baseline"
@@ -238,7 +254,7 @@ func judgeFields(errs []api.FieldError, queryField string) []api.FieldError {
 
 // argValues lists the argument values an analysis runs with, for its
 // resource. Values that look like credentials are masked.
-func argValues(s *Spec, overrides map[string]string) map[string]string {
+func argValues(s *spec.Spec, overrides map[string]string) map[string]string {
 	if len(s.Args) == 0 {
 		return nil
 	}
@@ -252,7 +268,7 @@ func argValues(s *Spec, overrides map[string]string) map[string]string {
 			v = o
 		}
 		if IsSecretArg(a.Name) || (a.ValueFrom != nil && a.ValueFrom.SecretKeyRef != nil) {
-			v = "*****"
+			v = spec.Masked
 		}
 		out[a.Name] = v
 	}
