@@ -2,7 +2,6 @@ package compile
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider"
 	judgesource "github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -275,9 +275,6 @@ func argValues(s *spec.Spec, overrides map[string]string) map[string]string {
 	return out
 }
 
-// secretName matches argument names whose values must not be shown.
-var secretName = regexp.MustCompile(`(?i)(token|secret|password|passwd|apikey|api-key|api_key|credential|auth)`)
-
 // IsSecretArg reports whether an argument's value is masked in resources,
-// logs and messages.
-func IsSecretArg(name string) bool { return secretName.MatchString(strings.TrimSpace(name)) }
+// logs and messages: its name holds one of redact's secret words.
+func IsSecretArg(name string) bool { return redact.IsSecretName(name) }

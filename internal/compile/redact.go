@@ -11,6 +11,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -122,14 +123,8 @@ func credentials(m *spec.Metric) []string {
 
 // IsCredentialHeader reports whether a header's value is likely a
 // credential (Authorization, X-Api-Key, Cookie, …), to be kept out of
-// every text shown.
-func IsCredentialHeader(key string) bool {
-	if IsSecretArg(key) {
-		return true
-	}
-	k := strings.ToLower(key)
-	return strings.Contains(k, "key") || strings.Contains(k, "cookie") || strings.Contains(k, "session")
-}
+// every text shown: redact's list decides.
+func IsCredentialHeader(key string) bool { return redact.IsCredentialHeader(key) }
 
 // text returns s with every secret replaced.
 func (r *redactor) text(s string) string {
