@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -256,9 +258,13 @@ func (c *cliSources) source(m *spec.PrometheusMetric) (analysis.Source, map[stri
 }
 
 // runSynopsis is the first line of run's usage.
-const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [-q]\n\n" +
+const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [-o FORMAT] [-q]\n\n" +
 	"Runs one analysis here and now, printing each measurement to standard error and\n" +
-	"the finished analysis as JSON to standard output. Exit code: 0 Successful,\n" +
+	"the finished analysis to standard output: -o text (the default on a terminal:\n" +
+	"the verdict, the reason and a table of the metrics), json (the default\n" +
+	"otherwise: the analysis as the API returns it), markdown (for a GitHub job\n" +
+	"summary or a pull-request comment) or junit (JUnit XML, a test case per\n" +
+	"metric, for GitLab's and Jenkins' test reports). Exit code: 0 Successful,\n" +
 	"1 Failed, 2 Inconclusive, 3 Error, 64 bad input, 130 interrupted (SIGINT),\n" +
 	"143 terminated (SIGTERM)."
 
@@ -267,8 +273,20 @@ func (e *environment) runCommand(args []string) int {
 	errorRetry := analysis.DefaultErrorRetryInterval
 	fs.Var(durationFlag{&errorRetry}, "error-retry", "how long to wait after an Error measurement before measuring again: a `duration` (10s, 1m)")
 	quiet := fs.Bool("q", false, "print no progress lines, only the result")
+	format := fs.String("o", "", "the `FORMAT` of the result on standard output: "+strings.Join(report.Formats, ", ")+" (default: text on a terminal, json otherwise)")
+	reportFile := fs.String("report", "", reportFlagUsage)
 	if code, ok := e.parseFlags(fs, runSynopsis, args); !ok {
 		return code
+	}
+	if *format == "" {
+		*format = "json"
+		if isTerminal(e.stdout) {
+			*format = "text"
+		}
+	}
+	if !slices.Contains(report.Formats, *format) {
+		e.printf(e.stderr, "canaryd run: -o %q: give one of %s\n", *format, strings.Join(report.Formats, ", "))
+		return exitUsage
 	}
 	file := e.file("run", f)
 	if file == "" {
@@ -277,6 +295,10 @@ func (e *environment) runCommand(args []string) int {
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
 	compiled := e.compile(file, f, sources.registry(false))
 	if compiled == nil {
+		return exitUsage
+	}
+	htmlReport, ok := e.openReport("run", *reportFile)
+	if !ok {
 		return exitUsage
 	}
 	plan := compiled.Plan
@@ -299,12 +321,15 @@ func (e *environment) runCommand(args []string) int {
 	})
 	<-run.Done()
 	result := run.Snapshot()
-	out, err := api.MarshalIndent(result, "", "  ")
-	if err != nil {
+	if err := report.New(result, plan.Metrics).Write(e.stdout, *format); err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return exitError
 	}
-	e.printf(e.stdout, "%s\n", out)
+	explained := report.New(result, plan.Metrics)
+	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, sources.datasource)
+	if !e.writeReport("run", htmlReport, explained) {
+		return exitError
+	}
 	if !*quiet {
 		if result.Message != "" {
 			e.printf(e.stderr, "analysis %s: %s\n", result.Phase, result.Message)
@@ -320,6 +345,17 @@ func (e *environment) runCommand(args []string) int {
 		return code
 	}
 	return exitCode(result.Phase)
+}
+
+// isTerminal reports whether w is a terminal (a character device), where a
+// person rather than a program reads the result.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func exitCode(p api.Phase) int {

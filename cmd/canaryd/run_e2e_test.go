@@ -69,7 +69,21 @@ type cliResult struct {
 	analysis api.Analysis
 }
 
+// runCLI runs the binary; the standard output of run must be the analysis
+// as JSON.
 func runCLI(t *testing.T, stdin string, args ...string) cliResult {
+	t.Helper()
+	r := runCLIRaw(t, stdin, args...)
+	if r.stdout != "" && args[0] == "run" {
+		if err := json.Unmarshal([]byte(r.stdout), &r.analysis); err != nil {
+			t.Fatalf("stdout is not the analysis as JSON: %v\n%s", err, r.stdout)
+		}
+	}
+	return r
+}
+
+// runCLIRaw runs the binary and returns what it printed.
+func runCLIRaw(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	var stdout, stderr bytes.Buffer
@@ -79,13 +93,7 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		t.Fatalf("canaryd %v: %v", args, err)
 	}
-	r := cliResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
-	if r.stdout != "" && args[0] == "run" {
-		if err := json.Unmarshal(stdout.Bytes(), &r.analysis); err != nil {
-			t.Fatalf("stdout is not the analysis as JSON: %v\n%s", err, r.stdout)
-		}
-	}
-	return r
+	return cliResult{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 }
 
 func TestRunEndToEnd(t *testing.T) {
