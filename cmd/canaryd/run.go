@@ -258,13 +258,14 @@ func (c *cliSources) source(m *spec.PrometheusMetric) (analysis.Source, map[stri
 }
 
 // runSynopsis is the first line of run's usage.
-const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [-o FORMAT] [-q]\n\n" +
+const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [-o FORMAT] [--report FILE] [-q]\n\n" +
 	"Runs one analysis here and now, printing each measurement to standard error and\n" +
 	"the finished analysis to standard output: -o text (the default on a terminal:\n" +
 	"the verdict, the reason and a table of the metrics), json (the default\n" +
 	"otherwise: the analysis as the API returns it), markdown (for a GitHub job\n" +
 	"summary or a pull-request comment) or junit (JUnit XML, a test case per\n" +
-	"metric, for GitLab's and Jenkins' test reports). Exit code: 0 Successful,\n" +
+	"metric, for GitLab's and Jenkins' test reports); --report also writes it as\n" +
+	"one self-contained HTML file, with a chart per metric. Exit code: 0 Successful,\n" +
 	"1 Failed, 2 Inconclusive, 3 Error, 64 bad input, 130 interrupted (SIGINT),\n" +
 	"143 terminated (SIGTERM)."
 
