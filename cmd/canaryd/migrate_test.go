@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -42,13 +43,13 @@ func TestMigrate(t *testing.T) {
 		url := withPassword(cluster.Database(t))
 		code, out, errOut := migrate(nil, "--store", url)
 		noLeak(t, out, errOut)
-		if code != 0 || !strings.Contains(out, "was at version 0, is now at version 2") {
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("was at version 0, is now at version %d", store.SchemaVersion)) {
 			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 		}
 		// Again, from the environment: nothing to do.
 		code, out, errOut = migrate(map[string]string{"CANARYD_STORE": url})
 		noLeak(t, out, errOut)
-		if code != 0 || !strings.Contains(out, "at version 2, up to date") {
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("at version %d, up to date", store.SchemaVersion)) {
 			t.Fatalf("second run: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -72,7 +73,7 @@ func TestMigrate(t *testing.T) {
 		}
 		code, out, errOut := migrate(nil, "--store", url)
 		noLeak(t, out, errOut)
-		if code != 0 || !strings.Contains(out, "was at version 1, is now at version 2") {
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("was at version %d, is now at version %d", store.SchemaVersion-1, store.SchemaVersion)) {
 			t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 		}
 	})

@@ -22,7 +22,9 @@
 // analyses with work left (running, or owing deliveries) whose lease has
 // expired, with SELECT … FOR UPDATE SKIP LOCKED so that replicas claiming at
 // once never take the same one, and bumps each token; Release hands leases
-// over (they expire now), as a replica does on SIGTERM. Every write of an
+// over (they expire now), as a replica does on SIGTERM. RequestTerminate,
+// from any replica, asks the holder to terminate an analysis: its leases
+// say so (Lease.Terminate) from its next Renew or Claim. Every write of an
 // analysis' state, measurements and deliveries carries the token and is made
 // only while the token is still the analysis' (WHERE id = $1 AND
 // lease_token = $2, or its row locked and its token compared): a replica

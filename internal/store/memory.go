@@ -33,6 +33,7 @@ type memRecord struct {
 	a            Analysis
 	measurements map[measurementKey]Measurement
 	deliveries   []Delivery
+	terminate    bool
 }
 
 type measurementKey struct {
@@ -123,6 +124,7 @@ func copyOut(r *memRecord) *Analysis {
 		a.Webhook = &w
 	}
 	a.State, _ = cloneState(a.State) // stored from JSON: it encodes
+	a.TerminateRequested = r.terminate
 	if a.CompletedAt != nil {
 		t := *a.CompletedAt
 		a.CompletedAt = &t
@@ -362,7 +364,9 @@ func (m *memoryStore) Claim(ctx context.Context, owner string, n int) ([]Lease, 
 	var out []Lease
 	for _, r := range due[:max(0, min(n, MaxListLimit, len(due)))] {
 		r.a.Lease = Lease{ID: r.a.ID, Owner: owner, Token: r.a.Lease.Token + 1, ExpiresAt: now.Add(m.opts.LeaseTTL)}
-		out = append(out, r.a.Lease)
+		l := r.a.Lease
+		l.Terminate = r.terminate
+		out = append(out, l)
 	}
 	return out, nil
 }
@@ -381,11 +385,33 @@ func (m *memoryStore) Renew(ctx context.Context, owner string) ([]Lease, error) 
 	for _, r := range m.byID {
 		if r.a.Lease.Owner == owner && r.claimable() {
 			r.a.Lease.ExpiresAt = until
-			out = append(out, r.a.Lease)
+			l := r.a.Lease
+			l.Terminate = r.terminate
+			out = append(out, l)
 		}
 	}
 	slices.SortFunc(out, func(x, y Lease) int { return cmp.Compare(x.ID, y.ID) })
 	return out, nil
+}
+
+func (m *memoryStore) RequestTerminate(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return unavailable("request terminate", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	r, ok := m.byID[id]
+	if !ok {
+		return ErrNotFound
+	}
+	if r.a.CompletedAt == nil && !r.terminate {
+		r.terminate = true
+		m.written(r)
+	}
+	return nil
 }
 
 func (m *memoryStore) Release(ctx context.Context, leases ...Lease) error {

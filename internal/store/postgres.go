@@ -153,7 +153,7 @@ func (p *postgresStore) Create(ctx context.Context, n NewAnalysis) (Lease, error
 
 // columns are what Get reads; List leaves out the last two.
 const columns = `id, created_at, template, document_sha256, args, webhook_url, webhook_events,
-	phase, started_at, completed_at, state, version, owner, lease_token, lease_expires_at, deliveries_owed`
+	phase, started_at, completed_at, state, version, owner, lease_token, lease_expires_at, deliveries_owed, terminate_requested`
 
 // scan reads a row of columns (and, with full, document and sealed).
 func (p *postgresStore) scan(row pgx.Row, full bool) (*Analysis, error) {
@@ -170,7 +170,7 @@ func (p *postgresStore) scan(row pgx.Row, full bool) (*Analysis, error) {
 		completed, created *time.Time
 	)
 	dest := []any{&a.ID, &created, &a.Template, &a.DocumentSHA256, &args, &webhookURL, &events,
-		&phase, &a.StartedAt, &completed, &state, &a.Version, &leaseOwner, &leaseToken, &leaseExpires, &deliveries}
+		&phase, &a.StartedAt, &completed, &state, &a.Version, &leaseOwner, &leaseToken, &leaseExpires, &deliveries, &a.TerminateRequested}
 	if full {
 		dest = append(dest, &document, &sealed)
 	}
@@ -467,7 +467,7 @@ func (p *postgresStore) leases(rows pgx.Rows, err error, op, owner string) ([]Le
 	var out []Lease
 	for rows.Next() {
 		l := Lease{Owner: owner}
-		if err := rows.Scan(&l.ID, &l.Token, &l.ExpiresAt); err != nil {
+		if err := rows.Scan(&l.ID, &l.Token, &l.ExpiresAt, &l.Terminate); err != nil {
 			return nil, p.fail(op, err)
 		}
 		l.ExpiresAt = l.ExpiresAt.UTC()
@@ -495,7 +495,7 @@ func (p *postgresStore) Claim(ctx context.Context, owner string, n int) ([]Lease
 		UPDATE canaryd_analyses a
 		SET owner = $3, lease_token = a.lease_token + 1, lease_expires_at = $4
 		FROM due WHERE a.id = due.id
-		RETURNING a.id, a.lease_token, a.lease_expires_at`,
+		RETURNING a.id, a.lease_token, a.lease_expires_at, a.terminate_requested`,
 		now, n, owner, now.Add(p.opts.LeaseTTL))
 	return p.leases(rows, err, "claim", owner)
 }
@@ -503,9 +503,28 @@ func (p *postgresStore) Claim(ctx context.Context, owner string, n int) ([]Lease
 func (p *postgresStore) Renew(ctx context.Context, owner string) ([]Lease, error) {
 	rows, err := p.pool.Query(ctx, `UPDATE canaryd_analyses SET lease_expires_at = $2
 		WHERE owner = $1 AND (completed_at IS NULL OR deliveries_owed > 0)
-		RETURNING id, lease_token, lease_expires_at`,
+		RETURNING id, lease_token, lease_expires_at, terminate_requested`,
 		owner, p.now().Add(p.opts.LeaseTTL))
 	return p.leases(rows, err, "renew", owner)
+}
+
+func (p *postgresStore) RequestTerminate(ctx context.Context, id string) error {
+	tag, err := p.pool.Exec(ctx, `UPDATE canaryd_analyses SET terminate_requested = true, version = version + 1
+		WHERE id = $1 AND completed_at IS NULL AND NOT terminate_requested`, id)
+	if err != nil {
+		return p.fail("request terminate", err)
+	}
+	if tag.RowsAffected() > 0 {
+		return nil
+	}
+	var exists bool
+	if err := p.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM canaryd_analyses WHERE id = $1)", id).Scan(&exists); err != nil {
+		return p.fail("request terminate", err)
+	}
+	if !exists {
+		return ErrNotFound
+	}
+	return nil
 }
 
 func (p *postgresStore) Release(ctx context.Context, leases ...Lease) error {

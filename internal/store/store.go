@@ -124,6 +124,11 @@ type Store interface {
 	// Release hands leases over: they expire now, for any replica to
 	// claim. A lease already lost is skipped.
 	Release(ctx context.Context, leases ...Lease) error
+	// RequestTerminate asks the replica that runs the analysis to
+	// terminate it: its leases say so (Lease.Terminate) from its next
+	// renewal or claim. Any replica may ask; an analysis already
+	// completed is left as it is. ErrNotFound when none has the id.
+	RequestTerminate(ctx context.Context, id string) error
 	// Enqueue records a webhook delivery the analysis owes. One already
 	// recorded (same webhook id) is left as it is.
 	Enqueue(ctx context.Context, l Lease, d Delivery) error
@@ -216,6 +221,9 @@ type Analysis struct {
 	// be opened (no key, another key); nil when there are none, or they
 	// were. The analysis can be shown, not resumed.
 	SealError error
+	// TerminateRequested says a replica asked for it to be terminated
+	// (RequestTerminate).
+	TerminateRequested bool
 }
 
 // Lease is a replica's hold on an analysis: its writes carry Token.
@@ -224,6 +232,9 @@ type Lease struct {
 	Owner     string
 	Token     int64
 	ExpiresAt time.Time
+	// Terminate, in what Renew and Claim return, says the analysis is to
+	// be terminated (RequestTerminate).
+	Terminate bool
 }
 
 // Measurement is one finished measurement of a metric; Index numbers the

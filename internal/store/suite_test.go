@@ -684,3 +684,34 @@ func TestClaimBound(t *testing.T) {
 		}
 	})
 }
+
+// A terminate request, made without the lease, reaches the lease holder
+// through its next renewal, and a replica that claims the analysis.
+func TestRequestTerminate(t *testing.T) {
+	each(t, func(t *testing.T, k kind, clk *clock.Fake, s store.Store) {
+		create(t, s, store.NewAnalysis{ID: "t1"})
+		create(t, s, store.NewAnalysis{ID: "t2"})
+		if err := s.RequestTerminate(ctx(t), "nope"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("RequestTerminate of no analysis: %v, want ErrNotFound", err)
+		}
+		if err := s.RequestTerminate(ctx(t), "t1"); err != nil {
+			t.Fatal(err)
+		}
+		if !get(t, s, "t1").TerminateRequested || get(t, s, "t2").TerminateRequested {
+			t.Error("Get does not say which analysis is to be terminated")
+		}
+		leases, err := s.Renew(ctx(t), "replica-a")
+		if err != nil || len(leases) != 2 || !leases[0].Terminate || leases[1].Terminate {
+			t.Fatalf("Renew: %+v, %v; want t1 to be terminated, t2 not", leases, err)
+		}
+		clk.Advance(2 * ttl)
+		claimed, err := s.Claim(ctx(t), "replica-b", 10)
+		if err != nil || len(claimed) != 2 || !claimed[0].Terminate || claimed[1].Terminate {
+			t.Fatalf("Claim: %+v, %v; want t1 to be terminated, t2 not", claimed, err)
+		}
+		// Asking again, or once it completed, changes nothing.
+		if err := s.RequestTerminate(ctx(t), "t1"); err != nil {
+			t.Errorf("asked again: %v", err)
+		}
+	})
+}
