@@ -433,7 +433,8 @@ func pointTitle(n int, m *api.Measurement) string {
 }
 
 // yRange pads the values' range: a chart of values that are never
-// negative starts at 0.
+// negative and reach down towards 0 (error rates, latencies) starts at 0;
+// values far from 0 for their spread (success rates) are drawn close up.
 func yRange(lo, hi float64) (float64, float64) {
 	span := hi - lo
 	if span == 0 {
@@ -446,14 +447,14 @@ func yRange(lo, hi float64) (float64, float64) {
 		}
 		return lo - span/2, hi + span/2
 	}
-	if lo >= 0 {
+	if lo >= 0 && lo <= span {
 		return 0, hi + span*0.15
 	}
-	return lo - span*0.1, hi + span*0.15
+	return max(lo-span*0.15, min(lo, 0)), hi + span*0.15
 }
 
 // widen extends the range so that the nearest change of outcome beyond
-// it shows, when there is one within one more span: values all well below
+// it, above or below, shows, when there is one within one more span: values all well below
 // a threshold would otherwise be drawn on one colour with no threshold in
 // sight. The change is found by evaluating the conditions, never by
 // reading them.
@@ -468,14 +469,18 @@ func widen(lo, hi float64, s shape, j *judgeOf) (float64, float64) {
 			break
 		}
 	}
-	if lo < 0 {
-		bottom := j.phase(s.sample(lo))
-		for k := 1; k <= probes; k++ {
-			v := lo - span*float64(k)/probes
-			if j.phase(s.sample(v)) != bottom {
-				lo = v - span*0.1
-				break
-			}
+	// Below, as far down as one more span, never below 0 for values that
+	// are never negative.
+	floor := math.Inf(-1)
+	if lo >= 0 {
+		floor = 0
+	}
+	bottom := j.phase(s.sample(lo))
+	for k := 1; k <= probes && lo > floor; k++ {
+		v := max(lo-span*float64(k)/probes, floor)
+		if j.phase(s.sample(v)) != bottom {
+			lo = max(v-span*0.1, floor)
+			break
 		}
 	}
 	return lo, hi

@@ -57,7 +57,7 @@ func NewSeries(results []analysis.BacktestResult, metrics []analysis.Metric) *Re
 
 func seriesReason(results []analysis.BacktestResult, pick, fired int) string {
 	n := len(results)
-	s := fmt.Sprintf("Backtest of %d %s started from %s to %s", n, plural(int32(n), "analysis"),
+	s := fmt.Sprintf("Backtest of %d %s started from %s to %s", n, analyses(n),
 		results[0].Start.UTC().Format(time.RFC3339), results[n-1].Start.UTC().Format(time.RFC3339))
 	if fired == 0 {
 		return s + ": none would have failed. The last one, started " + results[pick].Start.UTC().Format(time.RFC3339) + ":"
@@ -341,6 +341,13 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 	return pm
 }
 
+func analyses(n int) string {
+	if n == 1 {
+		return "analysis"
+	}
+	return "analyses"
+}
+
 // worse orders phases by how badly they fail an analysis.
 func worse(a, b api.Phase) bool {
 	rank := func(p api.Phase) int {
@@ -373,7 +380,7 @@ func newStrip(results []analysis.BacktestResult) *strip {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[p], p))
 		}
 	}
-	s.Summary = fmt.Sprintf("%d %s: %s.", n, plural(int32(n), "analysis"), strings.Join(parts, ", "))
+	s.Summary = fmt.Sprintf("%d %s: %s.", n, analyses(n), strings.Join(parts, ", "))
 	if cells < n {
 		s.Note = fmt.Sprintf("Grouped: %d analyses in %d cells, each showing the worst verdict of its group.", n, cells)
 	}
