@@ -92,6 +92,8 @@ func TestHTMLChart(t *testing.T) {
 			outcomes: []api.Phase{api.PhaseSuccessful, api.PhaseFailed, api.PhaseSuccessful}},
 		{name: "scalar", success: "result >= 10", values: []float64{12, 11, 15}, scalar: true,
 			outcomes: []api.Phase{api.PhaseFailed, api.PhaseSuccessful}},
+		{name: "close-up", success: "result[0] >= 0.99", values: []float64{0.995, 0.995, 0.98},
+			outcomes: []api.Phase{api.PhaseFailed, api.PhaseSuccessful}},
 		{name: "errs", success: "result[1] > 0", values: []float64{1, 2},
 			outcomes: []api.Phase{api.PhaseError}},
 	} {
