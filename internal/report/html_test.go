@@ -152,6 +152,9 @@ func TestHTMLChart(t *testing.T) {
 					t.Errorf("band %d is drawn below the one under it: y %g, then %g", i, bs[i-1].y, b.y)
 				}
 			}
+			if c.name == "close-up" && len(bs) > 0 && bs[0].from < 0.9 {
+				t.Errorf("values from 0.98 to 0.995 are charted from %g", bs[0].from)
+			}
 			if fmt.Sprint(got) != fmt.Sprint(c.outcomes) {
 				t.Errorf("bands bottom up: %v, want %v", got, c.outcomes)
 			}
