@@ -446,3 +446,35 @@ func TestHTMLRunning(t *testing.T) {
 		}
 	}
 }
+
+// stuckJudge is a condition that never finishes: it answers only when its
+// context is done.
+type stuckJudge struct{}
+
+func (stuckJudge) Judge(any) (api.Phase, error) { select {} }
+
+func (stuckJudge) JudgeContext(ctx context.Context, _ any) (api.Phase, error) {
+	<-ctx.Done()
+	return api.PhaseError, ctx.Err()
+}
+
+// TestHTMLRegionBudget checks that conditions that take too long cost a
+// report RegionBudget at most: the chart is drawn without its bands, and
+// says so.
+func TestHTMLRegionBudget(t *testing.T) {
+	c := cases(t)["failed"]
+	metrics := append([]analysis.Metric(nil), c.metrics...)
+	for i := range metrics {
+		metrics[i].Judge = stuckJudge{}
+	}
+	doc := writeHTML(t, report.New(c.a, metrics))
+	if strings.Contains(doc, `class="region `) {
+		t.Error("bands drawn from conditions that never answered")
+	}
+	if n := strings.Count(doc, "took too long to evaluate"); n != len(metrics) {
+		t.Errorf("%d charts say their conditions took too long, want %d", n, len(metrics))
+	}
+	if n := strings.Count(doc, `<circle class="pt `); n == 0 {
+		t.Error("no points drawn")
+	}
+}
