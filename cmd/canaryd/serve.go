@@ -164,6 +164,14 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 	defer replicas.CloseIdleConnections()
 
+	analysesStore, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if analysesStore != nil {
+		defer analysesStore.Close()
+	}
+
 	analyses, err := server.NewAnalyses(server.AnalysesOptions{
 		Replica:            replicas.Name(),
 		Logger:             log,
@@ -179,10 +187,14 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		MaxRounds:          cfg.MaxRounds,
 		MaxRetainedBytes:   cfg.MaxRetainedBytes,
 		MinRetention:       cfg.MinRetention,
+		Store:              analysesStore,
+		LeaseTTL:           cfg.StoreLease,
 	})
 	if err != nil {
 		return err
 	}
+	// After the drain: the leases are renewed until every run is over.
+	defer analyses.Close()
 	// Goroutines started below end when serve returns.
 	ctx, cancel := context.WithCancel(ctx)
 	var background sync.WaitGroup

@@ -174,7 +174,7 @@ func Default() *Config {
 		ErrorRetry:          DefaultErrorRetry,
 		MaxAnalysisDuration: DefaultMaxAnalysisDuration,
 		Limits:              DefaultLimits(),
-		Storage:             Storage{Store: DefaultStore},
+		Storage:             Storage{Store: DefaultStore, StoreLease: DefaultStoreLease},
 
 		TemplatesPollInterval: DefaultTemplatesPollInterval,
 		EvaluateTimeout:       DefaultEvaluateTimeout,

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"time"
+
 	"github.com/canaryd/canaryd/internal/store"
 )
 
@@ -15,10 +17,21 @@ type Storage struct {
 	// none: analyses with secrets are refused on a postgres store.
 	StoreSecretKeyFile string
 	StoreSecretKey     Secret
+	// StoreLease is how long a replica holds an analysis of a postgres
+	// store without renewing its lease (every third of it): how long
+	// the analyses of a replica that died wait for another to take them.
+	StoreLease time.Duration
 }
 
 // DefaultStore is the store when none is set.
 const DefaultStore = store.Memory
+
+// DefaultStoreLease is --store-lease when unset, and minStoreLease the
+// shortest it may be.
+const (
+	DefaultStoreLease = store.DefaultLeaseTTL
+	minStoreLease     = time.Second
+)
 
 // storeSettings are the flags of the store.
 func storeSettings() []setting {
@@ -37,6 +50,8 @@ func storeSettings() []setting {
 			value: func(c *Config) any { return store.RedactURL(c.storeURL()) }},
 		withNone(pathSetting(groupStore, "store-secret-key-file", "file holding the key that seals the secrets a postgres store keeps (argument values, webhook URLs with credentials, posted documents) with AES-256-GCM: 32 bytes as 64 hex digits (openssl rand -hex 32) or base64; give every replica the same file",
 			func(c *Config) *string { return &c.StoreSecretKeyFile }), "none: on a postgres store, analyses with secrets are refused"),
+		positive(durationSetting(groupStore, "store-lease", "with a postgres store, how long a replica holds an analysis without renewing its lease (it renews every third of it): the analyses of a replica that died are taken over by another after at most this long; every replica's clock must agree to well within it",
+			func(c *Config) *time.Duration { return &c.StoreLease })),
 	}
 }
 
@@ -54,12 +69,11 @@ func (s *Storage) validate() []string {
 	if s.Store == "" {
 		s.Store = DefaultStore
 	}
-	if kind, err := store.ParseURL(s.Store); err != nil {
+	if _, err := store.ParseURL(s.Store); err != nil {
 		problems = append(problems, "--store: "+err.Error())
-	} else if kind == store.KindPostgres {
-		// The service runs its analyses in memory in this version: the
-		// store's schema and tools come first.
-		problems = append(problems, "--store: the postgres store is used by `canaryd migrate` only in this version; serve keeps its analyses in memory: (leave --store unset)")
+	}
+	if s.StoreLease > 0 && s.StoreLease < minStoreLease {
+		problems = append(problems, "--store-lease: must be at least "+minStoreLease.String()+" (renewed every third of it), got "+s.StoreLease.String())
 	}
 	s.StoreSecretKey = ""
 	if s.StoreSecretKeyFile != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStore(t *testing.T) {
@@ -18,12 +19,14 @@ func TestStore(t *testing.T) {
 		env  []string
 		want Storage
 	}{
-		{name: "default", want: Storage{Store: "memory:"}},
+		{name: "default", want: Storage{Store: "memory:", StoreLease: DefaultStoreLease}},
 		{name: "flag", args: []string{"--store", "memory:", "--store-secret-key-file", keyFile},
-			want: Storage{Store: "memory:", StoreSecretKeyFile: keyFile, StoreSecretKey: Secret(bytes.Repeat([]byte{0xab}, 32))}},
-		{name: "environment", env: []string{"CANARYD_STORE", "memory:"}, want: Storage{Store: "memory:"}},
+			want: Storage{Store: "memory:", StoreSecretKeyFile: keyFile, StoreSecretKey: Secret(bytes.Repeat([]byte{0xab}, 32)), StoreLease: DefaultStoreLease}},
+		{name: "environment", env: []string{"CANARYD_STORE", "memory:"}, want: Storage{Store: "memory:", StoreLease: DefaultStoreLease}},
+		{name: "postgres", args: []string{"--store", "postgres://canaryd:pw@db:5432/canaryd", "--store-lease", "5s"},
+			want: Storage{Store: "postgres://canaryd:pw@db:5432/canaryd", StoreLease: 5 * time.Second}},
 		{name: "file, its path relative to it", args: []string{"--config", file},
-			want: Storage{Store: "memory:", StoreSecretKeyFile: keyFile, StoreSecretKey: Secret(bytes.Repeat([]byte{0xab}, 32))}},
+			want: Storage{Store: "memory:", StoreSecretKeyFile: keyFile, StoreSecretKey: Secret(bytes.Repeat([]byte{0xab}, 32)), StoreLease: DefaultStoreLease}},
 	} {
 		c, err := Load(tc.args, env(tc.env...), io.Discard)
 		if err != nil {
@@ -36,9 +39,8 @@ func TestStore(t *testing.T) {
 	}
 }
 
-// A store URL that is not one, a postgres store (migrate only, in this
-// version) and a bad key file are refused naming the flag, never quoting
-// the URL's password nor the key.
+// A store URL that is not one, a lease too short and a bad key file are
+// refused naming the flag, never quoting the URL's password nor the key.
 func TestStoreInvalid(t *testing.T) {
 	dir := t.TempDir()
 	badKey := writeFile(t, dir, "key", "not-a-key-9a8b7c\n")
@@ -50,8 +52,8 @@ func TestStoreInvalid(t *testing.T) {
 	}{
 		{name: "not a store", args: []string{"--store", "mysql://root:pw-1f2e3d@db/x"}, want: "--store: mysql://db/x is neither memory: nor a postgres:// URL"},
 		{name: "from the environment", env: []string{"CANARYD_STORE", "redis://:pw-1f2e3d@cache:6379"}, want: "CANARYD_STORE"},
-		{name: "postgres, not yet served", args: []string{"--store", "postgres://canaryd:pw-1f2e3d@db:5432/canaryd"}, want: "--store: the postgres store is used by `canaryd migrate` only in this version"},
 		{name: "a bad key", args: []string{"--store-secret-key-file", badKey}, want: "--store-secret-key-file: not a 32-byte key"},
+		{name: "a lease too short", args: []string{"--store-lease", "500ms"}, want: "--store-lease: must be at least 1s"},
 		{name: "a missing key", args: []string{"--store-secret-key-file", dir + "/missing"}, want: "--store-secret-key-file:"},
 	} {
 		_, err := Load(tc.args, env(tc.env...), io.Discard)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -21,6 +22,7 @@ import (
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promreg"
 	"github.com/canaryd/canaryd/internal/replica"
+	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -91,6 +93,14 @@ type AnalysesOptions struct {
 	// StreamBuffer is how many events a stream may fall behind its
 	// analysis before it is cut off (hub.go). DefaultStreamBuffer when 0.
 	StreamBuffer int
+	// Store, when set, keeps every analysis started here as it runs
+	// (persist.go), and answers for the analyses this replica does not
+	// hold (stored.go). Nil: the analyses live in this replica's memory
+	// alone, as with --store memory:.
+	Store store.Store
+	// LeaseTTL is the store's lease length (store.Options.LeaseTTL): the
+	// leases are renewed every third of it. store.DefaultLeaseTTL when 0.
+	LeaseTTL time.Duration
 }
 
 // DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0
@@ -141,6 +151,22 @@ type Analyses struct {
 	// delivered or given up, which may be after its analysis was pruned:
 	// WaitWebhooks must still find it at shutdown.
 	hooks map[*webhook.Stream]string
+
+	// With a store (persist.go): this process' name as the owner of
+	// leases, the lease length, the writers of the runs started here by
+	// id, the analyses being created, and the renew loop.
+	owner     string
+	leaseTTL  time.Duration
+	writers   map[string]*persister
+	reserved  int
+	renewStop chan struct{}
+	renewDone chan struct{}
+	closeOnce sync.Once
+	// planner compiles a claimed analysis' plan (resume.go); nil: none
+	// is claimed.
+	planner planner
+	// lastDelete is when the renew loop last removed expired analyses.
+	lastDelete time.Time
 }
 
 type finishedRun struct {
@@ -165,6 +191,9 @@ type Run struct {
 	// streams counts the streams following the run, up to maxStreams.
 	streams    atomic.Int32
 	maxStreams int32
+	// gone says the run ended here without its analysis ending: another
+	// replica holds it now (persist.go).
+	gone atomic.Bool
 }
 
 // follow counts one more stream following the run, unless maxStreams
@@ -261,6 +290,15 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		// The constant, but for tests.
 		streamWriteTimeout: streamWriteTimeout,
 	}
+	if opts.Store != nil {
+		// Unique to this process: a restarted replica renews none of
+		// the leases of its earlier run, which other replicas adopt.
+		a.owner = cmp.Or(opts.Replica, "canaryd") + "-" + a.epoch + newID()[:8]
+		a.leaseTTL = cmp.Or(opts.LeaseTTL, store.DefaultLeaseTTL)
+		a.writers = map[string]*persister{}
+		a.renewStop, a.renewDone = make(chan struct{}), make(chan struct{})
+		go a.renewLoop(a.renewStop, a.renewDone)
+	}
 	f, registered := promreg.With(opts.Registerer)
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "canaryd_analyses_retained_bytes",
@@ -289,6 +327,13 @@ type StartOptions struct {
 	// Observer, when set, also receives every event of the run, in order,
 	// on the run's goroutine; it must not block.
 	Observer func(api.Event)
+	// Document, RawArgs and Credentials are what a store keeps of the
+	// analysis (AnalysesOptions.Store): the posted document (nil for a
+	// named template), the arguments the caller gave, and whether the
+	// document holds credentials (sealed, or refused without a key).
+	Document    []byte
+	RawArgs     map[string]string
+	Credentials bool
 }
 
 // WebhookRequest is a caller's webhook: the URL, and the event types it
@@ -315,7 +360,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	if a.draining {
 		return nil, ErrDraining
 	}
-	if len(a.running) >= a.opts.MaxRunning {
+	if len(a.running)+a.reserved >= a.opts.MaxRunning {
 		return nil, ErrTooMany
 	}
 	// What is held is pruned: what is left over a bound cannot be evicted.
@@ -328,14 +373,58 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	}
 	id := replica.ID(a.opts.Replica, a.epoch+newID())
 	so.Args = redactArgs(so.Args)
-	led := newLedger(&a.retained, plan, id, so)
 	log := a.log.With(zap.String("analysis_id", id))
+	var writer *persister
+	if a.opts.Store != nil {
+		// Stored before it runs, outside the lock: a slow store holds
+		// up this request only.
+		a.reserved++
+		a.mu.Unlock()
+		now := a.clock.Now()
+		lease, err := a.createStored(id, so, api.Analysis{ID: id, Phase: api.PhaseRunning, StartedAt: &now, Template: so.Template, Args: so.Args,
+			MetricResults: pendingResults(plan)})
+		a.mu.Lock()
+		a.reserved--
+		if err != nil {
+			return nil, err
+		}
+		writer = newPersister(a, lease, log)
+	}
+	if writer != nil && so.Webhook != nil {
+		writer.hookOpen = true
+	}
+	return a.launchLocked(plan, so, id, log, writer, nil)
+}
+
+// launchLocked runs plan as the analysis id (resumed from resume when it
+// is set), its writes to the store by writer when there is one. a.mu is
+// held.
+func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, log *zap.Logger, writer *persister, resumed *resumption) (*Run, error) {
+	led := newLedger(&a.retained, plan, id, so)
+	var resume *api.Analysis
+	if resumed != nil {
+		resume = &resumed.state
+	}
 	var hook *webhook.Stream
 	if so.Webhook != nil {
 		// Fails with webhook.ErrBacklogFull at --max-webhook-backlog,
 		// before anything runs.
 		var err error
-		if hook, err = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events); err != nil {
+		if writer != nil {
+			// Each event is recorded in the store before its first
+			// attempt, and marked once done (persist.go).
+			hook, err = a.webhooks.StreamWith(id, so.Webhook.URL, so.Webhook.Events, writer.hooks(resumed))
+		} else {
+			hook, err = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events)
+		}
+		if err != nil {
+			switch {
+			case writer != nil && resume != nil:
+				// Another replica may have room for its webhook.
+				writer.release()
+			case writer != nil:
+				writer.notStarted(err)
+			}
 			return nil, err
 		}
 		a.hooks[hook] = id
@@ -347,7 +436,16 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 			a.mu.Lock()
 			delete(a.hooks, hook)
 			a.mu.Unlock()
+			if writer != nil {
+				writer.hookEnded()
+			}
 		}()
+		if resumed != nil {
+			// What the analysis owed goes first, with its webhook-ids.
+			for _, d := range resumed.owed {
+				hook.Redeliver(d.WebhookID, d.typ, d.Event)
+			}
+		}
 	}
 	streams := newHub(a.opts.StreamBuffer, a.streamWriteTimeout, hook, log)
 	// The observer runs on the run's goroutine. Holding a.mu across Start
@@ -359,9 +457,21 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 		MaxDuration:        a.opts.MaxDuration,
 		Template:           so.Template,
 		Args:               so.Args,
+		Resume:             resume,
 		Observer: func(ev api.Event) {
+			if writer != nil && !writer.observe(ev) {
+				// Another replica holds the analysis now: this run
+				// ends here, unseen.
+				a.dropLost(ev)
+				return
+			}
 			// Send only queues: it never waits for the receiver.
-			if hook != nil {
+			switch {
+			case hook != nil && writer != nil:
+				if webhookID := hook.SendID(ev); webhookID != "" {
+					writer.owe(webhookID, ev)
+				}
+			case hook != nil:
 				hook.Send(ev)
 			}
 			a.observe(log, led, ev)
@@ -377,6 +487,10 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	}
 	a.running[id] = run
 	a.byID[id] = run
+	if writer != nil {
+		a.writers[id] = writer
+		writer.start(run)
+	}
 	a.metrics.started.Inc()
 	a.metrics.running.Set(float64(len(a.running)))
 	fields := []zap.Field{zap.Strings("metrics", metricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args)}
@@ -385,7 +499,11 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 		// (often a token) redacted.
 		fields = append(fields, zap.String("webhook", hook.Status().URL), zap.Strings("webhook_events", so.Webhook.Events))
 	}
-	log.Info("analysis started", fields...)
+	if resume != nil {
+		log.Info("analysis resumed: its lease was taken over from another replica", fields...)
+	} else {
+		log.Info("analysis started", fields...)
+	}
 	return run, nil
 }
 
@@ -549,6 +667,11 @@ func (a *Analyses) Drain(ctx context.Context) int {
 		runs = append(runs, run)
 	}
 	a.mu.Unlock()
+	if a.opts.Store != nil {
+		// With a store the analyses outlive this replica: each is
+		// stopped here and handed over to the others at once.
+		a.handOver(ctx)
+	}
 
 	aborted := 0
 	for _, run := range runs {
@@ -587,6 +710,10 @@ func (a *Analyses) Drain(ctx context.Context) int {
 	// Backtests get what is left of the grace; their callers then get a
 	// 503 (see Backtest).
 	a.drainBacktests(ctx)
+	if a.opts.Store != nil {
+		// Every run's last state to the store, as far as it takes it.
+		a.flushWrites(ctx)
+	}
 	return aborted
 }
 

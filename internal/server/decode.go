@@ -89,6 +89,11 @@ type specRequest struct {
 	// (rawWindow) and then read (see readWindow).
 	rawWindow map[string]string
 	window    backtestWindow
+	// document is the posted document as received (nil for a named
+	// template), and args the arguments the caller gave: what a store
+	// keeps of the analysis (AnalysesOptions.Store).
+	document []byte
+	args     map[string]string
 }
 
 // queryParams says which query parameters, besides arg.NAME, a route takes.
@@ -138,8 +143,9 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 		return nil, p
 	}
 
-	req := &specRequest{}
+	req := &specRequest{document: body}
 	overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
+	req.args = overrides
 	errs = append(errs, req.timeoutHeader(r, params)...)
 	errs = append(errs, req.readWindow(params, in.now())...)
 

@@ -26,8 +26,14 @@
 // bearer tokens (Tokens) can be replaced while serving, for a reloaded
 // --auth-token-file.
 //
-// Analyses live in memory only (Analyses): running ones until they end,
-// finished ones for a retention period, capped in number. The process'
+// Analyses live in memory (Analyses): running ones until they end,
+// finished ones for a retention period, capped in number. With a store
+// (AnalysesOptions.Store, a postgres --store) each is also kept there as it
+// runs, fenced by this replica's lease (persist.go); any replica answers
+// for an analysis another runs from the store (stored.go); the leases of
+// replicas that died or stopped are claimed and their analyses resumed
+// (resume.go); and Drain hands the running analyses over instead of
+// ending them. The process'
 // lifecycle (draining on SIGTERM, the grace period, the terminal Error result
 // of analyses that could not finish) is driven by the command through
 // Analyses.Drain and Analyses.WaitWebhooks; this package never reads the

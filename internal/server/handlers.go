@@ -67,6 +67,10 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 		case req.wait:
 			select {
 			case <-run.Done():
+				if run.gone.Load() {
+					writeProblem(w, r, handedOver())
+					return
+				}
 				writeJSON(w, http.StatusOK, run.Snapshot())
 			case <-r.Context().Done():
 				hangUp()
@@ -80,7 +84,12 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 // start starts the analysis of req and sets the Location of the response;
 // when it cannot, it answers with the problem and returns false.
 func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.ResponseWriter, r *http.Request) (*Run, bool) {
-	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook})
+	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
+		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && holdsCredentials(req.compiled.Spec)})
+	if p, ok := storedProblem(err); ok {
+		writeProblem(w, r, p)
+		return nil, false
+	}
 	switch {
 	case errors.Is(err, ErrDraining):
 		writeProblem(w, r, shuttingDown())
@@ -137,6 +146,11 @@ func absoluteURL(r *http.Request, path string) string {
 // ?measurements=true.
 func handleListAnalyses(analyses *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if analyses.opts.Store != nil {
+			// Every replica's analyses, from the store.
+			storedList(analyses, w, r)
+			return
+		}
 		o, errs := listQuery(r.URL.Query())
 		if len(errs) > 0 {
 			writeProblem(w, r, invalidInput(errs))
@@ -159,7 +173,7 @@ func handleListAnalyses(analyses *Analyses) http.Handler {
 // running: the caller that started it may still be waiting.
 func handleGetAnalysis(analyses *Analyses, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		run, ok := lookup(analyses, w, r)
+		run, ok := lookupStored(analyses, w, r, heartbeat)
 		if !ok {
 			return
 		}
@@ -180,7 +194,7 @@ func handleGetAnalysis(analyses *Analyses, heartbeat time.Duration) http.Handler
 // its stop under way.
 func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		run, ok := lookup(analyses, w, r)
+		run, ok := lookupStored(analyses, w, r, 0)
 		if !ok {
 			return
 		}

@@ -24,11 +24,13 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
+	"github.com/canaryd/canaryd/internal/pgtest"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/templates"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -42,7 +44,7 @@ import (
 // When the whole suite ran, it also checks that every response documented
 // by openapi.yaml was produced and checked against it at least once.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+	goleak.VerifyTestMain(withPostgres{m}, goleak.Cleanup(func(code int) {
 		if code == 0 && flag.Lookup("test.run").Value.String() == "" {
 			if missing := uncoveredResponses(); len(missing) > 0 {
 				fmt.Fprintf(os.Stderr, "responses documented in openapi.yaml that no test produced:\n  %s\n", strings.Join(missing, "\n  "))
@@ -52,6 +54,12 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}))
 }
+
+// withPostgres runs the tests with pgtest's shared cluster, which the
+// tests of a store (store_test.go) use, and stops it after them.
+type withPostgres struct{ m *testing.M }
+
+func (w withPostgres) Run() int { return pgtest.Main(w.m) }
 
 // uncoveredResponses lists the documented responses ("METHOD /path
 // status") that no test checked. Only a 500 may go unproduced, and only
@@ -121,6 +129,10 @@ type options struct {
 	webhookAttemptTimeout time.Duration
 	// tokenSet, when set, replaces tokens: a set the test replaces.
 	tokenSet *server.Tokens
+	// store keeps the analyses (AnalysesOptions.Store), with leases of
+	// leaseTTL; memory alone when nil.
+	store    store.Store
+	leaseTTL time.Duration
 }
 
 // testServer is the API on a real loopback listener (streams and hang-ups
@@ -207,10 +219,13 @@ func start(t *testing.T, o options) *testServer {
 		MaxRetainedBytes:   o.maxRetainedBytes,
 		MinRetention:       o.minRetention,
 		StreamBuffer:       o.streamBuffer,
+		Store:              o.store,
+		LeaseTTL:           o.leaseTTL,
 	})
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)
 	}
+	t.Cleanup(analyses.Close)
 	var (
 		store  server.TemplateStore
 		loaded *templates.Store

@@ -19,11 +19,16 @@ func handleHealthz() http.Handler {
 }
 
 // handleReadyz answers 503 from the moment the service starts draining, so
-// that load balancers stop sending it new analyses.
+// that load balancers stop sending it new analyses, and while its store
+// (AnalysesOptions.Store) does not answer.
 func handleReadyz(analyses *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if analyses.Draining() {
 			writeProblem(w, r, shuttingDown())
+			return
+		}
+		if analyses.storeReady(r.Context()) != nil {
+			writeProblem(w, r, storeUnavailable())
 			return
 		}
 		writeJSON(w, http.StatusOK, Health{Status: "ready"})

@@ -161,3 +161,15 @@ func withWebhook(hook *webhook.Stream, a *api.Analysis) *api.Analysis {
 	c.Webhook = &status
 	return &c
 }
+
+// end ends every stream without a completed event: the run ended here
+// without completing (another replica holds the analysis now).
+func (h *hub) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.done = true
+	for s := range h.subs {
+		close(s.ch)
+		delete(h.subs, s)
+	}
+}

@@ -155,6 +155,8 @@ func New(opts Options) (http.Handler, error) {
 		}
 	}
 	s.replicas = opts.Replicas
+	// With a store, the analyses of stopped replicas are resumed here.
+	opts.Analyses.setPlanner(s.planStored)
 	r := chi.NewRouter()
 	s.routes(r)
 	s.routeLabels = map[string]bool{}

@@ -306,6 +306,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		}
 		args, aerrs := mergeArgs(t, tb, overrides)
 		errs = append(errs, aerrs...)
+		req.args = args
 		if len(errs) > 0 {
 			return nil, ptr(invalidInput(errs))
 		}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/canaryd/canaryd/internal/config"
+	"github.com/canaryd/canaryd/internal/store"
+)
+
+// storeOpenTimeout bounds connecting to a postgres store and migrating its
+// schema at start.
+const storeOpenTimeout = 2 * time.Minute
+
+// openStore opens the store of --store for serve: nil for memory: (the
+// analyses live in the Analyses' own memory, as canaryd has always run),
+// or a postgres store, its schema migrated first. With a postgres store,
+// every replica answers from it: --peers is refused.
+func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger) (store.Store, error) {
+	kind, err := store.ParseURL(cmpStore(cfg.Store))
+	if err != nil {
+		return nil, &configError{fmt.Errorf("--store: %w", err)}
+	}
+	if kind == store.KindMemory {
+		return nil, nil
+	}
+	if len(cfg.Peers) > 0 {
+		return nil, &configError{errors.New("--peers: not with a postgres --store: every replica answers every request from the store, so there is nothing to forward; drop --peers")}
+	}
+	var key []byte
+	if k := cfg.StoreSecretKey.Reveal(); k != "" {
+		key = []byte(k)
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
+	defer cancel()
+	st, err := store.Open(ctx, cfg.Store, store.Options{SecretKey: key, Migrate: true, LeaseTTL: cmp.Or(cfg.StoreLease, config.DefaultStoreLease)})
+	if err != nil {
+		// The store's errors never quote the URL's password.
+		return nil, fmt.Errorf("--store %s: %w", store.RedactURL(cfg.Store), err)
+	}
+	log.Info("analyses are kept in the store", zap.String("store", store.RedactURL(cfg.Store)))
+	return st, nil
+}
+
+func cmpStore(s string) string {
+	if s == "" {
+		return store.Memory
+	}
+	return s
+}

@@ -1,0 +1,827 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
+	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/store"
+	"github.com/canaryd/canaryd/internal/webhook"
+)
+
+// With a store (AnalysesOptions.Store), every analysis this replica starts
+// is kept there as it runs: Create before the run starts (what was asked
+// for, and the lease of this replica), each finished measurement with the
+// state it led to (AppendMeasurement), and the final state (SaveState).
+// Every write carries the run's lease, and the renew loop extends the
+// leases this replica holds every LeaseTTL/3.
+//
+// The writes are made by a writer per run (persister), never on the run's
+// goroutine: a store that is slow or down does not hold the analysis up.
+// What the writer could not write yet stays in memory, at most
+// maxUnsavedMeasurements measurements a run (the newest; the state saved
+// holds the run's retained measurements whatever), and is written when the
+// store answers again, retried with a backoff from storeRetryMin to
+// storeRetryMax. A write refused with store.ErrLeaseLost (another replica
+// claimed the analysis), or a renewal that no longer returns the lease,
+// stops the run here at once: nothing more is written, sent or shown from
+// this replica, the store's copy is the analysis.
+
+// Bounds of the writes to a store.
+const (
+	// maxUnsavedMeasurements bounds the measurements a run keeps to
+	// write while the store does not answer.
+	maxUnsavedMeasurements = 1000
+	// storeRetryMin and storeRetryMax bound the wait between two tries
+	// of a write the store did not take.
+	storeRetryMin = 100 * time.Millisecond
+	storeRetryMax = 5 * time.Second
+	// storeTimeout bounds one call to the store.
+	storeTimeout = 5 * time.Second
+)
+
+// ProblemStoreUnavailable is the 503 of a request that needs the store
+// while it does not answer; it carries Retry-After.
+const ProblemStoreUnavailable = typePrefix + "store-unavailable"
+
+// leaseLostMessage ends a run this replica no longer holds, locally: the
+// replica that claimed it goes on with it.
+const leaseLostMessage = "this replica lost the analysis' lease: another replica runs it now"
+
+// handedOver is the 503 of a wait on an analysis that this replica
+// stopped running (it shuts down, or lost the lease): another replica
+// goes on with it.
+func handedOver() api.Problem {
+	return problem(http.StatusServiceUnavailable, ProblemShuttingDown,
+		"this replica stopped running the analysis (it is shutting down, or another replica took it over); the analysis goes on: GET its Location for its result")
+}
+
+// storeUnavailable is the 503 of a request the store could not answer.
+func storeUnavailable() api.Problem {
+	return problem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
+		"the store (--store) does not answer; retry later")
+}
+
+// persister writes one run's measurements and state to the store.
+type persister struct {
+	a     *Analyses
+	st    store.Store
+	log   *zap.Logger
+	run   *Run // set before the run's first event can be handled
+	ready chan struct{}
+
+	mu       sync.Mutex
+	lease    store.Lease
+	pending  []store.Measurement
+	dropped  int
+	dirty    bool
+	final    *api.Analysis
+	lost     bool
+	counts   map[string]int
+	wake     chan struct{}
+	done     chan struct{}
+	stopping bool
+	// handing says the run is being handed over (Drain): its end here
+	// is not the analysis'; handed that it has ended.
+	handing, handed bool
+	// The webhook's deliveries: those to record as owed (Enqueue),
+	// those done (MarkDelivered), the ids recorded and the deliveries
+	// waiting for theirs to be (Queued), and whether the webhook's
+	// stream is still delivering.
+	owed         []store.Delivery
+	marks        []string
+	recorded     map[string]bool
+	waiters      map[string]chan struct{}
+	hookOpen     bool
+	finalWritten bool
+	terminated   bool
+}
+
+func newPersister(a *Analyses, lease store.Lease, log *zap.Logger) *persister {
+	return &persister{a: a, st: a.opts.Store, log: log, lease: lease, counts: map[string]int{},
+		ready: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		recorded: map[string]bool{}, waiters: map[string]chan struct{}{}}
+}
+
+// start begins writing for run.
+func (p *persister) start(run *Run) {
+	p.run = run
+	close(p.ready)
+	go func() {
+		p.loop()
+		p.a.mu.Lock()
+		delete(p.a.writers, run.ID())
+		p.a.mu.Unlock()
+	}()
+}
+
+// observe takes an event of the run, on the run's goroutine: it only
+// queues. It reports false when the run is no longer this replica's, so
+// that the event goes nowhere else either.
+func (p *persister) observe(ev api.Event) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lost {
+		return false
+	}
+	switch ev.Type {
+	case api.EventMeasurement:
+		i := p.counts[ev.Metric]
+		p.counts[ev.Metric] = i + 1
+		if len(p.pending) == maxUnsavedMeasurements {
+			p.pending = p.pending[1:]
+			p.dropped++
+		}
+		p.pending = append(p.pending, store.Measurement{Metric: ev.Metric, Index: i, Measurement: *ev.Measurement})
+		p.dirty = true
+	case api.EventCompleted:
+		if p.handing {
+			// Stopped to be handed over: what it measured is
+			// written, its end here is not.
+			p.handed = true
+			p.signalLocked()
+			return false
+		}
+		final := *ev.Analysis
+		p.final = &final
+		p.dirty = true
+	}
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// loseLease stops the run here: nothing more is written or sent.
+func (p *persister) loseLease() {
+	p.mu.Lock()
+	if p.lost {
+		p.mu.Unlock()
+		return
+	}
+	p.lost = true
+	p.pending, p.owed, p.marks = nil, nil, nil
+	for id, w := range p.waiters {
+		close(w)
+		delete(p.waiters, id)
+	}
+	p.mu.Unlock()
+	p.log.Warn("analysis stopped here: " + leaseLostMessage)
+	<-p.ready
+	p.run.Abort(leaseLostMessage)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// notStarted records in the store that the analysis created there did not
+// start after all (err says why), so that no replica adopts it.
+func (p *persister) notStarted(err error) {
+	p.mu.Lock()
+	lease := p.lease
+	p.mu.Unlock()
+	now := p.a.clock.Now()
+	state := api.Analysis{ID: lease.ID, Phase: api.PhaseError, StartedAt: &now, CompletedAt: &now, Message: "not started: " + err.Error(),
+		MetricResults: []api.MetricResult{}}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := p.st.SaveState(ctx, lease, state); err != nil {
+			p.log.Warn("could not record in the store that the analysis did not start", zap.Error(err))
+		}
+	}()
+}
+
+// terminate terminates the run, once: a replica asked for it through the
+// store.
+func (p *persister) terminate() {
+	p.mu.Lock()
+	asked := p.terminated
+	p.terminated = true
+	p.mu.Unlock()
+	if asked {
+		return
+	}
+	<-p.ready
+	p.log.Info("analysis terminated by request to another replica")
+	p.run.Terminate()
+}
+
+// leaseTaken says whether the lease of a writer that a renewal did not
+// return was taken by another replica. A renewal leaves out the analyses
+// that have completed and owe nothing too: the state a writer stores may
+// show the end before the writer has written all that led to it.
+func (a *Analyses) leaseTaken(p *persister) bool {
+	p.mu.Lock()
+	lease := p.lease
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	st, err := a.opts.Store.Get(ctx, lease.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true
+	case err != nil:
+		// Asked again at the next renewal.
+		return false
+	}
+	return st.Lease.Token != lease.Token
+}
+
+// renewed updates the lease's expiry after a renewal.
+func (p *persister) renewed(l store.Lease) {
+	p.mu.Lock()
+	if l.Token == p.lease.Token {
+		p.lease = l
+	}
+	p.mu.Unlock()
+}
+
+// loop writes what is queued until the run's final state is written, the
+// lease is lost, or stop gives up.
+func (p *persister) loop() {
+	defer close(p.done)
+	backoff := storeRetryMin
+	for {
+		<-p.wake
+		for {
+			finished, err := p.flush()
+			if finished {
+				return
+			}
+			if err == nil {
+				backoff = storeRetryMin
+				break
+			}
+			p.log.Warn("the store did not take the analysis' writes; they are kept and tried again", zap.Error(err), zap.Duration("retry_in", backoff))
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-p.wake:
+				t.Stop()
+			}
+			p.mu.Lock()
+			stopping := p.stopping
+			p.mu.Unlock()
+			if stopping {
+				p.log.Error("the analysis' last writes were given up: the store did not take them before the shutdown grace ran out")
+				return
+			}
+			backoff = min(2*backoff, storeRetryMax)
+		}
+	}
+}
+
+// flush writes what is queued. finished says the loop is over: the final
+// state is written, or the lease was lost.
+func (p *persister) flush() (finished bool, err error) {
+	p.mu.Lock()
+	if p.lost {
+		p.mu.Unlock()
+		return true, nil
+	}
+	if !p.dirty {
+		defer p.mu.Unlock()
+		return p.endedLocked(), nil
+	}
+	lease, pending, final, dropped := p.lease, p.pending, p.final, p.dropped
+	owed, marks, handing := p.owed, p.marks, p.handing
+	p.dirty, p.dropped = false, 0
+	p.mu.Unlock()
+	if dropped > 0 {
+		p.log.Warn("measurements were not stored: the store did not answer for longer than the run keeps them", zap.Int("dropped", dropped))
+	}
+
+	state := final
+	if state == nil {
+		s := p.run.Snapshot()
+		if handing && s.CompletedAt != nil {
+			// Stopped here to be handed over: its end here is not
+			// the analysis', which goes on where it stood.
+			s.Phase, s.Message, s.CompletedAt = api.PhaseRunning, "", nil
+		}
+		state = &s
+	}
+	// An event is owed before its measurement and state are written: a
+	// replica that resumes the analysis delivers it.
+	enqueued := 0
+	for _, d := range owed {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err = p.st.Enqueue(ctx, lease, d)
+		cancel()
+		if err != nil {
+			break
+		}
+		enqueued++
+	}
+	written := 0
+	for i, m := range pending {
+		if err != nil {
+			break
+		}
+		var with *api.Analysis
+		if i == len(pending)-1 {
+			with = state
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		_, err = p.a.opts.Store.AppendMeasurement(ctx, lease, m, with)
+		cancel()
+		if err != nil {
+			break
+		}
+		written++
+	}
+	if err == nil && ((len(pending) == 0 && len(owed) == 0 && len(marks) == 0) || final != nil) {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err = p.a.opts.Store.SaveState(ctx, lease, *state)
+		cancel()
+	}
+	marked := 0
+	for _, id := range marks {
+		if err != nil {
+			break
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err = p.st.MarkDelivered(ctx, lease, id)
+		cancel()
+		if errors.Is(err, store.ErrNotFound) {
+			// Delivered before it could be recorded: nothing owed.
+			err = nil
+		}
+		if err != nil {
+			break
+		}
+		marked++
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.lost {
+		// Only appended to meanwhile: what was written is their start.
+		for _, d := range p.owed[:enqueued] {
+			p.recorded[d.WebhookID] = true
+			if w, ok := p.waiters[d.WebhookID]; ok {
+				close(w)
+				delete(p.waiters, d.WebhookID)
+			}
+		}
+		p.owed = p.owed[enqueued:]
+		for _, id := range p.marks[:marked] {
+			delete(p.recorded, id)
+		}
+		p.marks = p.marks[marked:]
+	}
+	if err == nil && final != nil {
+		p.finalWritten = true
+	}
+	// What was written leaves the queue; what came since stays.
+	if written > 0 {
+		p.pending = dropWritten(p.pending, pending[:written])
+	}
+	switch {
+	case errors.Is(err, store.ErrLeaseLost):
+		go p.loseLease()
+		return true, nil
+	case err != nil:
+		p.dirty = true
+		return false, err
+	}
+	return p.endedLocked(), nil
+}
+
+// endedLocked says whether the writer has nothing left to do: the run
+// was handed over, or its final state is written and its webhook has
+// ended; and nothing is queued.
+func (p *persister) endedLocked() bool {
+	if p.dirty || len(p.pending) > 0 || len(p.owed) > 0 || len(p.marks) > 0 {
+		return false
+	}
+	return p.handed || (p.finalWritten && !p.hookOpen)
+}
+
+// hooks are the webhook stream's hooks of the run: each event waits to be
+// recorded as owed before its first attempt, and is marked once done.
+// resumed, when set, says which events were sent before.
+func (p *persister) hooks(resumed *resumption) webhook.Hooks {
+	h := webhook.Hooks{Queued: p.waitRecorded, Done: p.delivered}
+	if resumed != nil {
+		h.FirstSeq = resumed.firstSeq
+		p.mu.Lock()
+		for _, d := range resumed.owed {
+			p.recorded[d.WebhookID] = true
+		}
+		p.mu.Unlock()
+	}
+	return h
+}
+
+// owe records that the event ev is owed to the webhook as webhookID. It
+// is called on the run's goroutine: it only queues.
+func (p *persister) owe(webhookID string, ev api.Event) {
+	body, err := api.Marshal(ev)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lost {
+		return
+	}
+	p.owed = append(p.owed, store.Delivery{WebhookID: webhookID, Seq: seqOf(webhookID), Event: body})
+	p.dirty = true
+	p.signalLocked()
+}
+
+// seqOf is the number that ends a webhook-id, "<analysisID>.<n>".
+func seqOf(webhookID string) int64 {
+	n, _ := strconv.ParseInt(webhookID[strings.LastIndexByte(webhookID, '.')+1:], 10, 64)
+	return n
+}
+
+// waitRecorded waits, on the webhook stream's goroutine, until the event
+// is recorded as owed, at most storeTimeout: a store that does not answer
+// delays the webhook that long, not for ever.
+func (p *persister) waitRecorded(webhookID string) {
+	p.mu.Lock()
+	if p.lost || p.recorded[webhookID] {
+		p.mu.Unlock()
+		return
+	}
+	w, ok := p.waiters[webhookID]
+	if !ok {
+		w = make(chan struct{})
+		p.waiters[webhookID] = w
+	}
+	p.mu.Unlock()
+	t := time.NewTimer(storeTimeout)
+	defer t.Stop()
+	select {
+	case <-w:
+	case <-t.C:
+	}
+}
+
+// delivered records that a webhook event is done; it only queues.
+func (p *persister) delivered(webhookID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lost {
+		return
+	}
+	p.marks = append(p.marks, webhookID)
+	p.dirty = true
+	p.signalLocked()
+}
+
+// hookEnded says the webhook's stream has ended.
+func (p *persister) hookEnded() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hookOpen = false
+	p.signalLocked()
+}
+
+func (p *persister) signalLocked() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// handOver makes the run's end here a hand-over: call it before stopping
+// the run. The writer then writes what was measured, and ends.
+func (p *persister) handOver() {
+	p.mu.Lock()
+	p.handing = true
+	p.mu.Unlock()
+}
+
+// handedOver reports whether the writer ended by a hand-over with
+// everything written, its lease still held.
+func (p *persister) handedOver() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.handed && !p.lost && len(p.pending) == 0 && !p.dirty
+}
+
+// dropWritten removes from q the measurements in written.
+func dropWritten(q, written []store.Measurement) []store.Measurement {
+	type key struct {
+		metric string
+		index  int
+	}
+	done := make(map[key]bool, len(written))
+	for _, m := range written {
+		done[key{m.Metric, m.Index}] = true
+	}
+	out := q[:0]
+	for _, m := range q {
+		if !done[key{m.Metric, m.Index}] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// stop makes the writer give up retrying once the store fails again; it
+// still writes what it can.
+func (p *persister) stop() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// renewLoop renews this replica's leases every LeaseTTL/3 until stop is
+// closed, and stops the runs whose lease was not renewed.
+func (a *Analyses) renewLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(a.leaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		// The writers before the renewal: one created since holds a
+		// lease the renewal may not have seen.
+		a.mu.Lock()
+		writers := make(map[string]*persister, len(a.writers))
+		for id, p := range a.writers {
+			writers[id] = p
+		}
+		a.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		leases, err := a.opts.Store.Renew(ctx, a.owner)
+		cancel()
+		if err != nil {
+			a.log.Warn("could not renew this replica's leases", zap.Error(err))
+			continue
+		}
+		held := make(map[string]store.Lease, len(leases))
+		for _, l := range leases {
+			held[l.ID] = l
+		}
+		for id, p := range writers {
+			if l, ok := held[id]; ok {
+				p.renewed(l)
+				if l.Terminate {
+					p.terminate()
+				}
+				continue
+			}
+			select {
+			case <-p.done:
+				// Its final state is written: the lease is the store's.
+			default:
+				if a.leaseTaken(p) {
+					p.loseLease()
+				}
+			}
+		}
+		a.claim()
+		a.deleteExpired()
+	}
+}
+
+// deleteInterval is how often a replica removes from the store the
+// analyses finished longer than --retention ago.
+const deleteInterval = time.Minute
+
+// deleteExpired removes the analyses finished longer ago than Retention,
+// at most every deleteInterval.
+func (a *Analyses) deleteExpired() {
+	now := a.clock.Now()
+	if now.Sub(a.lastDelete) < deleteInterval {
+		return
+	}
+	a.lastDelete = now
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if _, err := a.opts.Store.DeleteCompleted(ctx, now.Add(-a.opts.Retention)); err != nil {
+		a.log.Warn("could not remove the analyses past their retention from the store", zap.Error(err))
+	}
+}
+
+// createStored stores a new analysis before it starts: what was asked for
+// and this replica's lease.
+func (a *Analyses) createStored(id string, so StartOptions, state api.Analysis) (store.Lease, error) {
+	na := store.NewAnalysis{ID: id, Template: so.Template, State: state, Owner: a.owner, Credentials: so.Credentials}
+	// A posted template keeps its name too, for the list's ?template=;
+	// the document, when there is one, is what a replica resumes.
+	na.Document = so.Document
+	for name, v := range so.RawArgs {
+		na.Args = append(na.Args, store.Arg{Name: name, Value: v})
+	}
+	if so.Webhook != nil {
+		na.Webhook = &store.Webhook{URL: so.Webhook.URL, Events: so.Webhook.Events}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	l, err := a.opts.Store.Create(ctx, na)
+	if err != nil {
+		return l, &storeError{err: err}
+	}
+	return l, nil
+}
+
+// storeError is an error of the store, for storedProblem to answer.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// Close stops the renewal of this replica's leases and hands over those
+// it still holds (analyses whose webhook deliveries WaitWebhooks
+// abandoned), for another replica to finish at once; call it after Drain
+// and WaitWebhooks. It does nothing without a store.
+func (a *Analyses) Close() {
+	a.closeOnce.Do(func() {
+		if a.renewStop == nil {
+			return
+		}
+		close(a.renewStop)
+		<-a.renewDone
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		leases, err := a.opts.Store.Renew(ctx, a.owner)
+		if err == nil && len(leases) > 0 {
+			err = a.opts.Store.Release(ctx, leases...)
+		}
+		if err != nil {
+			a.log.Warn("could not hand over the leases left at shutdown; other replicas take them when they expire", zap.Error(err))
+		}
+	})
+}
+
+// flushWrites waits until every run's writer has written its final state,
+// or ctx is done; then the writers give up retrying.
+func (a *Analyses) flushWrites(ctx context.Context) {
+	a.mu.Lock()
+	writers := make([]*persister, 0, len(a.writers))
+	for _, p := range a.writers {
+		writers = append(writers, p)
+	}
+	a.mu.Unlock()
+	for _, p := range writers {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			p.stop()
+		}
+	}
+	last := time.NewTimer(storeTimeout)
+	defer last.Stop()
+	for _, p := range writers {
+		select {
+		case <-p.done:
+		case <-last.C:
+			return
+		}
+	}
+}
+
+// dropLost forgets a run that has ended here without being the
+// analysis' end (its lease was lost, or it was handed over): its streams
+// end, its webhook delivers what it has queued and stops, and the store
+// answers for it from now on.
+func (a *Analyses) dropLost(ev api.Event) {
+	if ev.Type != api.EventCompleted {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if run, ok := a.running[ev.AnalysisID]; ok {
+		delete(a.running, ev.AnalysisID)
+		delete(a.byID, ev.AnalysisID)
+		run.gone.Store(true)
+		run.ledger.release()
+		run.hub.end()
+		if run.hook != nil {
+			run.hook.Close()
+		}
+	}
+	a.metrics.running.Set(float64(len(a.running)))
+}
+
+// handOver stops every run here without ending its analysis, writes
+// what they measured, and hands their leases over (Release), so that
+// other replicas claim them at once: Drain with a store. Each run's
+// measurement in flight is dropped, to be taken again by the replica
+// that resumes it. It returns how many were handed over.
+func (a *Analyses) handOver(ctx context.Context) int {
+	a.mu.Lock()
+	writers := make([]*persister, 0, len(a.writers))
+	for _, p := range a.writers {
+		writers = append(writers, p)
+	}
+	a.mu.Unlock()
+	for _, p := range writers {
+		p.handOver()
+		<-p.ready
+		p.run.Abort(handOverMessage)
+	}
+	var leases []store.Lease
+	for _, p := range writers {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			p.stop()
+			<-p.done
+		}
+		if p.handedOver() {
+			p.mu.Lock()
+			leases = append(leases, p.lease)
+			p.mu.Unlock()
+		}
+	}
+	if len(leases) == 0 {
+		return 0
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := a.opts.Store.Release(rctx, leases...); err != nil {
+		a.log.Warn("could not hand the analyses over at once; other replicas take them when their leases expire", zap.Error(err), zap.Int("analyses", len(leases)))
+		return 0
+	}
+	a.log.Info("analyses handed over to the other replicas", zap.Int("analyses", len(leases)))
+	return len(leases)
+}
+
+// handOverMessage ends a run here that another replica resumes.
+const handOverMessage = "canaryd stopped here; another replica resumes the analysis"
+
+// Store is the store the analyses are kept in; nil without one.
+func (a *Analyses) Store() store.Store { return a.opts.Store }
+
+// storedProblem maps an error of the store (a storeError) to the problem
+// of a request; false for any other error.
+func storedProblem(err error) (api.Problem, bool) {
+	var se *store.SecretError
+	var fe *store.FilterError
+	var st *storeError
+	if !errors.As(err, &st) {
+		return api.Problem{}, false
+	}
+	switch {
+	case errors.As(err, &se):
+		return invalid("the request holds a secret the store cannot keep", []api.FieldError{{Field: se.Field, Message: se.Error()}}), true
+	case errors.As(err, &fe):
+		return invalid("the list's query has a problem", []api.FieldError{{Field: fe.Field, Message: fe.Message}}), true
+	}
+	return storeUnavailable(), true
+}
+
+// pendingResults are the results of a plan before its first measurement,
+// as the engine shows them: every metric Pending. A replica that resumes
+// the analysis from them finds every metric of the plan.
+func pendingResults(plan *analysis.Plan) []api.MetricResult {
+	out := make([]api.MetricResult, len(plan.Metrics))
+	for i := range plan.Metrics {
+		m := &plan.Metrics[i]
+		out[i] = api.MetricResult{Name: m.Name, Phase: api.PhasePending, DryRun: m.DryRun, Metadata: m.Metadata, Measurements: []api.Measurement{}}
+	}
+	return out
+}
+
+// holdsCredentials reports whether a posted document's metrics carry
+// credentials (a credential header's value, a password, a client secret):
+// a postgres store keeps such a document sealed only.
+func holdsCredentials(s *spec.Spec) bool {
+	if s == nil {
+		return false
+	}
+	has := func(headers []spec.Header, auth spec.Authentication) bool {
+		for _, h := range headers {
+			if h.Value != "" && compile.IsCredentialHeader(h.Key) {
+				return true
+			}
+		}
+		return auth.BasicAuth.Password != "" || auth.OAuth2.ClientSecret != ""
+	}
+	for i := range s.Metrics {
+		m := &s.Metrics[i]
+		if p := m.Provider.Prometheus; p != nil && has(p.Headers, p.Authentication) {
+			return true
+		}
+		if j := m.Provider.Judge; j != nil && has(j.Headers, j.Authentication) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,445 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/pgtest"
+	"github.com/canaryd/canaryd/internal/promtest"
+	"github.com/canaryd/canaryd/internal/server"
+	"github.com/canaryd/canaryd/internal/store"
+)
+
+// The service on a store: two replicas (two Servers) on one PostgreSQL
+// database, each answering for the analyses the other runs.
+
+// openStore opens a postgres store on url, migrated, closed at the end.
+func openStore(t *testing.T, url string, opts store.Options) store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts.Migrate = true
+	st, err := store.OpenPostgres(ctx, url, opts)
+	if err != nil {
+		t.Fatalf("OpenPostgres: %v", err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
+// slowly is a metric measured count times, interval apart.
+func slowly(namespace string, count int, interval string) string {
+	return fmt.Sprintf(`metrics:
+- name: slowly
+  interval: %s
+  count: %d
+  successCondition: result[0] >= 0.99
+  provider:
+    prometheus:
+      query: %q
+`, interval, count, promtest.SeedQuery(namespace))
+}
+
+func TestStoreEveryReplicaAnswers(t *testing.T) {
+	prom := promtest.Start(t)
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{})
+	// a renews its leases every 100ms: it sees a terminate request then.
+	a := start(t, options{prometheus: []string{prom.URL}, store: st, leaseTTL: 300 * time.Millisecond})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st})
+
+	resp := a.do(http.MethodPost, "/v1/analyses", yamlType, forever("echo-good"))
+	if resp.status != http.StatusAccepted {
+		t.Fatalf("start: %d %s", resp.status, resp.body)
+	}
+	id := resp.analysis(t).ID
+
+	// GET on the replica that does not run it.
+	got := b.do(http.MethodGet, "/v1/analyses/"+id, "", "")
+	if got.status != http.StatusOK || got.analysis(t).Phase != api.PhaseRunning {
+		t.Fatalf("GET on the other replica: %d %s", got.status, got.body)
+	}
+	// The list of the other replica has it.
+	list := b.do(http.MethodGet, "/v1/analyses?phase=Running", "", "")
+	if list.status != http.StatusOK || !strings.Contains(string(list.body), id) {
+		t.Fatalf("list on the other replica: %d %s", list.status, list.body)
+	}
+
+	// A stream on the other replica sees new measurements, then the end.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, stream := b.openStream(ctx, http.MethodGet, "/v1/analyses/"+id, "", "", "application/x-ndjson")
+	defer stream.Body.Close()
+	events := newEventReader(t, stream)
+	seen := 0
+	for seen < 3 {
+		ev, ok := events.next()
+		if !ok {
+			t.Fatal("the stream on the other replica ended early")
+		}
+		if ev.Type == api.EventMeasurement {
+			seen++
+		}
+	}
+
+	// DELETE on the other replica: the owner terminates it, and the
+	// other's stream ends with it.
+	del := b.do(http.MethodDelete, "/v1/analyses/"+id, "", "")
+	if del.status != http.StatusOK || del.analysis(t).Message != "Run Terminated" {
+		t.Fatalf("DELETE on the other replica: %d %s, want 200, terminated", del.status, del.body)
+	}
+	if a.logs.FilterMessageSnippet("terminated by request to another replica").Len() != 1 {
+		t.Error("the owner did not say it terminated the analysis at another replica's request")
+	}
+	var last api.Event
+	for {
+		ev, ok := events.next()
+		if !ok {
+			break
+		}
+		last = ev
+	}
+	if last.Type != api.EventCompleted || last.Analysis == nil || last.Analysis.Phase != api.PhaseSuccessful {
+		t.Fatalf("the other replica's stream ended with %+v, want the completed event, Successful", last)
+	}
+	final := b.waitFinished(id)
+	if final.Phase != api.PhaseSuccessful || final.MetricResults[0].Count < 3 {
+		t.Errorf("GET on the other replica after the end: %s, count %d", final.Phase, final.MetricResults[0].Count)
+	}
+	// A finished analysis can be deleted anywhere: it is returned as it is.
+	if del := b.do(http.MethodDelete, "/v1/analyses/"+id, "", ""); del.status != http.StatusOK || del.analysis(t).Phase != api.PhaseSuccessful {
+		t.Errorf("DELETE of the finished analysis on the other replica: %d %s", del.status, del.body)
+	}
+	// Unknown everywhere: 404.
+	if nf := b.do(http.MethodGet, "/v1/analyses/nosuchanalysis", "", ""); nf.status != http.StatusNotFound {
+		t.Errorf("GET of no analysis: %d", nf.status)
+	}
+}
+
+func TestStoreListFilters(t *testing.T) {
+	prom := promtest.Start(t)
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{})
+	a := start(t, options{prometheus: []string{prom.URL}, store: st})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st})
+
+	before := time.Now()
+	ids := map[string]string{}
+	for i, ns := range []string{"echo-good", "echo-bad", "echo-good"} {
+		s := a
+		if i == 1 {
+			s = b
+		}
+		resp := s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace="+ns, yamlType, seed(t))
+		if resp.status != http.StatusOK {
+			t.Fatalf("start: %d %s", resp.status, resp.body)
+		}
+		ids[resp.analysis(t).ID] = ns
+	}
+	list := func(s *testServer, query string) server.AnalysisList {
+		t.Helper()
+		resp := s.do(http.MethodGet, "/v1/analyses?"+query, "", "")
+		if resp.status != http.StatusOK {
+			t.Fatalf("list ?%s: %d %s", query, resp.status, resp.body)
+		}
+		var l server.AnalysisList
+		if err := json.Unmarshal(resp.body, &l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if l := list(a, ""); len(l.Analyses) != 3 {
+		t.Errorf("list: %d analyses, want the 3 of both replicas", len(l.Analyses))
+	}
+	waitFor(t, "the Failed analysis", func() bool { return len(list(b, "phase=Failed").Analyses) == 1 })
+	if l := list(b, "arg=namespace=echo-bad"); len(l.Analyses) != 1 || ids[l.Analyses[0].ID] != "echo-bad" || l.Analyses[0].Phase != api.PhaseFailed {
+		t.Errorf("?arg=namespace=echo-bad: %+v", l.Analyses)
+	}
+	// The final state is written just after the waits are answered.
+	waitFor(t, "two Successful analyses of the template", func() bool {
+		return len(list(b, "phase=Successful&template=success-rate-args").Analyses) == 2
+	})
+	if l := list(b, "template=another"); len(l.Analyses) != 0 {
+		t.Errorf("?template=another: %d analyses, want none", len(l.Analyses))
+	}
+	after := url.QueryEscape(before.Add(-time.Second).Format(time.RFC3339Nano))
+	if l := list(b, "startedAfter="+after+"&startedBefore="+url.QueryEscape(time.Now().Add(time.Hour).Format(time.RFC3339))); len(l.Analyses) != 3 {
+		t.Errorf("?startedAfter&startedBefore around the test: %d analyses, want 3", len(l.Analyses))
+	}
+	if l := list(b, "startedBefore="+after); len(l.Analyses) != 0 {
+		t.Errorf("?startedBefore before the test: %d analyses, want none", len(l.Analyses))
+	}
+	// Pages of one, through the cursor: every analysis once.
+	seen := map[string]bool{}
+	cursor := ""
+	for range 4 {
+		l := list(b, "limit=1&cursor="+url.QueryEscape(cursor))
+		for _, x := range l.Analyses {
+			if seen[x.ID] {
+				t.Errorf("%s listed twice", x.ID)
+			}
+			seen[x.ID] = true
+		}
+		if cursor = l.Next; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 3 || cursor != "" {
+		t.Errorf("paged: %d analyses seen, next %q; want 3 and the end", len(seen), cursor)
+	}
+	for _, q := range []string{"arg=namespace", "startedAfter=yesterday", "cursor=garbage", "template="} {
+		resp := b.do(http.MethodGet, "/v1/analyses?"+q, "", "")
+		field, _, _ := strings.Cut(q, "=")
+		if resp.status != http.StatusBadRequest || resp.problem(t).Errors[0].Field != field {
+			t.Errorf("?%s: %d %s, want 400 naming %s", q, resp.status, resp.body, field)
+		}
+	}
+}
+
+// TestStoreLeaseLost: a replica whose lease another has claimed stops
+// the analysis at once and writes nothing more (the store's fencing
+// refuses its writes, and it does not try again).
+func TestStoreLeaseLost(t *testing.T) {
+	prom := promtest.Start(t)
+	clk := clock.NewFake(time.Now())
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{Clock: clk, LeaseTTL: time.Minute})
+	a := start(t, options{prometheus: []string{prom.URL}, store: st, leaseTTL: time.Minute})
+
+	id := a.do(http.MethodPost, "/v1/analyses", yamlType, forever("echo-good")).analysis(t).ID
+	waitFor(t, "two measurements stored", func() bool {
+		s, err := st.Get(context.Background(), id)
+		return err == nil && len(s.State.MetricResults) > 0 && s.State.MetricResults[0].Count >= 2
+	})
+	// The lease expires (the replica seems dead) and another claims it.
+	clk.Advance(2 * time.Minute)
+	// A claim skips a row locked by a write under way: claim again.
+	var claimed []store.Lease
+	var err error
+	for range 50 {
+		if claimed, err = st.Claim(context.Background(), "intruder", 10); err != nil || len(claimed) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || len(claimed) != 1 || claimed[0].ID != id {
+		s, gerr := st.Get(context.Background(), id)
+		if gerr == nil {
+			t.Fatalf("Claim: %v %v; the analysis: %s, completed %v, lease %+v, now %v", claimed, err, s.Phase, s.CompletedAt, s.Lease, clk.Now())
+		}
+		t.Fatalf("Claim: %v %v", claimed, err)
+	}
+	waitFor(t, "the replica to stop the analysis", func() bool {
+		return a.logs.FilterMessageSnippet("lost the analysis' lease").Len() > 0
+	})
+	stored, _ := st.Get(context.Background(), id)
+	time.Sleep(300 * time.Millisecond) // six intervals of the metric
+	again, _ := st.Get(context.Background(), id)
+	if again.Version != stored.Version || again.Phase != api.PhaseRunning {
+		t.Errorf("the stale replica wrote on: version %d then %d, phase %s", stored.Version, again.Version, again.Phase)
+	}
+	// Its GET is the store's now: the analysis is the claimant's.
+	if got := a.do(http.MethodGet, "/v1/analyses/"+id, "", "").analysis(t); got.Phase != api.PhaseRunning {
+		t.Errorf("GET on the replica that lost it: %s, want Running as stored", got.Phase)
+	}
+}
+
+// TestStoreOutage: while the store does not answer, /readyz is not ready
+// and what needs the store is a 503 with Retry-After; the analysis running
+// goes on, and its results reach the store once it is back.
+func TestStoreOutage(t *testing.T) {
+	prom := promtest.Start(t)
+	pg := pgtest.Start(t)
+	st := openStore(t, pg.Database(t).URL, store.Options{})
+	a := start(t, options{prometheus: []string{prom.URL}, store: st})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st})
+
+	id := a.do(http.MethodPost, "/v1/analyses", yamlType, slowly("echo-good", 6, "300ms")).analysis(t).ID
+	pg.Stop()
+
+	ready := b.do(http.MethodGet, "/readyz", "", "")
+	if ready.status != http.StatusServiceUnavailable || ready.header.Get("Retry-After") == "" {
+		t.Errorf("/readyz with the store down: %d (Retry-After %q)", ready.status, ready.header.Get("Retry-After"))
+	}
+	for _, req := range [][3]string{
+		{http.MethodGet, "/v1/analyses", ""},
+		{http.MethodGet, "/v1/analyses/" + id, ""},
+		{http.MethodDelete, "/v1/analyses/" + id, ""},
+		{http.MethodPost, "/v1/analyses", forever("echo-good")},
+	} {
+		resp := b.do(req[0], req[1], yamlType, req[2])
+		if resp.status != http.StatusServiceUnavailable || resp.header.Get("Retry-After") == "" ||
+			resp.problem(t).Type != server.ProblemStoreUnavailable {
+			t.Errorf("%s %s with the store down: %d (Retry-After %q) %s", req[0], req[1], resp.status, resp.header.Get("Retry-After"), resp.body)
+		}
+	}
+	// The owner goes on: it holds the analysis in memory.
+	if final := a.waitFinished(id); final.Phase != api.PhaseSuccessful || final.MetricResults[0].Count != 6 {
+		t.Fatalf("the owner's analysis during the outage: %s, count %d", final.Phase, final.MetricResults[0].Count)
+	}
+
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "/readyz ready again", func() bool { return b.do(http.MethodGet, "/readyz", "", "").status == http.StatusOK })
+	// What the owner measured meanwhile reaches the store.
+	waitFor(t, "the results written after the outage", func() bool {
+		got := b.do(http.MethodGet, "/v1/analyses/"+id, "", "")
+		return got.status == http.StatusOK && got.analysis(t).Phase == api.PhaseSuccessful
+	})
+	ms, err := st.Measurements(context.Background(), id, store.MeasurementRange{})
+	if err != nil || len(ms) != 6 {
+		t.Errorf("measurements stored: %d (%v), want 6", len(ms), err)
+	}
+}
+
+// TestStoreHandOverAtShutdown: a replica that shuts down hands its
+// analyses over at once; another resumes each where it stood, and it ends
+// as undisturbed, each measurement stored once.
+func TestStoreHandOverAtShutdown(t *testing.T) {
+	prom := promtest.Start(t)
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{})
+	a := start(t, options{prometheus: []string{prom.URL}, store: st})
+	// b claims every 100ms.
+	b := start(t, options{prometheus: []string{prom.URL}, store: st, leaseTTL: 300 * time.Millisecond})
+
+	id := a.do(http.MethodPost, "/v1/analyses", yamlType, slowly("echo-good", 6, "200ms")).analysis(t).ID
+	waitFor(t, "two measurements stored", func() bool {
+		s, err := st.Get(context.Background(), id)
+		return err == nil && s.State.MetricResults[0].Count >= 2
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if aborted := a.analyses.Drain(ctx); aborted != 0 {
+		t.Errorf("Drain aborted %d analyses; with a store it hands them over", aborted)
+	}
+	if a.logs.FilterMessageSnippet("handed over").Len() == 0 {
+		t.Error("the replica did not say it handed its analyses over")
+	}
+	final := b.waitFinished(id)
+	if final.Phase != api.PhaseSuccessful || final.MetricResults[0].Count != 6 {
+		t.Fatalf("resumed on the other replica: %s (%s), count %d; want Successful, 6", final.Phase, final.Message, final.MetricResults[0].Count)
+	}
+	if b.logs.FilterMessageSnippet("analysis resumed").Len() != 1 {
+		t.Error("the other replica did not say it resumed the analysis")
+	}
+	ms, err := st.Measurements(context.Background(), id, store.MeasurementRange{})
+	if err != nil || len(ms) != 6 {
+		t.Fatalf("measurements stored: %d (%v), want 6", len(ms), err)
+	}
+	for i, m := range ms {
+		if m.Index != i {
+			t.Errorf("measurement %d has index %d", i, m.Index)
+		}
+	}
+}
+
+// TestStoreAdoptsExpired: the analysis of a replica that died (its lease
+// expired, nothing handed over) is claimed by another and resumed from the
+// stored state: its measurement taken counts, its next is taken.
+func TestStoreAdoptsExpired(t *testing.T) {
+	prom := promtest.Start(t)
+	clk := clock.NewFake(time.Now())
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{Clock: clk, LeaseTTL: time.Minute})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st, leaseTTL: 300 * time.Millisecond})
+
+	// What the dead replica left: one measurement of three, and one in
+	// flight.
+	started := time.Now().Add(-time.Second)
+	finished := started.Add(10 * time.Millisecond)
+	taken := api.Measurement{Phase: api.PhaseSuccessful, Value: "[0.995]", StartedAt: &started, FinishedAt: &finished}
+	state := api.Analysis{ID: "dead-replica.one", Phase: api.PhaseRunning, StartedAt: &started, MetricResults: []api.MetricResult{{
+		Name: "slowly", Phase: api.PhaseRunning, Count: 1, Successful: 1, ConsecutiveSuccess: 1,
+		Measurements: []api.Measurement{taken, {Phase: api.PhaseRunning, StartedAt: &finished}},
+	}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l, err := st.Create(ctx, store.NewAnalysis{ID: state.ID, Document: []byte(slowly("echo-good", 3, "100ms")), State: state, Owner: "dead-replica"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AppendMeasurement(ctx, l, store.Measurement{Metric: "slowly", Index: 0, Measurement: taken}, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // several claims: the lease holds
+	if got, _ := st.Get(ctx, state.ID); got.Lease.Owner != "dead-replica" {
+		t.Fatalf("claimed while its lease held, by %s", got.Lease.Owner)
+	}
+
+	clk.Advance(2 * time.Minute)
+	final := b.waitFinished(state.ID)
+	if final.Phase != api.PhaseSuccessful || final.MetricResults[0].Count != 3 {
+		t.Fatalf("adopted: %s (%s), count %d; want Successful, 3", final.Phase, final.Message, final.MetricResults[0].Count)
+	}
+	if !final.StartedAt.Equal(started) {
+		t.Errorf("startedAt %v, want the stored %v", final.StartedAt, started)
+	}
+	ms, err := st.Measurements(ctx, state.ID, store.MeasurementRange{})
+	if err != nil || len(ms) != 3 || !ms[0].Measurement.FinishedAt.Equal(finished) {
+		for _, m := range ms {
+			t.Logf("stored: %s %d %s %v", m.Metric, m.Index, m.Measurement.Phase, m.Measurement.FinishedAt)
+		}
+		t.Errorf("measurements stored: %d (%v), want 3, the first the dead replica's", len(ms), err)
+	}
+}
+
+// TestStoreWebhookHandOver: an analysis handed over mid-run goes on
+// sending its webhook from the replica that resumed it: every event
+// reaches the receiver, numbered on from where the first replica left
+// off, each with one webhook-id whoever sent it, and the store owes
+// nothing at the end.
+func TestStoreWebhookHandOver(t *testing.T) {
+	prom := promtest.Start(t)
+	rc := newReceiver(t, nil)
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{})
+	a := start(t, options{prometheus: []string{prom.URL}, store: st, webhookAllow: []string{rc.prefix()}})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st, webhookAllow: []string{rc.prefix()}, leaseTTL: 300 * time.Millisecond})
+
+	query := "?webhook=" + url.QueryEscape(rc.prefix()+"/x") + "&webhook.events=measurement,completed"
+	id := a.do(http.MethodPost, "/v1/analyses"+query, yamlType, slowly("echo-good", 6, "200ms")).analysis(t).ID
+	rc.wait(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.analyses.Drain(ctx)
+	a.analyses.WaitWebhooks(ctx)
+
+	if final := b.waitFinished(id); final.Phase != api.PhaseSuccessful || final.MetricResults[0].Count != 6 {
+		t.Fatalf("resumed: %s, count %d", final.Phase, final.MetricResults[0].Count)
+	}
+	var completed []string
+	waitFor(t, "the completed event", func() bool {
+		completed = nil
+		for _, d := range rc.deliveries() {
+			if d.event(t).Type == api.EventCompleted {
+				completed = append(completed, d.header.Get("webhook-id"))
+			}
+		}
+		return len(completed) > 0
+	})
+	bodies := map[string]string{}
+	for _, d := range rc.deliveries() {
+		wid := d.header.Get("webhook-id")
+		if prev, ok := bodies[wid]; ok && prev != string(d.body) {
+			t.Errorf("webhook-id %s carried two events:\n%s\n%s", wid, prev, d.body)
+		}
+		bodies[wid] = string(d.body)
+	}
+	// Six measurements and the completed event: ids 1 to 7.
+	for n := 1; n <= 7; n++ {
+		if _, ok := bodies[fmt.Sprintf("%s.%d", id, n)]; !ok {
+			t.Errorf("no event %s.%d was delivered (got %d ids)", id, n, len(bodies))
+		}
+	}
+	if len(bodies) != 7 || len(completed) < 1 || completed[0] != id+".7" {
+		t.Errorf("%d distinct events, completed as %v; want 7, the completed one %s.7", len(bodies), completed, id)
+	}
+	waitFor(t, "nothing owed", func() bool {
+		s, err := st.Get(context.Background(), id)
+		return err == nil && s.DeliveriesOwed == 0
+	})
+}
