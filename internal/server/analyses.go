@@ -167,6 +167,9 @@ type Analyses struct {
 	planner planner
 	// lastDelete is when the renew loop last removed expired analyses.
 	lastDelete time.Time
+	// storedStreams counts the streams following, from the store, each
+	// analysis another replica runs: at most MaxStreams each.
+	storedStreams map[string]int
 }
 
 type finishedRun struct {
@@ -296,6 +299,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		a.owner = cmp.Or(opts.Replica, "canaryd") + "-" + a.epoch + newID()[:8]
 		a.leaseTTL = cmp.Or(opts.LeaseTTL, store.DefaultLeaseTTL)
 		a.writers = map[string]*persister{}
+		a.storedStreams = map[string]int{}
 		a.renewStop, a.renewDone = make(chan struct{}), make(chan struct{})
 		go a.renewLoop(a.renewStop, a.renewDone)
 	}

@@ -53,7 +53,7 @@ func TestStoreEveryReplicaAnswers(t *testing.T) {
 	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{})
 	// a renews its leases every 100ms: it sees a terminate request then.
 	a := start(t, options{prometheus: []string{prom.URL}, store: st, leaseTTL: 300 * time.Millisecond})
-	b := start(t, options{prometheus: []string{prom.URL}, store: st})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st, maxStreams: 1})
 
 	resp := a.do(http.MethodPost, "/v1/analyses", yamlType, forever("echo-good"))
 	if resp.status != http.StatusAccepted {
@@ -87,6 +87,12 @@ func TestStoreEveryReplicaAnswers(t *testing.T) {
 		if ev.Type == api.EventMeasurement {
 			seen++
 		}
+	}
+
+	// --max-streams bounds the streams of one analysis on every replica.
+	if again := b.do(http.MethodGet, "/v1/analyses/"+id, "", "", "Accept", "application/x-ndjson"); again.status != http.StatusTooManyRequests ||
+		again.problem(t).Type != server.ProblemTooManyStreams {
+		t.Errorf("a second stream on the other replica, with --max-streams 1: %d %s, want 429", again.status, again.body)
 	}
 
 	// DELETE on the other replica: the owner terminates it, and the

@@ -42,6 +42,14 @@ func answerStored(analyses *Analyses, w http.ResponseWriter, r *http.Request, id
 		terminateStored(analyses.opts.Store, w, r, a)
 	default:
 		if mode := negotiate(r); mode != modeJSON {
+			release, ok := analyses.followStored(id)
+			if !ok {
+				writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyStreams, fmt.Sprintf(
+					"%d streams already follow analysis %s on this replica, the most one analysis may have here (--max-streams); poll GET /v1/analyses/{id} instead, or retry later",
+					analyses.opts.MaxStreams, id)))
+				return true
+			}
+			defer release()
 			streamStored(w, r, analyses.opts.Store, a, mode, heartbeat)
 			return true
 		}
@@ -331,6 +339,25 @@ func storeFilter(q url.Values, o ListOptions) (store.Filter, []api.FieldError) {
 		}
 	}
 	return f, errs
+}
+
+// followStored counts one more stream following a stored analysis that
+// another replica runs, unless MaxStreams already do on this replica;
+// release uncounts it.
+func (a *Analyses) followStored(id string) (release func(), ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.storedStreams[id] >= a.opts.MaxStreams {
+		return nil, false
+	}
+	a.storedStreams[id]++
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.storedStreams[id]--; a.storedStreams[id] <= 0 {
+			delete(a.storedStreams, id)
+		}
+	}, true
 }
 
 // storeReady reports whether the store answers, for /readyz.
