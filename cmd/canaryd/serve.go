@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
@@ -360,7 +360,7 @@ func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg
 func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 	sources := make([]string, len(cfg.Datasources))
 	for i, d := range cfg.Datasources {
-		sources[i] = redactURL(d.URL)
+		sources[i] = redact.URLString(d.URL)
 		if d.Name != "" {
 			sources[i] = d.Name + "=" + sources[i]
 		}
@@ -378,15 +378,4 @@ func logConfig(log *zap.Logger, cfg *config.Config, addr net.Addr) {
 		fields = append(fields, zap.Any(strings.ReplaceAll(v.Name, "-", "_"), v.Value))
 	}
 	log.Info("listening", fields...)
-}
-
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparseable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
 }
