@@ -22,6 +22,7 @@ import (
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promreg"
 	"github.com/canaryd/canaryd/internal/replica"
+	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -194,6 +195,8 @@ type Run struct {
 	// streams counts the streams following the run, up to maxStreams.
 	streams    atomic.Int32
 	maxStreams int32
+	// sources say how the plan's metrics query, for the HTML report.
+	sources map[string]report.Source
 	// gone says the run ended here without its analysis ending: another
 	// replica holds it now (persist.go).
 	gone atomic.Bool
@@ -338,6 +341,9 @@ type StartOptions struct {
 	Document    []byte
 	RawArgs     map[string]string
 	Credentials bool
+	// Sources say how the plan's Prometheus metrics query, for the HTML
+	// report's graph links and curl (report.go); none when nil.
+	Sources map[string]report.Source
 }
 
 // WebhookRequest is a caller's webhook: the URL, and the event types it
@@ -393,6 +399,12 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 			return nil, err
 		}
 		writer = newPersister(a, lease, log)
+		if a.draining {
+			// The shutdown began meanwhile: it does not start here,
+			// nor elsewhere.
+			writer.notStarted(ErrDraining)
+			return nil, ErrDraining
+		}
 	}
 	if writer != nil && so.Webhook != nil {
 		writer.hookOpen = true
@@ -485,7 +497,8 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 			}
 		},
 	})
-	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32))}
+	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)),
+		sources: so.Sources}
 	if started := engineRun.Snapshot().StartedAt; started != nil {
 		run.startedAt = *started
 	}

@@ -728,7 +728,14 @@ func (a *Analyses) handOver(ctx context.Context) int {
 	a.mu.Lock()
 	writers := make([]*persister, 0, len(a.writers))
 	for _, p := range a.writers {
-		writers = append(writers, p)
+		// The running ones: a completed one's writer waits for its
+		// webhook, which WaitWebhooks sees to.
+		p.mu.Lock()
+		running := p.final == nil && !p.lost
+		p.mu.Unlock()
+		if running {
+			writers = append(writers, p)
+		}
 	}
 	a.mu.Unlock()
 	for _, p := range writers {
@@ -742,7 +749,15 @@ func (a *Analyses) handOver(ctx context.Context) int {
 		case <-p.done:
 		case <-ctx.Done():
 			p.stop()
-			<-p.done
+			// A run that does not stop, or a store that does not
+			// answer, holds the shutdown this long at most.
+			t := time.NewTimer(stopTimeout + storeTimeout)
+			select {
+			case <-p.done:
+			case <-t.C:
+				p.log.Error("analysis not handed over: it did not stop, or its writes were not taken, in time; another replica takes it when its lease expires")
+			}
+			t.Stop()
 		}
 		if p.handedOver() {
 			p.mu.Lock()

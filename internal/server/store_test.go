@@ -334,6 +334,7 @@ func TestStoreHandOverAtShutdown(t *testing.T) {
 	if b.logs.FilterMessageSnippet("analysis resumed").Len() != 1 {
 		t.Error("the other replica did not say it resumed the analysis")
 	}
+	waitStored(t, st, id)
 	ms, err := st.Measurements(context.Background(), id, store.MeasurementRange{})
 	if err != nil || len(ms) != 6 {
 		t.Fatalf("measurements stored: %d (%v), want 6", len(ms), err)
@@ -385,6 +386,7 @@ func TestStoreAdoptsExpired(t *testing.T) {
 	if !final.StartedAt.Equal(started) {
 		t.Errorf("startedAt %v, want the stored %v", final.StartedAt, started)
 	}
+	waitStored(t, st, state.ID)
 	ms, err := st.Measurements(ctx, state.ID, store.MeasurementRange{})
 	if err != nil || len(ms) != 3 || !ms[0].Measurement.FinishedAt.Equal(finished) {
 		for _, m := range ms {
@@ -447,5 +449,15 @@ func TestStoreWebhookHandOver(t *testing.T) {
 	waitFor(t, "nothing owed", func() bool {
 		s, err := st.Get(context.Background(), id)
 		return err == nil && s.DeliveriesOwed == 0
+	})
+}
+
+// waitStored waits until the store has the analysis' end: what led to it
+// is written before it.
+func waitStored(t *testing.T, st store.Store, id string) {
+	t.Helper()
+	waitFor(t, "the end stored", func() bool {
+		a, err := st.Get(context.Background(), id)
+		return err == nil && a.CompletedAt != nil
 	})
 }
