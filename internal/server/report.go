@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/report"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 const htmlContentType = "text/html"
@@ -65,10 +67,7 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 // to the browser too (Content-Security-Policy). Drawing it evaluates each
 // metric's conditions at a bounded number of values for a bounded time
 // (report.RegionSamples, report.RegionBudget), over at most
-// report.MaxChartPoints measurements a metric. The service does not keep
-// the spec an analysis was compiled from, so its report has no datasource
-// address: no link to the Prometheus graph, and a curl that reads
-// $PROMETHEUS_URL.
+// report.MaxChartPoints measurements a metric.
 func writeReport(w http.ResponseWriter, run *Run) {
 	a := run.Snapshot()
 	var metrics []analysis.Metric
@@ -82,7 +81,9 @@ func writeReport(w http.ResponseWriter, run *Run) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := report.New(a, metrics).HTML(&buf); err != nil {
+	r := report.New(a, metrics)
+	r.Sources = run.sources
+	if err := r.HTML(&buf); err != nil {
 		// html/template fails only on a template bug: the JSON still
 		// answers.
 		writeJSON(w, http.StatusOK, a)
@@ -97,4 +98,14 @@ func writeReport(w http.ResponseWriter, run *Run) {
 	h.Add("Vary", "Accept")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// reportSources are how a resolved spec's metrics query, as its report
+// shows them (report.SourcesOf): a metric that names its Prometheus'
+// address (an allowed datasource's) links to that Prometheus' graph; one
+// that names none queries the default datasource, whose address the report
+// does not give (no link, and a curl that reads $PROMETHEUS_URL). args are
+// the values the spec was resolved with: secret ones are kept out.
+func reportSources(s *spec.Spec, args map[string]string) map[string]report.Source {
+	return report.SourcesOf(s, args, redact.URLString)
 }

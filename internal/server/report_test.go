@@ -28,7 +28,9 @@ func TestGetAnalysisHTML(t *testing.T) {
 	prom := promtest.Start(t)
 	s := start(t, options{prometheus: []string{prom.URL}, tokens: []string{"s3cret"}})
 	auth := []string{"Authorization", "Bearer s3cret"}
-	created := s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-bad", yamlType, seed(t), auth...)
+	// The metric names its Prometheus: the report links to its graph.
+	spec := strings.Replace(seed(t), "prometheus:\n          query:", "prometheus:\n          address: "+prom.URL+"\n          query:", 1)
+	created := s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-bad", yamlType, spec, auth...)
 	a := created.analysis(t)
 	if a.Phase != "Failed" {
 		t.Fatalf("phase %s, want Failed: %d\n%s", a.Phase, created.status, created.body)
@@ -47,7 +49,7 @@ func TestGetAnalysisHTML(t *testing.T) {
 	text := html.UnescapeString(doc)
 	for _, want := range []string{
 		`Failed: metric "non-5xx-rate" measured [0.95] at `, "failed (2) > failureLimit (1)",
-		`curl -sG "$PROMETHEUS_URL/api/v1/query"`,
+		"curl -sG '" + prom.URL + "/api/v1/query'",
 		`destination_workload_namespace="echo-bad"`,
 	} {
 		if !strings.Contains(text, want) {
@@ -64,7 +66,10 @@ func TestGetAnalysisHTML(t *testing.T) {
 	if got := len(regexp.MustCompile(`<rect class="region r-`).FindAllString(doc, -1)); got == 0 {
 		t.Error("no shaded regions: the plan's conditions were not at hand")
 	}
-	for _, bad := range []string{"<script", "/graph?", "s3cret"} {
+	if !strings.Contains(doc, `href="`+prom.URL+`/graph?`) {
+		t.Error("no link to the Prometheus graph")
+	}
+	for _, bad := range []string{"<script", "s3cret"} {
 		if strings.Contains(doc, bad) {
 			t.Errorf("the report holds %q", bad)
 		}
@@ -87,5 +92,22 @@ func TestGetAnalysisHTML(t *testing.T) {
 	}
 	if r := s.do(http.MethodGet, "/v1/analyses/nope", "", "", append([]string{"Accept", browser}, auth...)...); r.status != http.StatusNotFound {
 		t.Errorf("an unknown id as HTML: %d", r.status)
+	}
+}
+
+// TestGetAnalysisHTMLDefaultDatasource checks the report of a metric that
+// names no address: the default datasource's URL is not shown, so there is
+// no graph link and the curl reads $PROMETHEUS_URL.
+func TestGetAnalysisHTMLDefaultDatasource(t *testing.T) {
+	prom := promtest.Start(t)
+	s := start(t, options{prometheus: []string{prom.URL}})
+	a := s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-good", yamlType, seed(t)).analysis(t)
+	r := s.do(http.MethodGet, "/v1/analyses/"+a.ID, "", "", "Accept", "text/html")
+	text := html.UnescapeString(string(r.body))
+	if r.status != http.StatusOK || !strings.Contains(text, "Successful: its one metric passed") {
+		t.Fatalf("%d:\n%s", r.status, r.body)
+	}
+	if strings.Contains(text, "/graph?") || !strings.Contains(text, `curl -sG "$PROMETHEUS_URL/api/v1/query"`) {
+		t.Error("the report of a metric on the default datasource links to a graph or names no $PROMETHEUS_URL")
 	}
 }
