@@ -2,15 +2,21 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
+	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/store"
 )
 
 const htmlContentType = "text/html"
@@ -47,42 +53,64 @@ func wantsHTML(r *http.Request) bool {
 // handleAnalysisReport answers GET /v1/analyses/{id} with the analysis'
 // HTML report when the request asks for text/html (wantsHTML), and leaves
 // every other request to next: the same route, so the same token guards
-// both.
+// both. With a store, an analysis another replica runs is reported from
+// the store, without its plan: its metrics by name, no shaded bands.
 func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !wantsHTML(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
+		id := chi.URLParam(r, "id")
+		if _, held := analyses.Get(id); !held && analyses.opts.Store != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+			a, err := analyses.opts.Store.Get(ctx, id)
+			cancel()
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				// lookup answers, as for the JSON.
+			case err != nil:
+				writeProblem(w, r, storeUnavailable())
+				return
+			default:
+				setAnalysisID(r, id)
+				writeHTMLReport(w, a.State, nil, nil)
+				return
+			}
+		}
 		run, ok := lookup(analyses, w, r)
 		if !ok {
 			return
 		}
-		writeReport(w, run)
+		var plan *analysis.Plan
+		if run.Run != nil {
+			plan = run.Plan()
+		}
+		writeHTMLReport(w, run.Snapshot(), plan, run.sources)
 	})
 }
 
-// writeReport answers with the analysis as one self-contained HTML file
+// writeHTMLReport answers with the analysis as one self-contained HTML file
 // (internal/report). The page loads nothing and runs nothing, and says so
 // to the browser too (Content-Security-Policy). Drawing it evaluates each
 // metric's conditions at a bounded number of values for a bounded time
 // (report.RegionSamples, report.RegionBudget), over at most
 // report.MaxChartPoints measurements a metric.
-func writeReport(w http.ResponseWriter, run *Run) {
-	a := run.Snapshot()
+func writeHTMLReport(w http.ResponseWriter, a api.Analysis, plan *analysis.Plan, sources map[string]report.Source) {
 	var metrics []analysis.Metric
-	if plan := run.Plan(); plan != nil {
+	if plan != nil {
 		metrics = plan.Metrics
 	} else {
-		// A run without its plan is still shown: its metrics by name,
-		// without their conditions and limits.
+		// An analysis without its plan (one from the store) is still
+		// shown: its metrics by name, without their conditions and
+		// limits.
 		for _, m := range a.MetricResults {
 			metrics = append(metrics, analysis.Metric{Name: m.Name, DryRun: m.DryRun, FailureLimit: -1})
 		}
 	}
 	var buf bytes.Buffer
 	r := report.New(a, metrics)
-	r.Sources = run.sources
+	r.Sources = sources
 	if err := r.HTML(&buf); err != nil {
 		// html/template fails only on a template bug: the JSON still
 		// answers.

@@ -9,8 +9,10 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 
+	"github.com/canaryd/canaryd/internal/pgtest"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/report"
+	"github.com/canaryd/canaryd/internal/store"
 )
 
 func init() {
@@ -109,5 +111,37 @@ func TestGetAnalysisHTMLDefaultDatasource(t *testing.T) {
 	}
 	if strings.Contains(text, "/graph?") || !strings.Contains(text, `curl -sG "$PROMETHEUS_URL/api/v1/query"`) {
 		t.Error("the report of a metric on the default datasource links to a graph or names no $PROMETHEUS_URL")
+	}
+}
+
+// TestStoreReportOnOtherReplica asks one replica for the HTML report of an
+// analysis another ran, on a postgres store: it answers from the store,
+// the metrics by name, a point per measurement.
+func TestStoreReportOnOtherReplica(t *testing.T) {
+	prom := promtest.Start(t)
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{})
+	a := start(t, options{prometheus: []string{prom.URL}, store: st})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st})
+	done := a.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-bad", yamlType, seed(t)).analysis(t)
+	waitStored(t, st, done.ID)
+
+	r := b.do(http.MethodGet, "/v1/analyses/"+done.ID, "", "", "Accept", "text/html")
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("%d %s:\n%s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	doc := string(r.body)
+	text := html.UnescapeString(doc)
+	if !strings.Contains(text, `id="verdict">Failed<`) || !strings.Contains(text, `data-metric="non-5xx-rate"`) {
+		t.Errorf("the report from the store does not show the verdict and the metric:\n%s", text)
+	}
+	n := 0
+	for _, m := range done.MetricResults {
+		n += len(m.Measurements)
+	}
+	if got := strings.Count(doc, `<circle class="pt `); got != n || n == 0 {
+		t.Errorf("%d points for %d measurements", got, n)
+	}
+	if r := b.do(http.MethodGet, "/v1/analyses/nope", "", "", "Accept", "text/html"); r.status != http.StatusNotFound {
+		t.Errorf("an unknown id on a store: %d", r.status)
 	}
 }
