@@ -144,6 +144,7 @@ type pageMetric struct {
 	Judge            []judgeRow
 	Rows             []measRow
 	Thinned          string
+	Unplanned        bool
 }
 
 type counter struct {
@@ -266,6 +267,15 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 		{Label: "Measured", Value: fmt.Sprint(m.Measured), Limit: target},
 		{Label: "Successful", Value: fmt.Sprint(m.Successful)},
 	}
+	if m.Unplanned {
+		pm.Unplanned = true
+		pm.Counters[0].Limit = ""
+		pm.Counters = append(pm.Counters,
+			counter{Label: "Failed", Value: fmt.Sprint(m.Failed)},
+			counter{Label: "Inconclusive", Value: fmt.Sprint(m.Inconclusive)},
+			counter{Label: "Consecutive errors", Value: fmt.Sprint(m.ConsecutiveError)})
+		return r.pageMetricRest(ctx, m, pm)
+	}
 	if m.FailureLimit < 0 {
 		pm.Counters = append(pm.Counters, counter{Label: "Failed", Value: fmt.Sprint(m.Failed), Limit: "no limit"})
 	} else {
@@ -281,6 +291,12 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 		pm.Counters = append(pm.Counters, counter{Label: "Consecutive successes", Value: fmt.Sprint(m.ConsecutiveSuccess), Limit: fmt.Sprintf("of %d", m.ConsecutiveSuccessLimit)})
 	}
 
+	return r.pageMetricRest(ctx, m, pm)
+}
+
+// pageMetricRest draws a metric's chart and lists its query and
+// measurements.
+func (r *Report) pageMetricRest(ctx context.Context, m *Metric, pm pageMetric) pageMetric {
 	ms := r.measurements(m.Name)
 	pm.Chart = newChart(m, ms, r.planMetric(m.Name), ctx)
 

@@ -478,3 +478,25 @@ func TestHTMLRegionBudget(t *testing.T) {
 		t.Error("no points drawn")
 	}
 }
+
+// TestNewFromAnalysis checks the report of an analysis without its plan:
+// its metrics from its results, counters without limits, no bands, and
+// the reason from the resource.
+func TestNewFromAnalysis(t *testing.T) {
+	c := cases(t)["failed"]
+	r := report.NewFromAnalysis(c.a)
+	if len(r.Metrics) != len(c.a.MetricResults) {
+		t.Fatalf("%d metrics for %d results", len(r.Metrics), len(c.a.MetricResults))
+	}
+	if !strings.HasPrefix(r.Reason, `Failed: metric "error-rate" measured [0.09]`) {
+		t.Errorf("reason %q", r.Reason)
+	}
+	doc := writeHTML(t, r)
+	sec := section(t, doc, "error-rate")
+	if strings.Contains(sec, `class="limit"`) || strings.Contains(sec, `class="region `) || strings.Contains(sec, "Next:") {
+		t.Errorf("a metric without its plan shows limits, bands or what would settle it:\n%s", sec)
+	}
+	if got, want := len(circleRE.FindAllString(sec, -1)), len(c.a.MetricResults[0].Measurements); got != want {
+		t.Errorf("%d points for %d measurements", got, want)
+	}
+}

@@ -67,6 +67,45 @@ type Metric struct {
 	// Next says, while the metric runs, what would settle it ("1 more
 	// failed measurement → Failed"); empty once it is complete.
 	Next string
+	// Unplanned marks a metric whose plan is not at hand (NewFromAnalysis):
+	// its limits, conditions, Limit and Next are unknown, not zero.
+	Unplanned bool
+}
+
+// NewFromAnalysis explains an analysis whose plan is not at hand (one
+// read back from a store): its metrics are those of its results, their
+// counters without limits, and its reason from the resource alone.
+func NewFromAnalysis(a api.Analysis) *Report {
+	metrics := make([]analysis.Metric, len(a.MetricResults))
+	for i, res := range a.MetricResults {
+		metrics[i] = analysis.Metric{Name: res.Name, DryRun: res.DryRun}
+	}
+	r := &Report{Analysis: a, Metrics: make([]Metric, 0, len(metrics))}
+	for i := range metrics {
+		res := &a.MetricResults[i]
+		row := Metric{Name: res.Name, Phase: res.Phase, DryRun: res.DryRun, Measured: res.Count,
+			Successful: res.Successful, Failed: res.Failed, Inconclusive: res.Inconclusive, Errors: res.Error,
+			ConsecutiveError: res.ConsecutiveError, ConsecutiveSuccess: res.ConsecutiveSuccess,
+			Message: res.Message, Unplanned: true}
+		if res.DryRun && bad(res.Phase) {
+			row.WouldHave = res.Phase
+		}
+		if len(res.Measurements) > 0 && res.Measurements[0].StartedAt != nil {
+			row.Started = *res.Measurements[0].StartedAt
+		}
+		for j := len(res.Measurements) - 1; j >= 0; j-- {
+			if res.Measurements[j].Phase.Completed() {
+				row.Last = &res.Measurements[j]
+				break
+			}
+		}
+		if res.Phase.Completed() {
+			row.Decisive = decisive(res)
+		}
+		r.Metrics = append(r.Metrics, row)
+	}
+	r.Reason = reason(r)
+	return r
 }
 
 // New explains a (running or finished) analysis of plan's metrics. A

@@ -97,20 +97,16 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 // (report.RegionSamples, report.RegionBudget), over at most
 // report.MaxChartPoints measurements a metric.
 func writeHTMLReport(w http.ResponseWriter, a api.Analysis, plan *analysis.Plan, sources map[string]report.Source) {
-	var metrics []analysis.Metric
+	var r *report.Report
 	if plan != nil {
-		metrics = plan.Metrics
+		r = report.New(a, plan.Metrics)
 	} else {
 		// An analysis without its plan (one from the store) is still
-		// shown: its metrics by name, without their conditions and
-		// limits.
-		for _, m := range a.MetricResults {
-			metrics = append(metrics, analysis.Metric{Name: m.Name, DryRun: m.DryRun, FailureLimit: -1})
-		}
+		// shown: its metrics from its results, counters without limits.
+		r = report.NewFromAnalysis(a)
 	}
-	var buf bytes.Buffer
-	r := report.New(a, metrics)
 	r.Sources = sources
+	var buf bytes.Buffer
 	if err := r.HTML(&buf); err != nil {
 		// html/template fails only on a template bug: the JSON still
 		// answers.

@@ -134,6 +134,9 @@ func TestStoreReportOnOtherReplica(t *testing.T) {
 	if !strings.Contains(text, `id="verdict">Failed<`) || !strings.Contains(text, `data-metric="non-5xx-rate"`) {
 		t.Errorf("the report from the store does not show the verdict and the metric:\n%s", text)
 	}
+	if strings.Contains(doc, `class="limit"`) {
+		t.Error("the report from the store shows limits it does not know")
+	}
 	n := 0
 	for _, m := range done.MetricResults {
 		n += len(m.Measurements)
