@@ -315,6 +315,15 @@ func TestStoreHandOverAtShutdown(t *testing.T) {
 	b := start(t, options{prometheus: []string{prom.URL}, store: st, leaseTTL: 300 * time.Millisecond})
 
 	id := a.do(http.MethodPost, "/v1/analyses", yamlType, slowly("echo-good", 6, "200ms")).analysis(t).ID
+	// One waits on another analysis there: it is told the analysis goes on.
+	waiter := make(chan response, 1)
+	go func() {
+		resp, err := a.send(http.MethodPost, "/v1/analyses?wait=true", yamlType, slowly("echo-good", 6, "200ms"))
+		if err != nil {
+			t.Error(err)
+		}
+		waiter <- resp
+	}()
 	waitFor(t, "two measurements stored", func() bool {
 		s, err := st.Get(context.Background(), id)
 		return err == nil && s.State.MetricResults[0].Count >= 2
@@ -324,6 +333,10 @@ func TestStoreHandOverAtShutdown(t *testing.T) {
 	if aborted := a.analyses.Drain(ctx); aborted != 0 {
 		t.Errorf("Drain aborted %d analyses; with a store it hands them over", aborted)
 	}
+	if resp := <-waiter; resp.status != http.StatusServiceUnavailable || resp.problem(t).Type != server.ProblemShuttingDown ||
+		resp.header.Get("Location") == "" {
+		t.Errorf("the waiter on the replica that stopped: %d %s (Location %q), want 503 shutting-down with the Location", resp.status, resp.body, resp.header.Get("Location"))
+	}
 	if a.logs.FilterMessageSnippet("handed over").Len() == 0 {
 		t.Error("the replica did not say it handed its analyses over")
 	}
@@ -331,8 +344,8 @@ func TestStoreHandOverAtShutdown(t *testing.T) {
 	if final.Phase != api.PhaseSuccessful || final.MetricResults[0].Count != 6 {
 		t.Fatalf("resumed on the other replica: %s (%s), count %d; want Successful, 6", final.Phase, final.Message, final.MetricResults[0].Count)
 	}
-	if b.logs.FilterMessageSnippet("analysis resumed").Len() != 1 {
-		t.Error("the other replica did not say it resumed the analysis")
+	if n := b.logs.FilterMessageSnippet("analysis resumed").Len(); n != 2 {
+		t.Errorf("the other replica says it resumed %d analyses, want both", n)
 	}
 	waitStored(t, st, id)
 	ms, err := st.Measurements(context.Background(), id, store.MeasurementRange{})
@@ -460,4 +473,67 @@ func waitStored(t *testing.T, st store.Store, id string) {
 		a, err := st.Get(context.Background(), id)
 		return err == nil && a.CompletedAt != nil
 	})
+}
+
+// TestStoreAdoptsOwedDeliveries: the webhook events a dead replica owed
+// are delivered by the replica that claims its analyses, with their
+// webhook-ids: a completed analysis' owed event, and the completed event
+// of one whose replica died between recording that event and saving the
+// end, which the claimant saves from it rather than running it again.
+func TestStoreAdoptsOwedDeliveries(t *testing.T) {
+	prom := promtest.Start(t)
+	rc := newReceiver(t, nil)
+	clk := clock.NewFake(time.Now())
+	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{Clock: clk, LeaseTTL: time.Minute})
+	b := start(t, options{prometheus: []string{prom.URL}, store: st, webhookAllow: []string{rc.prefix()}, leaseTTL: 300 * time.Millisecond})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	started := time.Now().Add(-time.Minute)
+	ended := started.Add(30 * time.Second)
+	hook := &store.Webhook{URL: rc.prefix() + "/x", Events: []string{"completed"}}
+	for _, id := range []string{"dead.done", "dead.ending"} {
+		final := api.Analysis{ID: id, Phase: api.PhaseSuccessful, StartedAt: &started, CompletedAt: &ended,
+			MetricResults: []api.MetricResult{{Name: "slowly", Phase: api.PhaseSuccessful, Count: 1, Successful: 1, Measurements: []api.Measurement{}}}}
+		state := final
+		if id == "dead.ending" {
+			// Its end was not saved: the store shows it running.
+			state.Phase, state.CompletedAt = api.PhaseRunning, nil
+			state.MetricResults = []api.MetricResult{{Name: "slowly", Phase: api.PhaseRunning, Measurements: []api.Measurement{}}}
+		}
+		l, err := st.Create(ctx, store.NewAnalysis{ID: id, Document: []byte(slowly("echo-good", 1, "100ms")), State: state, Webhook: hook, Owner: "dead-replica"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := api.Marshal(api.Event{Type: api.EventCompleted, AnalysisID: id, Analysis: &final})
+		if err := st.Enqueue(ctx, l, store.Delivery{WebhookID: id + ".1", Seq: 1, Event: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(2 * time.Minute)
+
+	waitFor(t, "both owed events delivered", func() bool { return len(rc.deliveries()) >= 2 })
+	got := map[string]bool{}
+	for _, d := range rc.deliveries() {
+		got[d.header.Get("webhook-id")] = true
+		if ev := d.event(t); ev.Type != api.EventCompleted || ev.Analysis == nil || ev.Analysis.Phase != api.PhaseSuccessful {
+			t.Errorf("delivered %s", d.body)
+		}
+	}
+	if !got["dead.done.1"] || !got["dead.ending.1"] || len(got) != 2 {
+		t.Errorf("delivered %v, want dead.done.1 and dead.ending.1", got)
+	}
+	for _, id := range []string{"dead.done", "dead.ending"} {
+		waitFor(t, id+" owing nothing", func() bool {
+			a, err := st.Get(ctx, id)
+			return err == nil && a.DeliveriesOwed == 0
+		})
+		a, _ := st.Get(ctx, id)
+		if a.Phase != api.PhaseSuccessful || a.CompletedAt == nil || a.State.MetricResults[0].Count != 1 {
+			t.Errorf("%s: %s, count %d; want its end, Successful, measured once", id, a.Phase, a.State.MetricResults[0].Count)
+		}
+	}
+	if n := b.logs.FilterMessageSnippet("analysis resumed").Len(); n != 0 {
+		t.Errorf("%d analyses resumed; both had ended", n)
+	}
 }
