@@ -94,18 +94,19 @@ demo: prometheus build
 	./deploy/demo/demo.sh
 
 # bench runs the benchmarks behind docs/performance.md (about
-# three minutes) and writes what they print to bench.txt: the conditions
+# four minutes) and writes what they print to bench.txt: the conditions
 # beside compiling them per measurement, a day's backtest (the engine alone,
 # and against a real Prometheus), /v1/evaluate beside the same query sent
 # straight to Prometheus and through a do-nothing proxy, and 10,000
 # concurrent analyses (conditions compiled per analysis or shared, and
 # shared under a memory-driven GC), each variant in a process of its own so
-# that none inherits another's memory. Every section is headed by the load
-# average: other work on the machine shows in the numbers, so run it on a
-# quiet one.
+# that none inherits another's memory, and 1,000 analyses on three replicas
+# and one PostgreSQL with one replica SIGKILLed. Every section is headed by
+# the load average: other work on the machine shows in the numbers, so run
+# it on a quiet one.
 BENCH_OUT ?= bench.txt
 
-bench: prometheus
+bench: prometheus postgresql
 	@set -e; out="$(BENCH_OUT)"; \
 	{ echo "# canaryd benchmarks, $$(date -u +%Y-%m-%dT%H:%M:%SZ), $$(git describe --always --dirty 2>/dev/null || echo unknown)"; \
 	  echo "# $$($(GO) version), $$(nproc) CPUs: $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"; } > "$$out"; \
@@ -121,6 +122,7 @@ bench: prometheus
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/; \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/; \
 	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/; \
+	run $(GO) test -run '^$$' -bench StoreReplicas -benchtime 1x ./cmd/canaryd/; \
 	echo "results in $$out"
 
 clean:
