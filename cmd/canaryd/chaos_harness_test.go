@@ -54,6 +54,11 @@ func chaosBinary(tb testing.TB) string {
 	return chaosBin
 }
 
+// chaosLogDirEnv names a directory where each replica's whole log is
+// kept (NAME.log, appended to across its restarts), for a failure's
+// diagnosis; without it only the tail is kept.
+const chaosLogDirEnv = "CANARYD_CHAOS_LOG_DIR"
+
 // chaosPort returns a port free on 127.0.0.1 now; a replica keeps it
 // across its restarts.
 func chaosPort(tb testing.TB) int {
@@ -148,18 +153,31 @@ func (r *chaosReplica) start(tb testing.TB) {
 		tb.Fatal(err)
 	}
 	logs := &chaosLogTail{keep: 64 << 10}
+	var whole *os.File
+	if dir := os.Getenv(chaosLogDirEnv); dir != "" {
+		if whole, err = os.OpenFile(filepath.Join(dir, r.name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+			r.mu.Unlock()
+			tb.Fatal(err)
+		}
+	}
 	exited := make(chan int, 1)
 	// Ends when the process exits and its stderr closes.
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
+			if whole != nil {
+				_, _ = fmt.Fprintln(whole, sc.Text())
+			}
 			// Requests are many and say little; those that failed stay.
 			if line := sc.Text(); !strings.Contains(line, `"msg":"request"`) || strings.Contains(line, `"status":5`) {
 				logs.add(line)
 			}
 		}
 		_, _ = io.Copy(io.Discard, stderr)
+		if whole != nil {
+			_ = whole.Close()
+		}
 		_ = cmd.Wait()
 		exited <- cmd.ProcessState.ExitCode()
 		close(exited)
