@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -46,6 +47,7 @@ func newDatasource(d Datasource, responses *responseLimits) (*datasource, error)
 		ds.name = ds.key
 	}
 	conns := newConnLimiter(maxConnsPerHost)
+	slots := semaphore.NewWeighted(maxConnsPerHost)
 	for i, insecure := range []bool{false, true} {
 		c := hc
 		c.TLSConfig.InsecureSkipVerify = c.TLSConfig.InsecureSkipVerify || insecure
@@ -53,6 +55,7 @@ func newDatasource(d Datasource, responses *responseLimits) (*datasource, error)
 		if err != nil {
 			return nil, err
 		}
+		raw = &requestSlots{slots: slots, next: raw}
 		ds.raw[i] = raw
 		if hc.BasicAuth != nil || hc.Authorization != nil || hc.OAuth2 != nil || hc.HTTPHeaders != nil {
 			raw = &ownHeaders{next: raw}
@@ -234,6 +237,51 @@ func (l *connLimiter) dial(ctx context.Context, network, addr string) (net.Conn,
 		return nil, err
 	}
 	return &limitedConn{Conn: conn, release: func() { sem.Release(1) }}, nil
+}
+
+// requestSlots lets at most maxConnsPerHost requests to a datasource be
+// in flight, as http.Transport's MaxConnsPerHost does, which Prometheus'
+// HTTP client does not set: a request waits for a slot (until its
+// context ends) before the transport sees it, and gives the slot back
+// when its response body is closed. Without it, every request that
+// found no idle connection started a dial of its own, which waited in
+// connLimiter: thousands of analyses measuring at once held thousands of
+// pending dials, each with its goroutine and buffers, and churned
+// connections, where waiting for one of the open connections is cheap.
+type requestSlots struct {
+	slots *semaphore.Weighted
+	next  http.RoundTripper
+}
+
+func (rt *requestSlots) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !rt.slots.TryAcquire(1) {
+		if err := rt.slots.Acquire(req.Context(), 1); err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, fmt.Errorf("waiting for one of the %d connections to the datasource: %w", maxConnsPerHost, err)
+		}
+	}
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		rt.slots.Release(1)
+		return nil, err
+	}
+	resp.Body = &slotBody{ReadCloser: resp.Body, release: func() { rt.slots.Release(1) }}
+	return resp, nil
+}
+
+// slotBody gives its request's slot back when it is closed.
+type slotBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *slotBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
 }
 
 // limitedConn gives its slot back when it is closed.

@@ -8,8 +8,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // TestConnLimiter: a datasource has at most max connections open to a
@@ -118,4 +121,79 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// countingTransport counts the requests it is given at once.
+type countingTransport struct {
+	mu            sync.Mutex
+	inFlight, max int
+	release       chan struct{}
+}
+
+func (c *countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.inFlight++
+	c.max = max(c.max, c.inFlight)
+	c.mu.Unlock()
+	<-c.release
+	c.mu.Lock()
+	c.inFlight--
+	c.mu.Unlock()
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+}
+
+// TestRequestSlots checks that at most maxConnsPerHost requests reach the
+// transport at once, that the others wait without reaching it (where each
+// would start a dial of its own), that a waiting request gives up with its
+// context, and that closing a response's body gives its slot back.
+func TestRequestSlots(t *testing.T) {
+	next := &countingTransport{release: make(chan struct{})}
+	rt := &requestSlots{slots: semaphore.NewWeighted(maxConnsPerHost), next: next}
+	n := maxConnsPerHost + 50
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://prometheus:9090/api/v1/query", nil)
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			resp.Body.Close()
+			resp.Body.Close() // a second Close gives back nothing more
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		next.mu.Lock()
+		in := next.inFlight
+		next.mu.Unlock()
+		if in == maxConnsPerHost || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://prometheus:9090/api/v1/query", nil)
+	if _, err := rt.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "waiting for one of the 128 connections to the datasource") {
+		t.Errorf("a request that found every slot taken until its deadline: %v", err)
+	}
+
+	close(next.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a request: %v", err)
+	}
+	if next.max != maxConnsPerHost {
+		t.Errorf("%d requests reached the transport at once, want %d", next.max, maxConnsPerHost)
+	}
+	if !rt.slots.TryAcquire(maxConnsPerHost) {
+		t.Error("the closed responses' slots were not given back")
+	}
 }
