@@ -25,8 +25,7 @@ type memoryStore struct {
 	mu     sync.Mutex
 	closed bool
 	byID   map[string]*memRecord
-	subs   map[string]map[*subscription]struct{}
-	nsubs  int
+	subs   subscribers
 }
 
 type memRecord struct {
@@ -44,7 +43,7 @@ type measurementKey struct {
 // NewMemory returns an empty memory store.
 func NewMemory(opts Options) Store {
 	opts.defaults()
-	return &memoryStore{opts: opts, byID: map[string]*memRecord{}, subs: map[string]map[*subscription]struct{}{}}
+	return &memoryStore{opts: opts, byID: map[string]*memRecord{}, subs: newSubscribers(opts.MaxSubscribers)}
 }
 
 func (m *memoryStore) now() time.Time { return micro(m.opts.Clock.Now()) }
@@ -270,9 +269,7 @@ func (m *memoryStore) SaveState(ctx context.Context, l Lease, s api.Analysis) er
 // written bumps r's version and tells its subscribers. Called with m.mu.
 func (m *memoryStore) written(r *memRecord) {
 	r.a.Version++
-	for s := range m.subs[r.a.ID] {
-		s.notify(Notification{ID: r.a.ID, Version: r.a.Version})
-	}
+	m.subs.notify(r.a.ID, r.a.Version)
 }
 
 func (m *memoryStore) AppendMeasurement(ctx context.Context, l Lease, ms Measurement, s *api.Analysis) (bool, error) {
@@ -520,26 +517,14 @@ func (m *memoryStore) Subscribe(ctx context.Context, id string) (<-chan Notifica
 	if m.closed {
 		return nil, nil, ErrClosed
 	}
-	if m.nsubs >= m.opts.MaxSubscribers {
-		return nil, nil, ErrTooManySubscribers
+	s, err := m.subs.add(id)
+	if err != nil {
+		return nil, nil, err
 	}
-	s := newSubscription()
-	if m.subs[id] == nil {
-		m.subs[id] = map[*subscription]struct{}{}
-	}
-	m.subs[id][s] = struct{}{}
-	m.nsubs++
 	return s.ch, func() {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		if _, ok := m.subs[id][s]; ok {
-			delete(m.subs[id], s)
-			if len(m.subs[id]) == 0 {
-				delete(m.subs, id)
-			}
-			m.nsubs--
-			s.close()
-		}
+		m.subs.remove(id, s)
 	}, nil
 }
 
@@ -562,11 +547,5 @@ func (m *memoryStore) Close() {
 		return
 	}
 	m.closed = true
-	for id, set := range m.subs {
-		for s := range set {
-			s.close()
-		}
-		delete(m.subs, id)
-	}
-	m.nsubs = 0
+	m.subs.closeAll()
 }

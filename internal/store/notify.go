@@ -45,6 +45,70 @@ func (s *subscription) close() {
 	}
 }
 
+// subscribers are a store's subscriptions by analysis id, at most max of
+// them. The store calls every method with its own lock held.
+type subscribers struct {
+	max  int
+	byID map[string]map[*subscription]struct{}
+	n    int
+}
+
+func newSubscribers(max int) subscribers {
+	return subscribers{max: max, byID: map[string]map[*subscription]struct{}{}}
+}
+
+// add subscribes to id, refusing ErrTooManySubscribers beyond max.
+func (ss *subscribers) add(id string) (*subscription, error) {
+	if ss.n >= ss.max {
+		return nil, ErrTooManySubscribers
+	}
+	s := newSubscription()
+	if ss.byID[id] == nil {
+		ss.byID[id] = map[*subscription]struct{}{}
+	}
+	ss.byID[id][s] = struct{}{}
+	ss.n++
+	return s, nil
+}
+
+// remove ends s, once.
+func (ss *subscribers) remove(id string, s *subscription) {
+	if _, ok := ss.byID[id][s]; !ok {
+		return
+	}
+	delete(ss.byID[id], s)
+	if len(ss.byID[id]) == 0 {
+		delete(ss.byID, id)
+	}
+	ss.n--
+	s.close()
+}
+
+// notify tells the subscriptions of id.
+func (ss *subscribers) notify(id string, version int64) {
+	for s := range ss.byID[id] {
+		s.notify(Notification{ID: id, Version: version})
+	}
+}
+
+// missed tells every subscription that it may have missed notifications.
+func (ss *subscribers) missed() {
+	for id := range ss.byID {
+		ss.notify(id, 0)
+	}
+}
+
+// closeAll ends every subscription.
+func (ss *subscribers) closeAll() {
+	for id, set := range ss.byID {
+		for s := range set {
+			s.close()
+		}
+		delete(ss.byID, id)
+	}
+	ss.n = 0
+}
+
 // unavailable wraps the failure of an operation on a store that could not
 // be reached, or did not answer in time.
 func unavailable(op string, err error) error {

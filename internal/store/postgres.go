@@ -61,7 +61,7 @@ func OpenPostgres(ctx context.Context, rawURL string, opts Options) (Store, erro
 		return nil, unavailable("connect", err)
 	}
 	p := &postgresStore{opts: opts, pool: pool, sealer: s,
-		lis: &listener{cfg: cfg.ConnConfig, max: opts.MaxSubscribers, subs: map[string]map[*subscription]struct{}{}, ready: make(chan struct{})}}
+		lis: &listener{cfg: cfg.ConnConfig, subs: newSubscribers(opts.MaxSubscribers), ready: make(chan struct{})}}
 	var version int32
 	err = pool.QueryRow(ctx, "SELECT version FROM "+VersionTable).Scan(&version)
 	var pgErr *pgconn.PgError
@@ -635,11 +635,9 @@ func (p *postgresStore) Close() {
 // some.
 type listener struct {
 	cfg *pgx.ConnConfig
-	max int // Options.MaxSubscribers
 
 	mu      sync.Mutex
-	subs    map[string]map[*subscription]struct{}
-	n       int
+	subs    subscribers
 	ready   chan struct{} // closed while listening
 	started bool
 	closed  bool
@@ -653,16 +651,11 @@ func (l *listener) subscribe(ctx context.Context, id string) (<-chan Notificatio
 		l.mu.Unlock()
 		return nil, nil, ErrClosed
 	}
-	if l.n >= l.max {
+	s, err := l.subs.add(id)
+	if err != nil {
 		l.mu.Unlock()
-		return nil, nil, ErrTooManySubscribers
+		return nil, nil, err
 	}
-	s := newSubscription()
-	if l.subs[id] == nil {
-		l.subs[id] = map[*subscription]struct{}{}
-	}
-	l.subs[id][s] = struct{}{}
-	l.n++
 	if !l.started {
 		l.started = true
 		var runCtx context.Context
@@ -676,14 +669,7 @@ func (l *listener) subscribe(ctx context.Context, id string) (<-chan Notificatio
 	cancel := func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if _, ok := l.subs[id][s]; ok {
-			delete(l.subs[id], s)
-			if len(l.subs[id]) == 0 {
-				delete(l.subs, id)
-			}
-			l.n--
-			s.close()
-		}
+		l.subs.remove(id, s)
 	}
 	// Notifications sent before the connection listens would be missed:
 	// wait until it does.
@@ -716,11 +702,7 @@ func (l *listener) run(ctx context.Context) {
 				}
 				l.mu.Lock()
 				l.ready = make(chan struct{})
-				for id, set := range l.subs {
-					for s := range set {
-						s.notify(Notification{ID: id, Version: 0})
-					}
-				}
+				l.subs.missed()
 				l.mu.Unlock()
 			}
 			closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -749,9 +731,7 @@ func (l *listener) dispatch(payload string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for s := range l.subs[id] {
-		s.notify(Notification{ID: id, Version: version})
-	}
+	l.subs.notify(id, version)
 }
 
 func (l *listener) close() {
@@ -762,13 +742,7 @@ func (l *listener) close() {
 	}
 	l.closed = true
 	cancel, done := l.cancel, l.done
-	for id, set := range l.subs {
-		for s := range set {
-			s.close()
-		}
-		delete(l.subs, id)
-	}
-	l.n = 0
+	l.subs.closeAll()
 	l.mu.Unlock()
 	if cancel != nil {
 		cancel()

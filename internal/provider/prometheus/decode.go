@@ -286,24 +286,14 @@ func (d *decoder) sample(values *[]float64, valueKey string) bool {
 // strictly as any version of client_golang would: names of the classic
 // form [a-zA-Z_][a-zA-Z0-9_]*, valid under every name validation scheme.
 func (d *decoder) labels() bool {
-	if !d.consume('{') {
-		return false
-	}
-	for first := true; ; first = false {
-		if d.consume('}') {
-			return true
-		}
-		if !first && !d.consume(',') {
-			return false
-		}
+	return d.members(func() bool {
 		name, ok := d.plainString()
 		if !ok || !classicLabelName(name) || !d.consume(':') {
 			return false
 		}
-		if _, ok := d.plainString(); !ok {
-			return false
-		}
-	}
+		_, ok = d.plainString()
+		return ok
+	})
 }
 
 func classicLabelName(b []byte) bool {
@@ -459,6 +449,15 @@ func countValues(body []byte) (n int, ok bool) {
 // object reads {"key": value, …}, calling member for each key with the
 // decoder at its value, which member must read.
 func (d *decoder) object(member func(key string) bool) bool {
+	return d.members(func() bool {
+		key, ok := d.anyString()
+		return ok && d.consume(':') && member(key)
+	})
+}
+
+// members reads {member, …}, calling member for each, which must read it
+// whole (key, colon and value).
+func (d *decoder) members(member func() bool) bool {
 	if !d.consume('{') {
 		return false
 	}
@@ -469,11 +468,7 @@ func (d *decoder) object(member func(key string) bool) bool {
 		if !first && !d.consume(',') {
 			return false
 		}
-		key, ok := d.anyString()
-		if !ok || !d.consume(':') {
-			return false
-		}
-		if !member(key) {
+		if !member() {
 			return false
 		}
 	}
