@@ -154,24 +154,29 @@ func streamStored(w http.ResponseWriter, r *http.Request, st store.Store, a *sto
 	next := nextIndexes(&state)
 	ticker := time.NewTicker(heartbeat)
 	defer ticker.Stop()
-	for !state.Phase.Completed() || state.CompletedAt == nil {
-		select {
-		case _, ok := <-notes:
-			if !ok {
+	// The analysis was read before the subscription began: a write in
+	// between has no notification, so the first read is at once. A
+	// notification can also be missed (the store's listener reconnecting,
+	// a read failing): every heartbeat reads again too.
+	for first := true; !state.Phase.Completed() || state.CompletedAt == nil; first = false {
+		if !first {
+			select {
+			case _, ok := <-notes:
+				if !ok {
+					return
+				}
+			case <-ticker.C:
+				if out.heartbeat(a.ID) != nil {
+					return
+				}
+			case <-r.Context().Done():
 				return
 			}
-		case <-ticker.C:
-			if out.heartbeat(a.ID) != nil {
-				return
-			}
-			continue
-		case <-r.Context().Done():
-			return
 		}
 		events, latest, err := storedEvents(r.Context(), st, a.ID, next)
 		if err != nil {
-			// The store did not answer: the next notification, or
-			// the caller's retry, tries again.
+			// The store did not answer: the next notification or
+			// heartbeat tries again.
 			continue
 		}
 		for _, ev := range events {

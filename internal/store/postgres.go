@@ -685,6 +685,7 @@ func (l *listener) subscribe(ctx context.Context, id string) (<-chan Notificatio
 func (l *listener) run(ctx context.Context) {
 	defer close(l.done)
 	backoff := 100 * time.Millisecond
+	listened := false
 	for {
 		conn, err := pgx.ConnectConfig(ctx, l.cfg.Copy())
 		if err == nil {
@@ -692,6 +693,13 @@ func (l *listener) run(ctx context.Context) {
 				backoff = 100 * time.Millisecond
 				l.mu.Lock()
 				close(l.ready)
+				// Writes made while no connection listened (a
+				// restart of PostgreSQL, say) sent notifications no
+				// one heard: every subscription fetches again.
+				if listened {
+					l.subs.missed()
+				}
+				listened = true
 				l.mu.Unlock()
 				for {
 					n, err := conn.WaitForNotification(ctx)
