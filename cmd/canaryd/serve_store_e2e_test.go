@@ -72,8 +72,11 @@ func TestServeStoreHandOver(t *testing.T) {
 	}
 
 	args := []string{"--prometheus-url", prom.URL, "--store", db.URL, "--store-lease", "3s", "--shutdown-grace", "10s"}
-	first, base1, logs1, exited1 := startServe(t, args...)
-	_, base2, logs2, _ := startServe(t, args...)
+	// Each replica has a name of its own, as each pod has its host name:
+	// ids name the replica that started them, and every replica still
+	// reads every analysis from the store.
+	first, base1, logs1, exited1 := startServe(t, append(args, "--replica-name", "canaryd-a")...)
+	_, base2, logs2, _ := startServe(t, append(args, "--replica-name", "canaryd-b")...)
 
 	ids := make([]string, len(namespaces))
 	for i, ns := range namespaces {

@@ -243,7 +243,9 @@ func (s *server) nameReplica(next http.Handler) http.Handler {
 // cannot be reached.
 func (s *server) atOwner(next http.Handler) http.Handler {
 	rs := s.replicas
-	if rs == nil {
+	if rs == nil || s.analyses.opts.Store != nil {
+		// With a store, every replica reads every analysis from it,
+		// whatever replica its id names.
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -524,7 +526,7 @@ func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter 
 // request is answered with this replica's analyses only.
 func (s *server) acrossReplicas(local http.Handler) http.Handler {
 	rs := s.replicas
-	if rs == nil || !rs.hasPeers() {
+	if rs == nil || !rs.hasPeers() || s.analyses.opts.Store != nil {
 		return local
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
