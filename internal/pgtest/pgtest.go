@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/canaryd/canaryd/internal/proctest"
 )
 
 // InstallHint says how to get PostgreSQL: `make test` does it on Debian.
@@ -158,7 +159,7 @@ func newCluster() (*Cluster, error) {
 	// The port is found by binding :0 and letting go; another process may
 	// take it before postgres does, so a bind failure is retried.
 	for attempt := 0; ; attempt++ {
-		if c.Port, err = freePort(); err != nil {
+		if c.Port, err = proctest.FreePort(); err != nil {
 			return fail(err)
 		}
 		if err = c.Start(); err == nil {
@@ -387,15 +388,6 @@ func tempRoot(cred *syscall.Credential) string {
 			return dir
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // lockedBuffer is a bytes.Buffer safe for postgres' output and a reading

@@ -95,7 +95,7 @@ func StartConfig(t testing.TB, cfg Config) *Server {
 	// take it before Prometheus does, so a bind failure is retried.
 	var lastLog string
 	for attempt := 0; attempt < 3; attempt++ {
-		port, err := freePort()
+		port, err := proctest.FreePort()
 		if err != nil {
 			t.Fatalf("promtest: finding a free port: %v", err)
 		}
@@ -142,13 +142,4 @@ func lookPath(t testing.TB, name string) string {
 		t.Fatalf("promtest: %s not found on PATH (%v); integration tests need a real Prometheus, install it with: %s", name, err, installHint)
 	}
 	return path
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -129,15 +129,7 @@ func streamStored(w http.ResponseWriter, r *http.Request, st store.Store, a *sto
 	}
 	defer unsubscribe()
 
-	h := w.Header()
-	if mode == modeSSE {
-		h.Set("Content-Type", sseContentType)
-	} else {
-		h.Set("Content-Type", ndjsonContentType)
-	}
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	startStream(w, mode)
 	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: streamWriteTimeout}
 	defer out.clearDeadline()
 	if out.flush() != nil {

@@ -43,15 +43,7 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 	snapshot, sub, cancel := run.hub.subscribe(run.Snapshot)
 	defer cancel()
 
-	h := w.Header()
-	if mode == modeSSE {
-		h.Set("Content-Type", sseContentType)
-	} else {
-		h.Set("Content-Type", ndjsonContentType)
-	}
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
-	w.WriteHeader(http.StatusOK)
+	startStream(w, mode)
 	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: run.hub.writeTimeout}
 	// The deadlines are this stream's: the connection may serve others.
 	defer out.clearDeadline()
@@ -213,3 +205,16 @@ func (e *eventWriter) flush() error { return e.rc.Flush() }
 func (e *eventWriter) deadline() { _ = e.rc.SetWriteDeadline(time.Now().Add(e.timeout)) }
 
 func (e *eventWriter) clearDeadline() { _ = e.rc.SetWriteDeadline(time.Time{}) }
+
+// startStream answers 200 with the headers of a stream of events in mode.
+func startStream(w http.ResponseWriter, mode responseMode) {
+	h := w.Header()
+	if mode == modeSSE {
+		h.Set("Content-Type", sseContentType)
+	} else {
+		h.Set("Content-Type", ndjsonContentType)
+	}
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
+	w.WriteHeader(http.StatusOK)
+}
