@@ -415,42 +415,13 @@ func TestReplicas(t *testing.T) {
 	defer cancel()
 
 	clk.Advance(ttl)
-	var mu sync.Mutex
-	owners := map[string]store.Lease{}
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
+	var cs []claimer
 	for r, s := range replicas {
 		for g := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				me := fmt.Sprintf("replica-%d", r)
-				for {
-					got, err := s.Claim(ctx(t), me, 5+g)
-					if err != nil {
-						errs <- err
-						return
-					}
-					if len(got) == 0 {
-						return
-					}
-					mu.Lock()
-					for _, l := range got {
-						if prev, dup := owners[l.ID]; dup {
-							errs <- fmt.Errorf("%s claimed by %s and %s", l.ID, prev.Owner, me)
-						}
-						owners[l.ID] = l
-					}
-					mu.Unlock()
-				}
-			}()
+			cs = append(cs, claimer{s: s, owner: fmt.Sprintf("replica-%d", r), n: 5 + g})
 		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	owners := claimAll(t, cs)
 	if len(owners) != analyses {
 		t.Fatalf("%d claimed, want %d", len(owners), analyses)
 	}

@@ -252,49 +252,71 @@ func TestConcurrentClaimers(t *testing.T) {
 			create(t, s, store.NewAnalysis{ID: fmt.Sprintf("an-%03d", i), Owner: "dead"})
 		}
 		clk.Advance(ttl)
-		var mu sync.Mutex
-		owners := map[string]string{}
-		var wg sync.WaitGroup
-		errs := make(chan error, claimers)
+		var cs []claimer
 		for c := range claimers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				me := fmt.Sprint("replica-", c)
-				for {
-					got, err := s.Claim(ctx(t), me, 7)
-					if err != nil {
-						errs <- err
-						return
-					}
-					if len(got) == 0 {
-						return
-					}
-					mu.Lock()
-					for _, l := range got {
-						if prev, dup := owners[l.ID]; dup {
-							errs <- fmt.Errorf("%s claimed by %s and %s", l.ID, prev, me)
-						}
-						owners[l.ID] = me
-					}
-					mu.Unlock()
-				}
-			}()
+			cs = append(cs, claimer{s: s, owner: fmt.Sprint("replica-", c), n: 7})
 		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
+		owners := claimAll(t, cs)
 		if len(owners) != analyses {
 			t.Fatalf("%d analyses claimed, want %d", len(owners), analyses)
 		}
-		for id, owner := range owners {
-			if a := get(t, s, id); a.Lease.Owner != owner {
-				t.Fatalf("%s is stored as %s's, claimed by %s", id, a.Lease.Owner, owner)
+		for id, l := range owners {
+			if a := get(t, s, id); a.Lease.Owner != l.Owner {
+				t.Fatalf("%s is stored as %s's, claimed by %s", id, a.Lease.Owner, l.Owner)
 			}
 		}
 	})
+}
+
+// claimer is one replica claiming: its store, its name, and how many
+// analyses it claims at a time.
+type claimer struct {
+	s     store.Store
+	owner string
+	n     int
+}
+
+// claimAll has every claimer claim expired analyses at once until none is
+// left, and returns the lease each analysis was claimed with. Two claims
+// of one analysis fail the test.
+func claimAll(t *testing.T, claimers []claimer) map[string]store.Lease {
+	t.Helper()
+	var mu sync.Mutex
+	owners := map[string]store.Lease{}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(claimers))
+	for _, c := range claimers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				got, err := c.s.Claim(ctx(t), c.owner, c.n)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, l := range got {
+					if prev, dup := owners[l.ID]; dup {
+						errs <- fmt.Errorf("%s claimed by %s and %s", l.ID, prev.Owner, c.owner)
+						mu.Unlock()
+						return
+					}
+					owners[l.ID] = l
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return owners
 }
 
 // A stale lease's writes are refused with ErrLeaseLost and change nothing.
