@@ -46,6 +46,12 @@
 // it). Plan.CheckResume says whether a snapshot fits a plan; a run resumed
 // from one that does not ends in Error at once, saying why.
 //
+// A process that hands a run over to another stops it with Run.Suspend,
+// not Abort: Abort assesses every metric as Argo assesses a terminated
+// run (those whose limits did not trip end Successful), Suspend leaves
+// them as they were, so that its snapshot, with the run's own phase,
+// message and completedAt taken off, is the analysis as it goes on.
+//
 // Argo's phase rules are in one file, phase.go (AssessLimits, AssessMetric,
 // AssessRun). A plan with Scoring is decided instead as Kayenta decides a
 // canary (AssessScored, score.go): every metric runs to its end and the

@@ -701,11 +701,22 @@ func TestResumeEqualsUndisturbed(t *testing.T) {
 		plan, _ = withCursors(random, data, nil, block, blockedC)
 		disturbed := startOn(t, clk, plan, configure)
 		snapshot, _ := drive(disturbed, name+", disturbed", stopAfter, blockedC)
-		disturbed.run.Abort("stopped")
+		// Stopped as the service stops a run it hands over: the state
+		// it leaves, but for its own end, is the analysis as it stood.
+		disturbed.run.Suspend("handed over")
 		select {
 		case <-disturbed.run.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s: the disturbed run did not stop", name)
+		}
+		if suspended := disturbed.run.Snapshot(); snapshot.CompletedAt == nil && stopAfter >= 0 {
+			if suspended.Phase != api.PhaseError || suspended.Message != "handed over" || suspended.CompletedAt == nil {
+				t.Errorf("%s: suspended as %s %q, completedAt %v; want Error with its message", name, suspended.Phase, suspended.Message, suspended.CompletedAt)
+			}
+			suspended.Phase, suspended.Message, suspended.CompletedAt = snapshot.Phase, snapshot.Message, nil
+			if !reflect.DeepEqual(suspended, snapshot) {
+				t.Errorf("%s: suspended, the analysis is not as it stood:\ngot  %s\nwant %s", name, describeSnapshot(suspended), describeSnapshot(snapshot))
+			}
 		}
 		if snapshot.Phase.Completed() != (snapshot.CompletedAt != nil) {
 			t.Errorf("%s: snapshot %s with completedAt %v: a phase is completed when the run is", name, snapshot.Phase, snapshot.CompletedAt)

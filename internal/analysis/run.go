@@ -64,6 +64,7 @@ type Run struct {
 
 type control struct {
 	abort   bool
+	suspend bool
 	message string
 }
 
@@ -254,6 +255,16 @@ func (r *Run) Terminate() { r.send(control{}) }
 // service cannot finish it (shutdown, deadline).
 func (r *Run) Abort(message string) { r.send(control{abort: true, message: message}) }
 
+// Suspend stops the run as Abort does, but leaves every metric as it
+// stood: one still measuring stays Running, with no limit assessed as at
+// a termination, so that the snapshot is the analysis as it goes on, for
+// another process to resume (Options.Resume) once the run's own phase,
+// message and completedAt are taken off. The measurement in flight is
+// dropped, to be taken again.
+func (r *Run) Suspend(message string) {
+	r.send(control{abort: true, suspend: true, message: message})
+}
+
 func (r *Run) send(c control) {
 	select {
 	case r.control <- c:
@@ -420,7 +431,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 		select {
 		case c := <-r.control:
 			if c.abort {
-				r.stop(cancelMeasurements, &wg, c.message)
+				r.stop(cancelMeasurements, &wg, c)
 				return
 			}
 			terminated = true
@@ -450,7 +461,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 		if deadlineC != nil && !now.Before(deadlineAt) {
 			// Passed while the loop was busy, or before a resumed run
 			// began: no measurement starts after it.
-			r.stop(cancelMeasurements, &wg, maxDurationMessage)
+			r.stop(cancelMeasurements, &wg, control{abort: true, message: maxDurationMessage})
 			return
 		}
 		next, haveNext := time.Time{}, false
@@ -492,7 +503,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 		case <-timerC:
 		case c := <-r.control:
 			if c.abort {
-				r.stop(cancelMeasurements, &wg, c.message)
+				r.stop(cancelMeasurements, &wg, c)
 				return
 			}
 			terminated = true
@@ -503,7 +514,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 			cancelMeasurements()
 			wg.Wait()
 		case <-deadlineC:
-			r.stop(cancelMeasurements, &wg, maxDurationMessage)
+			r.stop(cancelMeasurements, &wg, control{abort: true, message: maxDurationMessage})
 			return
 		}
 		if timer != nil {
@@ -751,16 +762,23 @@ func (r *Run) assess(terminated bool) RunAssessment {
 	return a
 }
 
-// stop ends the run with phase Error: the service could not finish it.
-func (r *Run) stop(cancel context.CancelFunc, wg *sync.WaitGroup, message string) {
+// stop ends the run with phase Error: the service could not finish it
+// (Abort), or goes on with it elsewhere (Suspend: the metrics are left as
+// they were last assessed).
+func (r *Run) stop(cancel context.CancelFunc, wg *sync.WaitGroup, c control) {
 	cancel()
 	wg.Wait()
 	_ = r.dropUnfinished()
 	r.mu.Lock()
-	a := r.assessPlan(true)
+	var a RunAssessment
+	if c.suspend {
+		a.RunSummary, a.DryRunSummary = r.status.RunSummary, r.status.DryRunSummary
+	} else {
+		a = r.assessPlan(true)
+	}
 	r.mu.Unlock()
 	a.Phase = api.PhaseError
-	a.Message = message
+	a.Message = c.message
 	a.Score = nil // the run did not finish: there is nothing to score
 	r.finish(a)
 }

@@ -741,7 +741,7 @@ func (a *Analyses) handOver(ctx context.Context) int {
 	for _, p := range writers {
 		p.handOver()
 		<-p.ready
-		p.run.Abort(handOverMessage)
+		p.run.Suspend(handOverMessage)
 	}
 	var leases []store.Lease
 	for _, p := range writers {
