@@ -265,6 +265,9 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 
 	c := Default()
 	var problems []string
+	// given names the settings some source set, for the defaults that
+	// depend on another setting (storeDefaults).
+	given := map[string]bool{}
 	file := ""
 	if v := raw["config"].values; len(v) > 0 {
 		file = v[0]
@@ -272,7 +275,7 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 		file = strings.TrimSpace(getenv(EnvName("config")))
 	}
 	if file != "" {
-		problems = append(problems, loadFile(c, file)...)
+		problems = append(problems, loadFile(c, file, given)...)
 	}
 
 	for _, s := range all {
@@ -287,6 +290,7 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 			}
 			source, values = EnvName(s.name), splitEnv(env, s.list)
 		}
+		given[s.name] = true
 		if s.list {
 			s.reset(c)
 		}
@@ -297,6 +301,7 @@ func Load(args []string, getenv func(string) string, output io.Writer) (*Config,
 		}
 	}
 	c.File = file
+	c.storeDefaults(given)
 
 	problems = append(problems, c.validate()...)
 	if len(problems) > 0 {

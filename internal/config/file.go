@@ -18,8 +18,8 @@ import (
 // settings (camelCase of the flags); scalars are read as text and go
 // through the same parsing as flags and variables, so "1h" means the same
 // in all three. Unknown keys are errors: a misspelt key must not be
-// ignored.
-func loadFile(c *Config, path string) []string {
+// ignored. The settings it sets a value of are marked in given.
+func loadFile(c *Config, path string, given map[string]bool) []string {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return []string{fmt.Sprintf("--config: %v", pathError(err))}
@@ -63,6 +63,7 @@ func loadFile(c *Config, path string) []string {
 		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
 			continue // a key without a value sets nothing
 		}
+		given[s.name] = true
 		if s.decode != nil {
 			for _, p := range s.decode(c, data, dir) {
 				problems = append(problems, fmt.Sprintf("%s: %s", path, p))

@@ -142,6 +142,9 @@ func cell(s string) string {
 func (s setting) defaultCell() string {
 	if s.get != nil {
 		if v := s.get(Default()); v != "" {
+			if s.storeDefault != "" {
+				return code(v) + "; " + code(s.storeDefault) + " with a postgres " + code("--store")
+			}
 			return code(v)
 		}
 	}

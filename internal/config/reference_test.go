@@ -46,7 +46,7 @@ func TestReferenceNamesEverySetting(t *testing.T) {
 		}
 	}
 	for _, w := range []string{"`--max-metrics` | `CANARYD_MAX_METRICS` | `maxMetrics` | `50` |", "`--max-retained-bytes` | `CANARYD_MAX_RETAINED_BYTES` | `maxRetainedBytes` | `64MiB` |",
-		"`--retention` | `CANARYD_RETENTION` | `retention` | `1h` |", "| — | — | `prometheus` |", "| `tls.caFile` |", "| `basicAuth.passwordFile` |"} {
+		"`--retention` | `CANARYD_RETENTION` | `retention` | `1h`; `720h` with a postgres `--store` |", "| — | — | `prometheus` |", "| `tls.caFile` |", "| `basicAuth.passwordFile` |"} {
 		if !strings.Contains(ref, w) {
 			t.Errorf("the reference lacks %q", w)
 		}

@@ -46,6 +46,9 @@ type setting struct {
 	// none says what no value means, when it means something ("the host
 	// name", "unsigned"); "" shows as "none".
 	none string
+	// storeDefault shows the default when --store is a postgres URL, ""
+	// when it is the same (storeDefaults applies it).
+	storeDefault string
 	// value is the setting's value in a configuration, typed (int,
 	// int64, bool, string, time.Duration, []string), for the line logged
 	// at start; nil for settings not logged so (datasources, whose URLs
@@ -149,6 +152,9 @@ func (s setting) env() string {
 func (s setting) defaultText() string {
 	if s.get != nil {
 		if v := s.get(Default()); v != "" {
+			if s.storeDefault != "" {
+				v += "; " + s.storeDefault + " with a postgres --store"
+			}
 			return v
 		}
 	}
@@ -365,8 +371,8 @@ func settings() []setting {
 			func(c *Config) *int { return &c.MaxAnalyses }), 1, ""),
 		atLeast(intSetting(groupAnalyses, "max-finished", "finished analyses kept readable; the oldest are dropped first",
 			func(c *Config) *int { return &c.MaxFinished }), 1, "a finished analysis must stay readable by its id"),
-		positive(durationSetting(groupAnalyses, "retention", "how long a finished analysis stays readable",
-			func(c *Config) *time.Duration { return &c.Retention })),
+		withStoreDefault(positive(durationSetting(groupAnalyses, "retention", "how long a finished analysis stays readable",
+			func(c *Config) *time.Duration { return &c.Retention })), formatDuration(DefaultStoreRetention)),
 		nonNegative(durationSetting(groupAnalyses, "shutdown-grace", "on SIGTERM, how long running analyses get to finish before they end with phase Error",
 			func(c *Config) *time.Duration { return &c.ShutdownGrace }), ""),
 		positive(durationSetting(groupAnalyses, "error-retry", "wait after an Error measurement before measuring again, as Argo Rollouts",
@@ -374,6 +380,12 @@ func settings() []setting {
 		nonNegative(durationSetting(groupAnalyses, "max-analysis-duration", "longest an analysis may run before it ends with phase Error; 0 for no bound",
 			func(c *Config) *time.Duration { return &c.MaxAnalysisDuration }), "0 means no bound"),
 	}, append(append(limitSettings(), storeSettings()...), replicaSettings()...)...)
+}
+
+// withStoreDefault sets the default shown for a postgres --store.
+func withStoreDefault(s setting, d string) setting {
+	s.storeDefault = d
+	return s
 }
 
 // withNone sets what no value of s means.

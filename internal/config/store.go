@@ -33,6 +33,22 @@ const (
 	minStoreLease     = time.Second
 )
 
+// DefaultStoreRetention is --retention when --store is a postgres URL and
+// no flag, variable or file sets it: finished analyses cost the store's
+// disk there, not the replicas' memory, and their history is worth a month.
+const DefaultStoreRetention = 30 * 24 * time.Hour
+
+// storeDefaults applies the defaults that a postgres store changes to the
+// settings no source set (given names those some source set).
+func (c *Config) storeDefaults(given map[string]bool) {
+	if kind, err := store.ParseURL(c.storeURL()); err != nil || kind != store.KindPostgres {
+		return
+	}
+	if !given["retention"] {
+		c.Retention = DefaultStoreRetention
+	}
+}
+
 // storeSettings are the flags of the store.
 func storeSettings() []setting {
 	return []setting{

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"io"
 	"strings"
 	"testing"
@@ -72,5 +73,57 @@ func TestStoreInvalid(t *testing.T) {
 		if strings.Contains(msg, "pw-1f2e3d") || strings.Contains(msg, "9a8b7c") {
 			t.Errorf("%s: a secret is quoted: %v", tc.name, msg)
 		}
+	}
+}
+
+// With a postgres store, --retention defaults to 30 days unless a flag,
+// its variable or the file sets it; with memory: it keeps its default.
+func TestRetentionWithStore(t *testing.T) {
+	const pg = "postgres://canaryd@db:5432/canaryd"
+	dir := t.TempDir()
+	storeOnly := writeFile(t, dir, "store.yaml", "store: "+pg+"\n")
+	withRetention := writeFile(t, dir, "retention.yaml", "store: "+pg+"\nretention: 36h\n")
+	emptyRetention := writeFile(t, dir, "empty.yaml", "store: "+pg+"\nretention:\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+		want time.Duration
+	}{
+		{name: "memory", want: DefaultRetention},
+		{name: "memory, given", args: []string{"--retention", "2h"}, want: 2 * time.Hour},
+		{name: "postgres flag", args: []string{"--store", pg}, want: DefaultStoreRetention},
+		{name: "postgres variable", env: []string{"CANARYD_STORE", pg}, want: DefaultStoreRetention},
+		{name: "postgres in the file", args: []string{"--config", storeOnly}, want: DefaultStoreRetention},
+		{name: "postgres, a file key without a value", args: []string{"--config", emptyRetention}, want: DefaultStoreRetention},
+		{name: "postgres, --retention", args: []string{"--store", pg, "--retention", "2h"}, want: 2 * time.Hour},
+		{name: "postgres, --retention the in-memory default", args: []string{"--store", pg, "--retention", "1h"}, want: time.Hour},
+		{name: "postgres, CANARYD_RETENTION", args: []string{"--store", pg}, env: []string{"CANARYD_RETENTION", "3d"}, want: 72 * time.Hour},
+		{name: "postgres, the file's retention", args: []string{"--config", withRetention}, want: 36 * time.Hour},
+		{name: "memory flag over a postgres file", args: []string{"--config", storeOnly, "--store", "memory:"}, want: DefaultRetention},
+	} {
+		c, err := Load(tc.args, env(tc.env...), io.Discard)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.Retention != tc.want {
+			t.Errorf("%s: retention %v, want %v", tc.name, c.Retention, tc.want)
+		}
+	}
+	if DefaultStoreRetention != 720*time.Hour {
+		t.Errorf("DefaultStoreRetention = %v, want 720h (30 days)", DefaultStoreRetention)
+	}
+
+	// -h and the reference say both defaults.
+	var help bytes.Buffer
+	if _, err := Load([]string{"-h"}, env(), &help); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	if want := "(default 1h; 720h with a postgres --store)"; !strings.Contains(help.String(), want) {
+		t.Errorf("-h does not say %q:\n%s", want, help.String())
+	}
+	if want := "| `1h`; `720h` with a postgres `--store` |"; !strings.Contains(string(Reference()), want) {
+		t.Errorf("the reference does not say %q", want)
 	}
 }
