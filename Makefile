@@ -82,12 +82,22 @@ lint:
 	cd test && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 
 # fuzz runs each fuzz target briefly; FUZZTIME=10m make fuzz for a long run.
+# Go 1.26's fuzzing coordinator can end a run that found nothing with a bare
+# "context deadline exceeded" when -fuzztime runs out on a busy machine
+# (golang/go#75804, fixed in Go 1.27): such a run, with no failing input
+# written, is run once more; any other failure fails at once.
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-			echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
-			out=$$($(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
-				{ echo "$$out" | tail -n 60; exit 1; }; \
+			for try in 1 2; do \
+				echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
+				if out=$$($(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg 2>&1); then break; fi; \
+				if [ $$try = 1 ] && echo "$$out" | grep -q 'context deadline exceeded' && \
+					! echo "$$out" | grep -q 'Failing input written'; then \
+					echo "$$out" | tail -n 3; echo "fuzz: the coordinator's deadline race (golang/go#75804), nothing found: once more"; continue; \
+				fi; \
+				echo "$$out" | tail -n 60; exit 1; \
+			done; \
 		done; \
 	done
 
