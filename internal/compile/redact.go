@@ -12,6 +12,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/redact"
+	"github.com/canaryd/canaryd/internal/series"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -191,6 +192,20 @@ func (s redactingSource) Measure(ctx context.Context, at time.Time) analysis.Obs
 	obs.Metadata = s.r.metadata(obs.Metadata)
 	obs.Display = s.r.text(obs.Display)
 	return obs
+}
+
+// QuerySeries is the inner source's (series.Source), its labels and its
+// error redacted; series.ErrNoQuery when the inner source has none.
+func (s redactingSource) QuerySeries(ctx context.Context, q series.Query) (series.Set, error) {
+	inner, ok := s.inner.(series.Source)
+	if !ok {
+		return series.Set{}, series.ErrNoQuery
+	}
+	set, err := inner.QuerySeries(ctx, q)
+	for i := range set.Series {
+		set.Series[i].Labels = s.r.text(set.Series[i].Labels)
+	}
+	return set, s.r.err(err)
 }
 
 // BoundByContext is the inner source's (analysis.ContextBound).

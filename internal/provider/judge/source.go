@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +32,28 @@ const (
 	MetadataWarnings       = "judgeWarnings"
 	MetadataCanaryWindow   = "canaryWindow"
 	MetadataBaselineWindow = "baselineWindow"
+
+	// On each measurement that compared two samples, for a report to
+	// draw: the Hodges-Lehmann estimate of the shift canary − baseline,
+	// its confidence interval ("lo,hi") at its level, and the p-value.
+	MetadataEstimate        = "estimate"
+	MetadataInterval        = "confidenceInterval"
+	MetadataConfidenceLevel = "confidenceLevel"
+	MetadataPValue          = "pValue"
+	// And each side's sample, sorted, as at most MaxSampleValues values
+	// joined by ",": all of them, or that many evenly spaced order
+	// statistics (the least and the greatest among them); with the whole
+	// sample's size.
+	MetadataCanarySample    = "canarySample"
+	MetadataBaselineSample  = "baselineSample"
+	MetadataCanarySampleN   = "canarySampleN"
+	MetadataBaselineSampleN = "baselineSampleN"
 )
+
+// MaxSampleValues is the most values of each side's sample a measurement
+// keeps (MetadataCanarySample): enough to draw its distribution, a
+// kilobyte or so a side whatever the sample's size.
+const MaxSampleValues = 64
 
 // Options make a Source.
 type Options struct {
@@ -112,6 +134,9 @@ func (s *Source) Measure(ctx context.Context, at time.Time) analysis.Observation
 		md[analysis.MetadataCritical] = "true"
 	}
 	md[MetadataReason] = res.Reason
+	if res.Classification != stats.Error {
+		recordSamples(md, res, c, b, s.o.Config.ConfidenceLevel)
+	}
 	if len(res.Warnings) > 0 {
 		md[MetadataWarnings] = strings.Join(res.Warnings, "; ")
 	}
@@ -209,3 +234,63 @@ func Display(r stats.Result) string {
 	return fmt.Sprintf("%s (p=%s, shift=%s, ratio=%s)", r.Classification,
 		strconv.FormatFloat(r.PValue, 'g', 2, 64), fmt.Sprintf("%+.4g", r.Estimate), ratio)
 }
+
+// recordSamples keeps, in a measurement's metadata, what a report draws of
+// a comparison: each side's sample (at most MaxSampleValues values), and
+// the estimate of the shift with its interval when they are numbers.
+func recordSamples(md map[string]string, res stats.Result, canary, baseline []float64, level float64) {
+	for _, side := range []struct {
+		key, nKey string
+		values    []float64
+	}{{MetadataCanarySample, MetadataCanarySampleN, canary}, {MetadataBaselineSample, MetadataBaselineSampleN, baseline}} {
+		kept, n := sampleValues(side.values)
+		if n == 0 {
+			continue
+		}
+		md[side.key] = kept
+		md[side.nKey] = strconv.Itoa(n)
+	}
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	if finite(res.Estimate) {
+		md[MetadataEstimate] = formatFloat(res.Estimate)
+	}
+	if lo, hi := res.ConfidenceInterval[0], res.ConfidenceInterval[1]; finite(lo) && finite(hi) {
+		md[MetadataInterval] = formatFloat(lo) + "," + formatFloat(hi)
+		if level <= 0 || level >= 1 {
+			level = stats.DefaultConfidenceLevel
+		}
+		md[MetadataConfidenceLevel] = formatFloat(level)
+	}
+	if finite(res.PValue) {
+		md[MetadataPValue] = strconv.FormatFloat(res.PValue, 'g', 3, 64)
+	}
+}
+
+// sampleValues is a sample's finite values, sorted, as at most
+// MaxSampleValues evenly spaced order statistics joined by ",", and how
+// many finite values it had.
+func sampleValues(values []float64) (string, int) {
+	finite := make([]float64, 0, len(values))
+	for _, v := range values {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			finite = append(finite, v)
+		}
+	}
+	slices.Sort(finite)
+	n := len(finite)
+	k := min(n, MaxSampleValues)
+	var b strings.Builder
+	for i := range k {
+		j := i
+		if n > k {
+			j = int(math.Round(float64(i) * float64(n-1) / float64(k-1)))
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(formatFloat(finite[j]))
+	}
+	return b.String(), n
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', 6, 64) }
