@@ -546,16 +546,30 @@ func (p *persister) stop() {
 	}
 }
 
+// claimInterval is how often, at most, a replica on a store looks for
+// analyses whose lease has expired (their replica died): an analysis is
+// adopted at most this long after its lease expires, that is at most
+// LeaseTTL + claimInterval after its replica died. A look is one indexed
+// query.
+const claimInterval = time.Second
+
 // renewLoop renews this replica's leases every LeaseTTL/3 until stop is
-// closed, and stops the runs whose lease was not renewed.
+// closed, and stops the runs whose lease was not renewed; in between, it
+// claims the expired leases of other replicas every claimInterval (every
+// LeaseTTL/3 when that is shorter).
 func (a *Analyses) renewLoop(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(a.leaseTTL / 3)
 	defer t.Stop()
+	c := time.NewTicker(min(claimInterval, a.leaseTTL/3))
+	defer c.Stop()
 	for {
 		select {
 		case <-stop:
 			return
+		case <-c.C:
+			a.claim()
+			continue
 		case <-t.C:
 		}
 		// The writers before the renewal: one created since holds a

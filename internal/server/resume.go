@@ -17,9 +17,10 @@ import (
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
-// Adoption. Every LeaseTTL/3, after renewing its own leases, a replica
-// on a store claims the analyses whose lease has expired (their replica
-// died, or handed them over at shutdown), as many as it has room for
+// Adoption. Every claimInterval (and after renewing its own leases every
+// LeaseTTL/3), a replica on a store claims the analyses whose lease has
+// expired (their replica died, or handed them over at shutdown), as many
+// as it has room for
 // under MaxRunning, and resumes each as Argo's controller resumes an
 // AnalysisRun after a restart (analysis.Options.Resume): the plan is
 // compiled again from what the store kept (the posted document, or the
