@@ -2,7 +2,6 @@ package recipes
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,11 +81,15 @@ func strictYAML(t *testing.T, name string, b []byte, out any) {
 }
 
 // ghRun is the outcome of a job: the exit code of its first failing step
-// (0 when none failed), the step outputs, and the job's workspace.
+// (0 when none failed), the step outputs, the job summary
+// ($GITHUB_STEP_SUMMARY), the paths its upload-artifact steps keep, and
+// the job's workspace.
 type ghRun struct {
 	code      int
 	output    string
 	outputs   map[string]string
+	summary   string
+	artifacts []string
 	workspace string
 }
 
@@ -111,6 +114,7 @@ func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string
 		}
 	}
 	outputs := filepath.Join(tmp, "github_output")
+	summary := filepath.Join(tmp, "step_summary")
 	env := map[string]string{
 		"PATH":                basePath(harness.CanarydDir(t)),
 		"HOME":                home,
@@ -118,7 +122,7 @@ func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string
 		"GITHUB_ACTIONS":      "true",
 		"GITHUB_WORKSPACE":    workspace,
 		"GITHUB_OUTPUT":       outputs,
-		"GITHUB_STEP_SUMMARY": filepath.Join(tmp, "step_summary"),
+		"GITHUB_STEP_SUMMARY": summary,
 	}
 	for _, level := range []map[string]string{wf.Env, job.Env} {
 		for k, v := range level {
@@ -131,6 +135,10 @@ func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string
 		case step.Uses != "":
 			if !ghActions[step.Uses] {
 				t.Fatalf("step %d uses %s, which the test does not know", i, step.Uses)
+			}
+			// An upload after a failed step runs only with if: always().
+			if strings.HasPrefix(step.Uses, "actions/upload-artifact@") && (run.code == 0 || step.If == "always()") {
+				run.artifacts = append(run.artifacts, step.With["path"])
 			}
 			continue
 		case strings.Contains(step.Run, "go install"):
@@ -150,12 +158,17 @@ func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string
 			t.Fatalf("step %q puts an expression in its script; pass it through env", step.Name)
 		}
 		prepareWorkspace(t, step.Run, workspace)
+		if run.code != 0 {
+			continue // a step after a failure runs only with if: always()
+		}
 		res := runShell(t, []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, step.Run, workspace, stepEnv)
 		run.output += res.output
 		if res.code != 0 {
 			run.code = res.code
-			break
 		}
+	}
+	if b, err := os.ReadFile(summary); err == nil {
+		run.summary = string(b)
 	}
 	if b, err := os.ReadFile(outputs); err == nil {
 		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
@@ -196,20 +209,26 @@ func prepareWorkspace(t *testing.T, script, workspace string) {
 	}
 }
 
-// phaseOfFile reads the phase of a JSON analysis file.
-func phaseOfFile(t *testing.T, path string) string {
+// checkReport checks that path is canaryd's HTML report of an analysis
+// that ended in phase, whole and self-contained.
+func checkReport(t *testing.T, path, phase string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("reading the result: %v", err)
+		t.Fatalf("the report: %v", err)
 	}
-	var v struct {
-		Phase string `json:"phase"`
+	html := string(b)
+	if !strings.HasPrefix(strings.ToLower(html), "<!doctype html") || !strings.Contains(html, "</html>") {
+		t.Errorf("%s is not a whole HTML document (%d bytes)", path, len(b))
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s is not a JSON analysis: %v\n%s", path, err, b)
+	if !strings.Contains(html, phase) || !strings.Contains(html, "non-5xx-rate") {
+		t.Errorf("%s does not name the phase %s and the metric non-5xx-rate", path, phase)
 	}
-	return v.Phase
+	for _, external := range []string{`src="http`, `@import`} {
+		if strings.Contains(html, external) {
+			t.Errorf("%s loads %s: a report must open from disk", path, external)
+		}
+	}
 }
 
 // TestGitHubActions runs both jobs of the workflow: the gate job's curl
@@ -266,9 +285,16 @@ func TestGitHubActions(t *testing.T) {
 			if got.code != tc.wantCode {
 				t.Errorf("exit %d, want %d\noutput:\n%s", got.code, tc.wantCode, got.output)
 			}
-			if phase := phaseOfFile(t, filepath.Join(got.workspace, "result.json")); phase != tc.wantPhase {
-				t.Errorf("result.json phase = %q, want %q", phase, tc.wantPhase)
+			// The job summary: the Markdown verdict, its reason and the
+			// table of metrics.
+			if !strings.Contains(got.summary, "canaryd analysis: "+tc.wantPhase+"\n") || !strings.Contains(got.summary, "| non-5xx-rate |") {
+				t.Errorf("the job summary has no %s verdict with the metric's row:\n%s", tc.wantPhase, got.summary)
 			}
+			// The report is kept, whatever the verdict.
+			if len(got.artifacts) != 1 {
+				t.Fatalf("artifacts kept: %v, want the report", got.artifacts)
+			}
+			checkReport(t, filepath.Join(got.workspace, got.artifacts[0]), tc.wantPhase)
 		})
 	}
 	t.Run("gate/prometheus down", func(t *testing.T) {

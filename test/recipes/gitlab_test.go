@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,12 @@ type glJob struct {
 	BeforeScript []string          `yaml:"before_script"`
 	Script       []string          `yaml:"script"`
 	Artifacts    struct {
-		When  string   `yaml:"when"`
-		Paths []string `yaml:"paths"`
+		When     string   `yaml:"when"`
+		ExposeAs string   `yaml:"expose_as"`
+		Paths    []string `yaml:"paths"`
+		Reports  struct {
+			JUnit string `yaml:"junit"`
+		} `yaml:"reports"`
 	} `yaml:"artifacts"`
 }
 
@@ -137,14 +142,15 @@ func TestGitLabCI(t *testing.T) {
 			if got.code != tc.wantCode {
 				t.Errorf("exit %d, want %d\nlog:\n%s", got.code, tc.wantCode, got.output)
 			}
-			for _, path := range p.Jobs["canary-analysis"].Artifacts.Paths {
-				if _, err := os.Stat(filepath.Join(got.project, path)); err != nil {
-					t.Errorf("artifact %s: %v", path, err)
-				}
+			artifacts := p.Jobs["canary-analysis"].Artifacts
+			if artifacts.When != "always" {
+				t.Errorf("artifacts:when %q: the report of a failed canary must be kept too", artifacts.When)
 			}
-			if phase := phaseOfFile(t, filepath.Join(got.project, "result.json")); phase != tc.wantPhase {
-				t.Errorf("result.json phase = %q, want %q", phase, tc.wantPhase)
+			if len(artifacts.Paths) != 1 {
+				t.Fatalf("artifacts:paths %v, want the report", artifacts.Paths)
 			}
+			checkReport(t, filepath.Join(got.project, artifacts.Paths[0]), tc.wantPhase)
+			checkJUnit(t, filepath.Join(got.project, artifacts.Reports.JUnit), tc.wantPhase)
 		})
 	}
 	t.Run("gate/prometheus down", func(t *testing.T) {
@@ -154,6 +160,50 @@ func TestGitLabCI(t *testing.T) {
 			t.Errorf("exit %d, want 22 with phase Error in the log\nlog:\n%s", got.code, got.output)
 		}
 	})
+}
+
+// checkJUnit checks that path is canaryd's JUnit XML of an analysis that
+// ended in phase: one test case per metric, failed when the analysis
+// failed.
+func checkJUnit(t *testing.T, path, phase string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("artifacts:reports:junit: %v", err)
+	}
+	var suites struct {
+		XMLName  xml.Name `xml:"testsuites"`
+		Failures int      `xml:"failures,attr"`
+		Suites   []struct {
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &suites); err != nil {
+		t.Fatalf("%s is not JUnit XML: %v\n%s", path, err, b)
+	}
+	if len(suites.Suites) != 1 || len(suites.Suites[0].Cases) != 1 || suites.Suites[0].Cases[0].Name != "non-5xx-rate" {
+		t.Fatalf("%s: want one suite with one test case, non-5xx-rate:\n%s", path, b)
+	}
+	s := suites.Suites[0]
+	gotPhase := ""
+	for _, p := range s.Properties {
+		if p.Name == "phase" {
+			gotPhase = p.Value
+		}
+	}
+	if gotPhase != phase {
+		t.Errorf("%s: property phase = %q, want %q", path, gotPhase, phase)
+	}
+	if failed := s.Cases[0].Failure != nil; failed != (phase == "Failed") || (suites.Failures > 0) != failed {
+		t.Errorf("%s: the test case failed = %v (failures=%d), want %v for a %s analysis", path, failed, suites.Failures, phase == "Failed", phase)
+	}
 }
 
 func contains(list []string, s string) bool {
