@@ -49,6 +49,10 @@ func TestKustomize(t *testing.T) {
 		image         string
 		prometheusURL string
 		auth          bool
+		replicas      int
+		// store: the overlay runs on a postgres store, made from the
+		// operator's files (postgres_test.go).
+		store bool
 		// pinnedAddressesAllowed: every template that names a Prometheus
 		// address names one canaryd is given. The example overlay points at
 		// another Prometheus, so the seed's pinned address is refused there
@@ -60,6 +64,7 @@ func TestKustomize(t *testing.T) {
 			dir:                    "kustomize/base",
 			kinds:                  []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "Service", "ServiceAccount", "ServiceMonitor"},
 			image:                  "ghcr.io/canaryd/canaryd:latest",
+			replicas:               2,
 			prometheusURL:          "http://kube-prometheus-stack-prometheus.observability.svc.cluster.local:9090",
 			pinnedAddressesAllowed: true,
 		},
@@ -71,12 +76,28 @@ func TestKustomize(t *testing.T) {
 			image:         "ghcr.io/canaryd/canaryd:v0.1.0",
 			prometheusURL: "http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090",
 			auth:          true,
+			replicas:      2,
+		},
+		{
+			name:          "overlay postgres",
+			dir:           "kustomize/overlays/postgres",
+			kinds:         []string{"ConfigMap", "Deployment", "Namespace", "NetworkPolicy", "PodDisruptionBudget", "Secret", "Secret", "Secret", "Service", "ServiceAccount", "ServiceMonitor"},
+			namespace:     "canary",
+			image:         "ghcr.io/canaryd/canaryd:v0.1.0",
+			prometheusURL: "http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090",
+			auth:          true,
+			replicas:      3,
+			store:         true,
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir
-			if tc.auth {
+			switch {
+			case tc.store:
+				// The tokens and the store's files are the operator's.
+				dir = withStoreFiles(t, tc.dir)
+			case tc.auth:
 				// The overlay's tokens are the operator's to create.
 				dir = withTokens(t, tc.dir, testTokens)
 			}
@@ -106,6 +127,8 @@ func TestKustomize(t *testing.T) {
 				nsOb namespaceObject
 				// every Service rendered
 				services []service
+				// every Secret rendered
+				secrets []secret
 			)
 			for _, o := range objs {
 				switch o.Kind {
@@ -131,7 +154,12 @@ func TestKustomize(t *testing.T) {
 				case "ServiceAccount":
 					decode(t, o, &sa)
 				case "Secret":
-					decode(t, o, &sec)
+					var s secret
+					decode(t, o, &s)
+					secrets = append(secrets, s)
+					if strings.HasPrefix(s.Metadata.Name, "canaryd-auth") {
+						sec = s
+					}
 				case "Namespace":
 					decode(t, o, &nsOb)
 				}
@@ -151,13 +179,18 @@ func TestKustomize(t *testing.T) {
 			if tc.namespace != "" {
 				checkNamespace(t, nsOb, tc.namespace)
 			}
-			c := checkDeployment(t, dep, sa, tc.image)
+			c := checkDeployment(t, dep, sa, tc.image, tc.replicas)
+			checkFlags(t, c)
 			checkPrometheus(t, c, np, tc.prometheusURL, tc.namespace)
 			checkTemplates(t, c, dep, cm, tc.pinnedAddressesAllowed)
 			checkAuth(t, c, dep, sec, tc.auth, testTokens)
 			checkService(t, svc, dep, c)
 			checkServiceMonitor(t, sm, svc)
-			checkReplicas(t, c, dep, svc, services, np, sm)
+			if tc.store {
+				checkStore(t, c, dep, secrets, services, np)
+			} else {
+				checkReplicas(t, c, dep, svc, services, np, sm)
+			}
 			checkPDB(t, pdb, dep)
 			checkNetworkPolicy(t, np, dep, c)
 		})
@@ -178,11 +211,11 @@ func (c serveConfig) flag(name string) string {
 	return ""
 }
 
-func checkDeployment(t *testing.T, dep deployment, sa object, image string) serveConfig {
+func checkDeployment(t *testing.T, dep deployment, sa object, image string, replicas int) serveConfig {
 	t.Helper()
 	pod := dep.Spec.Template.Spec
-	if dep.Spec.Replicas != 2 {
-		t.Errorf("Deployment replicas = %d, want 2", dep.Spec.Replicas)
+	if dep.Spec.Replicas != replicas {
+		t.Errorf("Deployment replicas = %d, want %d", dep.Spec.Replicas, replicas)
 	}
 	if !subset(dep.Spec.Selector.MatchLabels, dep.Spec.Template.Metadata.Labels) || len(dep.Spec.Selector.MatchLabels) == 0 {
 		t.Errorf("Deployment selector %v does not select its pods %v", dep.Spec.Selector.MatchLabels, dep.Spec.Template.Metadata.Labels)
@@ -216,8 +249,12 @@ func checkDeployment(t *testing.T, dep deployment, sa object, image string) serv
 		case e.Name == "CANARYD_REPLICA_NAME" && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
 			// The pod's name, from the downward API: checkReplicas.
 			value = podName
+		case e.Name == "CANARYD_STORE" && e.ValueFrom.SecretKeyRef != nil:
+			// The store's URL holds a password: from a Secret
+			// (checkStore).
+			value = secretRef(e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key)
 		default:
-			t.Errorf("env %s comes from valueFrom; the test (and readers) expect a value (only CANARYD_REPLICA_NAME may be the pod's name)", e.Name)
+			t.Errorf("env %s comes from valueFrom; the test (and readers) expect a value (only CANARYD_REPLICA_NAME may be the pod's name, and CANARYD_STORE a Secret's key)", e.Name)
 		}
 		if _, given := c.flags[flag]; !given {
 			c.flags[flag] = []string{value}
@@ -278,10 +315,17 @@ func checkDeployment(t *testing.T, dep deployment, sa object, image string) serv
 		}
 	}
 	const httpShutdown = 5 * time.Second
+	// With a store, the hand-over may add an analysis that does not stop
+	// or a store that does not answer, and the release of the leases
+	// (storeHandOver).
+	var handOver time.Duration
+	if _, ok := c.flags["store"]; ok {
+		handOver = storeHandOver
+	}
 	if pod.TerminationGracePeriodSeconds == nil {
 		t.Errorf("terminationGracePeriodSeconds unset (default 30s)")
-	} else if tgp := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second; tgp < preStop+grace+httpShutdown {
-		t.Errorf("terminationGracePeriodSeconds %v < preStop %v + --shutdown-grace %v + %v for the HTTP shutdown", tgp, preStop, grace, httpShutdown)
+	} else if tgp := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second; tgp < preStop+grace+handOver+httpShutdown {
+		t.Errorf("terminationGracePeriodSeconds %v < preStop %v + --shutdown-grace %v + %v for the store's hand-over + %v for the HTTP shutdown", tgp, preStop, grace, handOver, httpShutdown)
 	}
 
 	// Security: the restricted Pod Security Standard, read-only root, no
@@ -617,8 +661,9 @@ func checkServiceMonitor(t *testing.T, sm serviceMonitor, svc service) {
 
 func checkPDB(t *testing.T, pdb podDisruptionBudget, dep deployment) {
 	t.Helper()
-	if pdb.Spec.MinAvailable != "1" {
-		t.Errorf("PodDisruptionBudget minAvailable %q, want 1", pdb.Spec.MinAvailable)
+	// One replica disrupted at a time: the others take its work.
+	if want := strconv.Itoa(dep.Spec.Replicas - 1); string(pdb.Spec.MinAvailable) != want {
+		t.Errorf("PodDisruptionBudget minAvailable %q, want %s (one of the %d replicas disrupted at a time)", pdb.Spec.MinAvailable, want, dep.Spec.Replicas)
 	}
 	if len(pdb.Spec.Selector.MatchLabels) == 0 || !subset(pdb.Spec.Selector.MatchLabels, dep.Spec.Template.Metadata.Labels) {
 		t.Errorf("PodDisruptionBudget selector %v does not select the pods %v", pdb.Spec.Selector.MatchLabels, dep.Spec.Template.Metadata.Labels)
@@ -1186,6 +1231,7 @@ type podSpec struct {
 	EnableServiceLinks            *bool            `json:"enableServiceLinks"`
 	TerminationGracePeriodSeconds *int64           `json:"terminationGracePeriodSeconds"`
 	SecurityContext               *securityContext `json:"securityContext"`
+	InitContainers                []container      `json:"initContainers"`
 	Containers                    []container      `json:"containers"`
 	Volumes                       []volume         `json:"volumes"`
 }
@@ -1225,6 +1271,11 @@ type container struct {
 			FieldRef *struct {
 				FieldPath string `json:"fieldPath"`
 			} `json:"fieldRef"`
+			SecretKeyRef *struct {
+				Name     string `json:"name"`
+				Key      string `json:"key"`
+				Optional *bool  `json:"optional"`
+			} `json:"secretKeyRef"`
 		} `json:"valueFrom"`
 	} `json:"env"`
 	Ports          []containerPort `json:"ports"`
@@ -1290,6 +1341,10 @@ type volume struct {
 	Secret *struct {
 		SecretName string `json:"secretName"`
 		Optional   *bool  `json:"optional"`
+		Items      []struct {
+			Key  string `json:"key"`
+			Path string `json:"path"`
+		} `json:"items"`
 	} `json:"secret"`
 }
 
