@@ -24,9 +24,31 @@
 // decisive measurement (when the datasource's URL is known: Report.Sources,
 // from SourcesOf) and the request as curl, every credential shown as
 // redact.Placeholder; a judge metric's classification, critical flag and
-// reason per measurement, and the analysis' score. A backtest series
+// reason per measurement, and the analysis' score. A judge metric's
+// comparison (the decisive measurement's, or the newest) is drawn too: the
+// canary's and the baseline's samples as empirical distribution functions,
+// in two colours, and beneath them the Hodges-Lehmann estimate of the
+// shift canary − baseline inside its confidence interval, with 0 marked,
+// the classification and the p-value (from what the judge keeps on each
+// measurement: at most judge.MaxSampleValues values a side). A backtest series
 // (NewSeries) adds a strip of verdicts over time above the report of its
 // first analysis that would have failed.
+//
+// # The data behind the measurements
+//
+// Report.FetchSeries, called where a datasource is at hand (the server's
+// HTML answer, `canaryd run --report`, `canaryd backtest --report`), runs
+// each Prometheus metric's own query as a range query over the analysis'
+// window (a judge metric's canary and baseline queries, over the windows
+// it compared), through the metric's own source: the same datasource,
+// allow-list, headers, credentials and bounds as its measurements. The
+// chart beneath the metric's measurements then draws those series, each
+// labelled in a legend, with the measurements' times as ticks: what each
+// measurement sampled. The step gives a series at most MaxChartPoints
+// points; at most MaxSeriesDrawn series are drawn (of each side of a
+// judge), the rest named as not drawn; every query together gets
+// SeriesBudget. A query that fails is a note beside the chart, never a
+// failed report.
 //
 // The charts are SVG drawn here, on the server, by html/template, with
 // inline CSS, and no JavaScript at all: the file opens from disk, in an

@@ -137,6 +137,8 @@ type pageMetric struct {
 	Next, Limit, Msg string
 	Success, Failure string
 	Chart            *chart
+	Series           *seriesChart
+	JudgeChart       *judgeChart
 	Queries          []fact
 	Graph            string
 	Curl             string
@@ -299,6 +301,10 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 func (r *Report) pageMetricRest(ctx context.Context, m *Metric, pm pageMetric) pageMetric {
 	ms := r.measurements(m.Name)
 	pm.Chart = newChart(m, ms, r.planMetric(m.Name), ctx)
+	if d := r.data[m.Name]; d != nil {
+		pm.Series = newSeriesChart(m.Name, d, ms)
+	}
+	pm.JudgeChart = newJudgeChart(m, ms)
 
 	// The query, its graph and its request, at the decisive measurement
 	// (or the newest).

@@ -28,8 +28,11 @@ type Report struct {
 	Series []analysis.BacktestResult
 
 	// plan holds the metrics' compiled conditions, which the HTML report
-	// evaluates to shade its charts.
+	// evaluates to shade its charts, and their sources (FetchSeries).
 	plan []analysis.Metric
+	// data are the series of the metrics' queries over the analysis, by
+	// metric (FetchSeries).
+	data map[string]*data
 }
 
 // Metric is one metric's row of a report.
@@ -218,7 +221,7 @@ func more(n int32, what string, p api.Phase) string {
 }
 
 func plural(n int32, word string) string {
-	if n == 1 {
+	if n == 1 || word == "series" {
 		return word
 	}
 	if strings.HasSuffix(word, "s") {

@@ -1,0 +1,318 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/series"
+)
+
+// MaxSeriesDrawn is the most series of a metric's query the chart beneath
+// its measurements draws (for a judge metric, of each side's query); the
+// others are counted and named as not drawn.
+const MaxSeriesDrawn = 8
+
+// SeriesBudget bounds the time FetchSeries spends on the range queries of
+// one report, all its metrics together; a metric whose query has not
+// answered by then is drawn without its series, and says so.
+const SeriesBudget = 10 * time.Second
+
+// The drawing area of a series chart, in SVG user units: as wide as a
+// measurement chart, less high.
+const (
+	seriesH      = 180.0
+	seriesBottom = 30.0
+	seriesPlotH  = seriesH - padTop - seriesBottom
+)
+
+// data is what FetchSeries found for one metric.
+type data struct {
+	set      series.Set
+	err      error
+	from, to time.Time
+}
+
+// FetchSeries runs the query of each metric whose source can run it over a
+// range (a Prometheus metric's query; a judge metric's canary and
+// baseline queries: series.Source), over the analysis' window: from its
+// start to its end, or to now while it runs. The step gives each series
+// at most MaxChartPoints points, at most MaxSeriesDrawn series are kept,
+// and the answer's bytes are bounded by the source's datasource, so that
+// the HTML report draws them beneath the metric's measurements: what each
+// measurement sampled. The queries go one after another, through the
+// metric's own source (its datasource, headers and credentials), within
+// SeriesBudget in all. A query that fails is a note under the metric's
+// chart, never a failed report. It needs the plan (New): a report without
+// one (NewFromAnalysis) draws no series.
+func (r *Report) FetchSeries(ctx context.Context) {
+	from, to, ok := r.window()
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, SeriesBudget)
+	defer cancel()
+	for i := range r.plan {
+		m := &r.plan[i]
+		src, ok := m.Source.(series.Source)
+		if !ok {
+			continue
+		}
+		if r.data == nil {
+			r.data = map[string]*data{}
+		}
+		from, to := judgeWindows(r.measurements(m.Name), from, to)
+		q := series.Query{Start: from, End: to, Step: series.StepFor(from, to, MaxChartPoints), MaxSeries: MaxSeriesDrawn, MaxPoints: MaxChartPoints}
+		d := &data{from: from, to: to}
+		if ctx.Err() != nil {
+			d.err = fmt.Errorf("not run: the report's %s for its range queries was spent", SeriesBudget)
+		} else {
+			d.set, d.err = src.QuerySeries(ctx, q)
+		}
+		if errors.Is(d.err, series.ErrNoQuery) {
+			continue
+		}
+		r.data[m.Name] = d
+	}
+}
+
+// window is the analysis' span: from its start (or its first measurement)
+// to its end, or now while it runs, or its newest measurement.
+func (r *Report) window() (from, to time.Time, ok bool) {
+	a := r.Analysis
+	if a.StartedAt != nil {
+		from = *a.StartedAt
+	}
+	var newest time.Time
+	for i := range a.MetricResults {
+		for j := range a.MetricResults[i].Measurements {
+			ms := &a.MetricResults[i].Measurements[j]
+			if ms.StartedAt != nil && (from.IsZero() || ms.StartedAt.Before(from)) {
+				from = *ms.StartedAt
+			}
+			if at := measuredAt(ms); at.After(newest) {
+				newest = at
+			}
+		}
+	}
+	switch {
+	case a.CompletedAt != nil:
+		to = *a.CompletedAt
+	case !orPending(a.Phase).Completed():
+		to = time.Now()
+	default:
+		to = newest
+	}
+	to = later(to, newest)
+	if from.IsZero() || to.IsZero() || to.Before(from) {
+		return time.Time{}, time.Time{}, false
+	}
+	return from, to, true
+}
+
+// judgeWindows widens a judge metric's window to the windows its
+// measurements compared (judge.MetadataCanaryWindow), which reach back a
+// lookback before each: those are the data it judged.
+func judgeWindows(ms []api.Measurement, from, to time.Time) (time.Time, time.Time) {
+	for i := range ms {
+		w := ms[i].Metadata[judge.MetadataCanaryWindow]
+		a, b, ok := strings.Cut(w, "/")
+		if !ok {
+			continue
+		}
+		start, err1 := time.Parse(time.RFC3339, a)
+		end, err2 := time.Parse(time.RFC3339, b)
+		if err1 != nil || err2 != nil || end.Before(start) {
+			continue
+		}
+		if start.Before(from) {
+			from = start
+		}
+		to = later(to, end)
+	}
+	return from, to
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// seriesChart is a metric's query over the analysis' window.
+type seriesChart struct {
+	Metric  string
+	Lines   []seriesLine
+	Grid    []gridLine
+	XLabels []xLabel
+	// Marks are the measurements' times, coloured by phase.
+	Marks  []mark
+	Legend []legendItem
+	Notes  []string
+	// Failed is set when the query failed: the chart is a note.
+	Failed string
+}
+
+type seriesLine struct {
+	D, Class, Side, Title string
+	N                     int // the points drawn
+}
+
+type mark struct {
+	X, Phase string
+}
+
+// seriesPalette are the classes of a metric's own series, by index.
+const seriesColours = MaxSeriesDrawn
+
+func newSeriesChart(name string, d *data, ms []api.Measurement) *seriesChart {
+	c := &seriesChart{Metric: name}
+	if d.err != nil {
+		c.Failed = "The query's series over the analysis could not be drawn: " + d.err.Error()
+		if len(d.set.Series) == 0 {
+			return c
+		}
+	}
+	span := d.to.Sub(d.from)
+	xOf := func(t time.Time) float64 {
+		if span <= 0 {
+			return padLeft + plotW/2
+		}
+		return padLeft + inset + (plotW-2*inset)*float64(t.Sub(d.from))/float64(span)
+	}
+	lo, hi, found := 0.0, 0.0, false
+	for _, s := range d.set.Series {
+		for _, p := range s.Points {
+			if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
+				continue
+			}
+			if !found {
+				lo, hi, found = p.V, p.V, true
+			}
+			lo, hi = min(lo, p.V), max(hi, p.V)
+		}
+	}
+	if !found {
+		c.Notes = append(c.Notes, fmt.Sprintf("The query had no value from %s to %s.", d.from.UTC().Format(time.RFC3339), d.to.UTC().Format(time.RFC3339)))
+	}
+	lo, hi = yRange(lo, hi)
+	yOf := func(v float64) float64 { return padTop + seriesPlotH*(hi-v)/(hi-lo) }
+	if found {
+		for _, g := range ticks(lo, hi) {
+			c.Grid = append(c.Grid, gridLine{Y: f1(yOf(g)), Label: num(g)})
+		}
+	}
+	layout := timeLayout(d.from, d.to)
+	c.XLabels = []xLabel{{f1(padLeft + inset), d.from.UTC().Format(layout), "start"},
+		{f1(padLeft + plotW - inset), d.to.UTC().Format(layout) + " UTC", "end"}}
+	perSide := map[string]int{}
+	for _, s := range d.set.Series {
+		var b strings.Builder
+		pen := false
+		n := 0
+		for _, p := range s.Points {
+			if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.T.Before(d.from) || p.T.After(d.to) {
+				pen = false
+				continue
+			}
+			if pen {
+				b.WriteString(" L")
+			} else {
+				if b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteByte('M')
+			}
+			b.WriteString(f1(xOf(p.T)) + "," + f1(yOf(p.V)))
+			pen = true
+			n++
+		}
+		k := perSide[s.Side]
+		perSide[s.Side]++
+		class := fmt.Sprintf("s%d", k%seriesColours)
+		label := s.Labels
+		if s.Side != "" {
+			class = "side-" + s.Side
+			label = s.Side + " " + s.Labels
+		}
+		if n == 1 {
+			// A lone point draws no line: a dot in its place.
+			b.WriteString(" h0.01")
+		}
+		c.Lines = append(c.Lines, seriesLine{D: b.String(), Class: class, Side: s.Side, Title: label, N: n})
+		c.Legend = append(c.Legend, legendItem{Class: class, Label: label})
+	}
+	if d.set.More > 0 {
+		each := ""
+		if perSide["canary"]+perSide["baseline"] > 0 {
+			each = " of each query"
+		}
+		c.Notes = append(c.Notes, fmt.Sprintf("%d more series not drawn: at most %d are drawn%s.", d.set.More, MaxSeriesDrawn, each))
+	}
+	for i := range ms {
+		at := measuredAt(&ms[i])
+		if at.IsZero() || at.Before(d.from) || at.After(d.to) {
+			continue
+		}
+		c.Marks = append(c.Marks, mark{X: f1(xOf(at)), Phase: string(ms[i].Phase)})
+		if len(c.Marks) == MaxChartPoints {
+			break
+		}
+	}
+	c.Notes = append(c.Notes, fmt.Sprintf("The query over the analysis, one point every %s; the ticks below are the measurements' times.", d.set.Step))
+	return c
+}
+
+// timeLayout is how times from t0 to t1 are labelled.
+func timeLayout(t0, t1 time.Time) string {
+	layout := "15:04:05"
+	if t1.Sub(t0) < 10*time.Second {
+		layout = "15:04:05.000"
+	}
+	if t0.UTC().YearDay() != t1.UTC().YearDay() || t1.Sub(t0) > 24*time.Hour {
+		layout = "Jan 2 15:04"
+	}
+	return layout
+}
+
+// SeriesSVG renders the chart of one metric's query over the analysis
+// (FetchSeries) alone, as the HTML report draws it beneath the metric's
+// measurements: for a page that shows the same charts. Empty when the
+// report has none for the metric.
+func (r *Report) SeriesSVG(metric string) (template.HTML, error) {
+	d := r.data[metric]
+	if d == nil {
+		return "", nil
+	}
+	var buf bytes.Buffer
+	if err := htmlTemplate.ExecuteTemplate(&buf, "series", newSeriesChart(metric, d, r.measurements(metric))); err != nil {
+		return "", err
+	}
+	return template.HTML(buf.String()), nil // #nosec: built by html/template
+}
+
+// SeriesData is what FetchSeries found for one metric: its query's series
+// from From to To, or why there are none.
+type SeriesData struct {
+	From, To time.Time
+	Set      series.Set
+	Err      error
+}
+
+// SeriesOf is what FetchSeries found for metric; false when it found
+// nothing (no plan, or a source without a query to run over a range).
+func (r *Report) SeriesOf(metric string) (SeriesData, bool) {
+	d := r.data[metric]
+	if d == nil {
+		return SeriesData{}, false
+	}
+	return SeriesData{From: d.from, To: d.to, Set: d.set, Err: d.err}, true
+}
