@@ -121,7 +121,7 @@ func TestJudgeSVG(t *testing.T) {
 		t.Errorf("0 is drawn at %g, inside or right of the interval from %g", zero, ciX)
 	}
 	for _, side := range []string{"canary", "baseline"} {
-		d := regexp.MustCompile(`class="ecdf side-`+side+`" d="([^"]*)"`).FindStringSubmatch(s)
+		d := regexp.MustCompile(`class="ecdf side-` + side + `" d="([^"]*)"`).FindStringSubmatch(s)
 		if d == nil || !strings.Contains(d[1], " V10.0") {
 			t.Errorf("the %s's distribution does not reach 1: %q", side, d)
 		}
