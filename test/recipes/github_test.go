@@ -258,10 +258,12 @@ func TestGitHubActions(t *testing.T) {
 		token     string
 		wantCode  int // curl exits 22 on an HTTP status of 400 or more
 		wantPhase string
+		// wantReport: the analysis ran, and its report is kept
+		wantReport bool
 	}{
-		{"gate/echo-good", harness.EchoGood, w.authed.Token, 0, "Successful"},
-		{"gate/echo-bad", harness.EchoBad, w.authed.Token, 22, "Failed"},
-		{"gate/wrong token", harness.EchoGood, "not-" + w.authed.Token, 22, "Error"},
+		{"gate/echo-good", harness.EchoGood, w.authed.Token, 0, "Successful", true},
+		{"gate/echo-bad", harness.EchoBad, w.authed.Token, 22, "Failed", true},
+		{"gate/wrong token", harness.EchoGood, "not-" + w.authed.Token, 22, "Error", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runGHJob(t, wf, "gate", values(tc.namespace, tc.token))
@@ -269,6 +271,7 @@ func TestGitHubActions(t *testing.T) {
 				t.Errorf("exit %d, phase=%q; want exit %d, phase=%q\noutput:\n%s\n%s",
 					got.code, got.outputs["phase"], tc.wantCode, tc.wantPhase, got.output, w.logs())
 			}
+			checkGateReport(t, got.workspace, got.artifacts, tc.wantPhase, tc.wantReport)
 		})
 	}
 	for _, tc := range []struct {
@@ -303,5 +306,25 @@ func TestGitHubActions(t *testing.T) {
 		if got.code != 22 || got.outputs["phase"] != "Error" {
 			t.Errorf("exit %d, phase=%q; want exit 22, phase=\"Error\"\noutput:\n%s", got.code, got.outputs["phase"], got.output)
 		}
+		checkGateReport(t, got.workspace, got.artifacts, "Error", true)
 	})
+}
+
+// checkGateReport checks what a gate job keeps: the report of the gate's
+// analysis, fetched from its Location, when the analysis ran; nothing
+// otherwise (a refused token has no analysis), the job's outcome the
+// verdict's either way.
+func checkGateReport(t *testing.T, dir string, artifacts []string, phase string, want bool) {
+	t.Helper()
+	if len(artifacts) != 1 {
+		t.Fatalf("artifacts kept: %v, want the report (if: always())", artifacts)
+	}
+	path := filepath.Join(dir, artifacts[0])
+	if !want {
+		if _, err := os.Stat(path); err == nil {
+			t.Errorf("%s exists, but no analysis ran", artifacts[0])
+		}
+		return
+	}
+	checkReport(t, path, phase)
 }

@@ -18,6 +18,7 @@ type glJob struct {
 	Variables    map[string]string `yaml:"variables"`
 	BeforeScript []string          `yaml:"before_script"`
 	Script       []string          `yaml:"script"`
+	AfterScript  []string          `yaml:"after_script"`
 	Artifacts    struct {
 		When     string   `yaml:"when"`
 		ExposeAs string   `yaml:"expose_as"`
@@ -44,9 +45,10 @@ type glRun struct {
 
 // runGLJob runs a job as a GitLab runner's shell would: before_script then
 // script, one shell, stopping at the first command that fails (sh -e; the
-// images' shells are POSIX, busybox in curlimages/curl). Variables are the
-// pipeline's and the job's, then the project's CI/CD variables (values),
-// which win as they do in GitLab.
+// images' shells are POSIX, busybox in curlimages/curl); then after_script,
+// whatever happened, in a shell of its own whose outcome is not the job's.
+// Variables are the pipeline's and the job's, then the project's CI/CD
+// variables (values), which win as they do in GitLab.
 func runGLJob(t *testing.T, p glPipeline, name string, values map[string]string) glRun {
 	t.Helper()
 	job, ok := p.Jobs[name]
@@ -82,6 +84,10 @@ func runGLJob(t *testing.T, p glPipeline, name string, values map[string]string)
 	script := strings.Join(lines, "\n") + "\n"
 	prepareWorkspace(t, script, project)
 	res := runShell(t, []string{"sh", "-e"}, script, project, env)
+	if len(job.AfterScript) > 0 {
+		after := runShell(t, []string{"sh", "-e"}, strings.Join(job.AfterScript, "\n")+"\n", project, env)
+		res.output += after.output
+	}
 	return glRun{code: res.code, output: res.output, project: project}
 }
 
@@ -116,16 +122,20 @@ func TestGitLabCI(t *testing.T) {
 		token     string
 		wantCode  int    // curl exits 22 on an HTTP status of 400 or more
 		wantLog   string // what curl --fail-with-body prints of canaryd's answer
+		// wantPhase is the phase of the report kept; "" when no analysis
+		// ran, and none is kept
+		wantPhase string
 	}{
-		{"gate/echo-good", harness.EchoGood, w.authed.Token, 0, `"phase":"Successful"`},
-		{"gate/echo-bad", harness.EchoBad, w.authed.Token, 22, `"phase":"Failed"`},
-		{"gate/wrong token", harness.EchoGood, "not-" + w.authed.Token, 22, `"status":401`},
+		{"gate/echo-good", harness.EchoGood, w.authed.Token, 0, `"phase":"Successful"`, "Successful"},
+		{"gate/echo-bad", harness.EchoBad, w.authed.Token, 22, `"phase":"Failed"`, "Failed"},
+		{"gate/wrong token", harness.EchoGood, "not-" + w.authed.Token, 22, `"status":401`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runGLJob(t, p, "canary-gate", values(tc.namespace, tc.token))
 			if got.code != tc.wantCode || !strings.Contains(got.output, tc.wantLog) {
 				t.Errorf("exit %d, want %d with %s in the log\nlog:\n%s\n%s", got.code, tc.wantCode, tc.wantLog, got.output, w.logs())
 			}
+			checkGLArtifacts(t, p.Jobs["canary-gate"], got.project, tc.wantPhase)
 		})
 	}
 	for _, tc := range []struct {
@@ -142,15 +152,8 @@ func TestGitLabCI(t *testing.T) {
 			if got.code != tc.wantCode {
 				t.Errorf("exit %d, want %d\nlog:\n%s", got.code, tc.wantCode, got.output)
 			}
-			artifacts := p.Jobs["canary-analysis"].Artifacts
-			if artifacts.When != "always" {
-				t.Errorf("artifacts:when %q: the report of a failed canary must be kept too", artifacts.When)
-			}
-			if len(artifacts.Paths) != 1 {
-				t.Fatalf("artifacts:paths %v, want the report", artifacts.Paths)
-			}
-			checkReport(t, filepath.Join(got.project, artifacts.Paths[0]), tc.wantPhase)
-			checkJUnit(t, filepath.Join(got.project, artifacts.Reports.JUnit), tc.wantPhase)
+			checkGLArtifacts(t, p.Jobs["canary-analysis"], got.project, tc.wantPhase)
+			checkJUnit(t, filepath.Join(got.project, p.Jobs["canary-analysis"].Artifacts.Reports.JUnit), tc.wantPhase)
 		})
 	}
 	t.Run("gate/prometheus down", func(t *testing.T) {
@@ -159,7 +162,30 @@ func TestGitLabCI(t *testing.T) {
 		if got.code != 22 || !strings.Contains(got.output, `"phase":"Error"`) {
 			t.Errorf("exit %d, want 22 with phase Error in the log\nlog:\n%s", got.code, got.output)
 		}
+		checkGLArtifacts(t, p.Jobs["canary-gate"], got.project, "Error")
 	})
+}
+
+// checkGLArtifacts checks the artifacts a job keeps, whatever its outcome:
+// the report of an analysis that ended in phase; none when phase is ""
+// (no analysis ran).
+func checkGLArtifacts(t *testing.T, job glJob, project, phase string) {
+	t.Helper()
+	artifacts := job.Artifacts
+	if artifacts.When != "always" {
+		t.Errorf("artifacts:when %q: the report of a failed canary must be kept too", artifacts.When)
+	}
+	if len(artifacts.Paths) != 1 {
+		t.Fatalf("artifacts:paths %v, want the report", artifacts.Paths)
+	}
+	path := filepath.Join(project, artifacts.Paths[0])
+	if phase == "" {
+		if _, err := os.Stat(path); err == nil {
+			t.Errorf("%s exists, but no analysis ran", artifacts.Paths[0])
+		}
+		return
+	}
+	checkReport(t, path, phase)
 }
 
 // checkJUnit checks that path is canaryd's JUnit XML of an analysis that
