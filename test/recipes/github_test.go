@@ -308,6 +308,16 @@ func TestGitHubActions(t *testing.T) {
 		}
 		checkGateReport(t, got.workspace, got.artifacts, "Error", true)
 	})
+	t.Run("gate/canaryd unreachable", func(t *testing.T) {
+		v := values(harness.EchoGood, w.authed.Token)
+		v["vars.CANARYD_URL"] = "http://127.0.0.1:1"
+		got := runGHJob(t, wf, "gate", v)
+		// curl's own exit code: 7, could not connect.
+		if got.code != 7 || got.outputs["phase"] != "Error" {
+			t.Errorf("exit %d, phase=%q; want exit 7, phase=\"Error\"\noutput:\n%s", got.code, got.outputs["phase"], got.output)
+		}
+		checkGateReport(t, got.workspace, got.artifacts, "", false)
+	})
 }
 
 // checkGateReport checks what a gate job keeps: the report of the gate's

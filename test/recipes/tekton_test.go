@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,6 +32,11 @@ type tektonTask struct {
 			Name        string `yaml:"name"`
 			Description string `yaml:"description"`
 		} `yaml:"results"`
+		Workspaces []struct {
+			Name        string `yaml:"name"`
+			Description string `yaml:"description"`
+			Optional    bool   `yaml:"optional"`
+		} `yaml:"workspaces"`
 		Steps []struct {
 			Name  string `yaml:"name"`
 			Image string `yaml:"image"`
@@ -67,14 +73,18 @@ type tektonTaskRun struct {
 	} `yaml:"spec"`
 }
 
-// tektonVariable is Tekton's $(params.NAME) and $(results.NAME.path).
-var tektonVariable = regexp.MustCompile(`\$\(((?:params|results)\.[a-zA-Z0-9_.-]+)\)`)
+// tektonVariable is Tekton's $(params.NAME), $(results.NAME.path) and
+// $(workspaces.NAME.bound|path).
+var tektonVariable = regexp.MustCompile(`\$\(((?:params|results|workspaces)\.[a-zA-Z0-9_.-]+)\)`)
 
 // runTektonStep runs the Task's step as Tekton would: its params (the
-// Task's defaults, then the TaskRun's) and result paths substituted in the
-// script and env, the env's Secret read from secrets, the script run by its
-// shebang. It returns the outcome and the result `phase`.
-func runTektonStep(t *testing.T, task tektonTask, params map[string]string, secrets map[string]string) (result, string) {
+// Task's defaults, then the TaskRun's), result paths and workspaces
+// substituted in the script and env, the env's Secret read from secrets,
+// the script run by its shebang. Each workspace is bound to a directory of
+// its own when bind is set (Tekton's path is "" for an optional one left
+// unbound). It returns the outcome, the result `phase` and the directory
+// of each workspace bound.
+func runTektonStep(t *testing.T, task tektonTask, params map[string]string, secrets map[string]string, bind bool) (result, string, map[string]string) {
 	t.Helper()
 	if len(task.Spec.Steps) != 1 {
 		t.Fatalf("the Task has %d steps, want 1", len(task.Spec.Steps))
@@ -93,6 +103,22 @@ func runTektonStep(t *testing.T, task tektonTask, params map[string]string, secr
 	tmp := t.TempDir()
 	for _, r := range task.Spec.Results {
 		values["results."+r.Name+".path"] = filepath.Join(tmp, "result-"+r.Name)
+	}
+	workspaces := map[string]string{}
+	for _, w := range task.Spec.Workspaces {
+		if !bind && !w.Optional {
+			t.Fatalf("workspace %s is not optional: the TaskRun must bind it", w.Name)
+		}
+		values["workspaces."+w.Name+".bound"] = strconv.FormatBool(bind)
+		values["workspaces."+w.Name+".path"] = ""
+		if bind {
+			dir := filepath.Join(tmp, "workspace-"+w.Name)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			values["workspaces."+w.Name+".path"] = dir
+			workspaces[w.Name] = dir
+		}
 	}
 	env := map[string]string{"PATH": basePath(), "HOME": tmp}
 	for _, e := range step.Env {
@@ -114,7 +140,7 @@ func runTektonStep(t *testing.T, task tektonTask, params map[string]string, secr
 	}
 	res := runShell(t, []string{"sh"}, script, tmp, env)
 	phase, _ := os.ReadFile(values["results.phase.path"])
-	return res, string(phase)
+	return res, string(phase), workspaces
 }
 
 // TestTekton runs the Task's step with the TaskRun's params, pointed at the
@@ -165,37 +191,65 @@ func TestTekton(t *testing.T) {
 	}
 	secrets := func(token string) map[string]string { return map[string]string{secretName + "/token": token} }
 
+	// report checks the workspace report: the analysis' HTML report when
+	// one ran (phase), nothing otherwise.
+	report := func(t *testing.T, workspaces map[string]string, phase string) {
+		t.Helper()
+		dir, ok := workspaces["report"]
+		if !ok {
+			t.Fatalf("the Task has no workspace report")
+		}
+		path := filepath.Join(dir, "canaryd-report.html")
+		if phase == "" {
+			if _, err := os.Stat(path); err == nil {
+				t.Errorf("canaryd-report.html written, but no analysis ran")
+			}
+			return
+		}
+		checkReport(t, path, phase)
+	}
 	for _, tc := range []struct {
 		name      string
 		namespace string
 		token     string
 		wantOK    bool
 		wantPhase string
+		// wantReport is the phase of the report written; "" for none
+		wantReport string
 	}{
-		{"echo-good", harness.EchoGood, w.authed.Token, true, "Successful"},
-		{"echo-bad", harness.EchoBad, w.authed.Token, false, "Failed"},
-		{"wrong token", harness.EchoGood, "not-" + w.authed.Token, false, "Error"},
+		{"echo-good", harness.EchoGood, w.authed.Token, true, "Successful", "Successful"},
+		{"echo-bad", harness.EchoBad, w.authed.Token, false, "Failed", "Failed"},
+		{"wrong token", harness.EchoGood, "not-" + w.authed.Token, false, "Error", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, phase := runTektonStep(t, task, params(tc.namespace), secrets(tc.token))
+			got, phase, workspaces := runTektonStep(t, task, params(tc.namespace), secrets(tc.token), true)
 			if (got.code == 0) != tc.wantOK || phase != tc.wantPhase {
 				t.Errorf("exit %d, phase %q; want success=%v, phase %q\nlog:\n%s\n%s", got.code, phase, tc.wantOK, tc.wantPhase, got.output, w.logs())
 			}
+			report(t, workspaces, tc.wantReport)
 		})
 	}
+	t.Run("no workspace bound", func(t *testing.T) {
+		got, phase, _ := runTektonStep(t, task, params(harness.EchoGood), secrets(w.authed.Token), false)
+		if got.code != 0 || phase != "Successful" {
+			t.Errorf("exit %d, phase %q; want success, phase Successful\nlog:\n%s", got.code, phase, got.output)
+		}
+	})
 	t.Run("prometheus down", func(t *testing.T) {
 		w.prom.Stop()
-		got, phase := runTektonStep(t, task, params(harness.EchoGood), secrets(w.authed.Token))
+		got, phase, workspaces := runTektonStep(t, task, params(harness.EchoGood), secrets(w.authed.Token), true)
 		if got.code == 0 || phase != "Error" {
 			t.Errorf("exit %d, phase %q; want a failure, phase Error\nlog:\n%s", got.code, phase, got.output)
 		}
+		report(t, workspaces, "Error")
 	})
 	t.Run("canaryd unreachable", func(t *testing.T) {
 		p := params(harness.EchoGood)
 		p["canaryd-url"] = "http://127.0.0.1:1"
-		got, phase := runTektonStep(t, task, p, secrets(w.authed.Token))
+		got, phase, workspaces := runTektonStep(t, task, p, secrets(w.authed.Token), true)
 		if got.code == 0 || phase != "Error" {
 			t.Errorf("exit %d, phase %q; want a failure, phase Error\nlog:\n%s", got.code, phase, got.output)
 		}
+		report(t, workspaces, "")
 	})
 }
