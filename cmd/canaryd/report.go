@@ -7,7 +7,7 @@ import (
 )
 
 // reportFlagUsage is the help of run's and backtest's --report.
-const reportFlagUsage = "also write the result as one self-contained HTML `FILE` (the verdict and its reason, a chart per metric, the queries): a CI artifact that opens from disk"
+const reportFlagUsage = "also write the result as one self-contained HTML `FILE` (the verdict and its reason, a chart per metric with its query's series beneath, the queries): a CI artifact that opens from disk"
 
 // openReport creates the file --report names before anything runs, so
 // that a path that cannot be written is refused at once rather than after
@@ -25,11 +25,15 @@ func (e *environment) openReport(command, path string) (*os.File, bool) {
 }
 
 // writeReport writes r to the file openReport created, as HTML, and closes
-// it; false, having said why, when it could not.
+// it; false, having said why, when it could not. Each Prometheus metric's
+// query is first run over the analysis' window, through the metric's own
+// source, for the chart beneath its measurements (report.FetchSeries): a
+// query that fails is a note in the report.
 func (e *environment) writeReport(command string, f *os.File, r *report.Report) bool {
 	if f == nil {
 		return true
 	}
+	r.FetchSeries(e.ctx)
 	err := r.HTML(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -99,6 +99,10 @@ func TestBacktestReport(t *testing.T) {
 	if got := b.Count("rect.cell.c-Failed"); got != fired {
 		t.Errorf("%d Failed cells for %d failed analyses", got, fired)
 	}
+	// The analysis reported draws its query's series over its window.
+	if got := b.Count(`section[data-metric="success-rate"] figure.series-chart path.sl`); got != 1 {
+		t.Errorf("%d series of the query drawn, want 1", got)
+	}
 	if reason := b.Text("#reason"); !strings.Contains(reason, "would have failed, first the one started") {
 		t.Errorf("the reason does not say when it first fired: %q", reason)
 	}

@@ -17,8 +17,8 @@ func init() { reportCommands = append(reportCommands, "run") }
 // `canaryd run --report`, opens the file in Chromium from a file:// URL
 // with the network cut, and checks that it renders completely: the reason
 // names the decisive measurement, each chart has one point per
-// measurement and bands the conditions agree with, nothing is requested,
-// nothing errs. The screenshot is left in the artifacts directory.
+// measurement and bands the conditions agree with, and its query's series
+// beneath it; nothing is requested, nothing errs. The screenshot is left in the artifacts directory.
 func TestReportInBrowser(t *testing.T) {
 	prom := promtest.Start(t)
 	spec := reportSpec(t)
@@ -62,6 +62,10 @@ func TestReportInBrowser(t *testing.T) {
 		b.Eval(`document.querySelector('`+sel+` figure.chart svg').getBoundingClientRect().height`, &height)
 		if height < 100 {
 			t.Errorf("%s: the chart is %g px high", res.Name, height)
+		}
+		// Beneath it, the query's own series over the analysis.
+		if got := b.Count(sel + " figure.series-chart path.sl"); got != 1 {
+			t.Errorf("%s: %d series of its query drawn, want 1", res.Name, got)
 		}
 		// The bands as the browser has them, checked against the
 		// conditions at their middle.
