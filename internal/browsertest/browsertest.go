@@ -114,9 +114,10 @@ func Start(t testing.TB, o Options) *Browser {
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("hide-scrollbars", true),
 		// Nothing but loopback is reachable: every other request goes to
-		// a proxy that is not there.
+		// a proxy that is not there. (Loopback bypasses a proxy unless
+		// the list says "<-loopback>"; it is named here all the same.)
 		chromedp.ProxyServer("127.0.0.1:9"),
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("proxy-bypass-list", "127.0.0.1;localhost;[::1]"),
 	}
 	b := &Browser{t: t}
 	// The whole use of the browser is bounded: the timeout is on the

@@ -1,6 +1,9 @@
 package browsertest_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,4 +62,28 @@ func TestNotLocal(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("NotLocal: %q, want %q", got, want)
 	}
+}
+
+// TestLoopbackOnly opens a page served on loopback that asks for an image
+// from elsewhere: the page loads, and the image does not.
+func TestLoopbackOnly(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, `<!DOCTYPE html><p id="x">served</p><img id="i" src="http://192.0.2.1/pixel.png" alt="">`)
+	}))
+	defer srv.Close()
+	b := browsertest.Start(t, browsertest.Options{})
+	b.Navigate(srv.URL + "/")
+	if got := b.Text("#x"); got != "served" {
+		t.Errorf("the loopback page did not load: %q", got)
+	}
+	var loaded bool
+	b.Eval(`(i => i.complete && i.naturalWidth > 0)(document.getElementById('i'))`, &loaded)
+	if loaded {
+		t.Error("an image from elsewhere loaded")
+	}
+	if !slices.Contains(browsertest.NotLocal(b.Requests()), "http://192.0.2.1/pixel.png") {
+		t.Errorf("the image request was not seen: %q", b.Requests())
+	}
+	srv.CloseClientConnections()
 }
