@@ -20,6 +20,12 @@ import (
 // others are counted and named as not drawn.
 const MaxSeriesDrawn = 8
 
+// MinSeriesWindow is the shortest span a metric's series are drawn over:
+// an analysis shorter than it (one measurement, a quick `canaryd run`) has
+// its query drawn over the MinSeriesWindow up to its end, so that what its
+// measurements sampled shows in its context.
+const MinSeriesWindow = 15 * time.Minute
+
 // SeriesBudget bounds the time FetchSeries spends on the range queries of
 // one report, all its metrics together; a metric whose query has not
 // answered by then is drawn without its series, and says so.
@@ -43,7 +49,8 @@ type data struct {
 // FetchSeries runs the query of each metric whose source can run it over a
 // range (a Prometheus metric's query; a judge metric's canary and
 // baseline queries: series.Source), over the analysis' window: from its
-// start to its end, or to now while it runs. The step gives each series
+// start to its end, or to now while it runs (for a judge metric, from the
+// start of the first window it compared; MinSeriesWindow at least). The step gives each series
 // at most MaxChartPoints points, at most MaxSeriesDrawn series are kept,
 // and the answer's bytes are bounded by the source's datasource, so that
 // the HTML report draws them beneath the metric's measurements: what each
@@ -69,6 +76,9 @@ func (r *Report) FetchSeries(ctx context.Context) {
 			r.data = map[string]*data{}
 		}
 		from, to := judgeWindows(r.measurements(m.Name), from, to)
+		if to.Sub(from) < MinSeriesWindow {
+			from = to.Add(-MinSeriesWindow)
+		}
 		q := series.Query{Start: from, End: to, Step: series.StepFor(from, to, MaxChartPoints), MaxSeries: MaxSeriesDrawn, MaxPoints: MaxChartPoints}
 		d := &data{from: from, to: to}
 		if ctx.Err() != nil {
@@ -239,9 +249,15 @@ func newSeriesChart(name string, d *data, ms []api.Measurement) *seriesChart {
 		perSide[s.Side]++
 		class := fmt.Sprintf("s%d", k%seriesColours)
 		label := s.Labels
+		if label == "{}" {
+			label = "(no labels)"
+		}
 		if s.Side != "" {
 			class = "side-" + s.Side
-			label = s.Side + " " + s.Labels
+			label = s.Side
+			if s.Labels != "{}" {
+				label += " " + s.Labels
+			}
 		}
 		if n == 1 {
 			// A lone point draws no line: a dot in its place.

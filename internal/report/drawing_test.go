@@ -66,6 +66,11 @@ func TestSeriesSVG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An analysis of two minutes is drawn over the MinSeriesWindow up to
+	// its end.
+	if d, _ := r.SeriesOf("error-rate"); !d.To.Equal(to) || d.To.Sub(d.From) != report.MinSeriesWindow {
+		t.Errorf("the series of an analysis from %s to %s are drawn from %s to %s", from, to, d.From, d.To)
+	}
 	golden(t, "series.svg", string(svg))
 	paths := regexp.MustCompile(`<path class="sl (s\d)" d="([^"]*)" data-side="" data-points="(\d+)"`).FindAllStringSubmatch(string(svg), -1)
 	if len(paths) != 2 || paths[0][3] != "5" || paths[1][3] != "4" || strings.Count(paths[1][2], "M") != 2 || paths[0][1] == paths[1][1] {
