@@ -25,10 +25,15 @@ const defaultMigrateTimeout = 2 * time.Minute
 func (e *environment) migrateCommand(args []string) int {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	storeEnv := config.EnvName("store")
-	url := fs.String("store", e.getenv(storeEnv), "the store: a postgres:// or postgresql:// URL (default $"+storeEnv+")")
+	// $CANARYD_STORE is read after the flags, not as the flag's default:
+	// a default is printed in the usage, and the URL holds a password.
+	url := fs.String("store", "", "the store: a postgres:// or postgresql:// URL (default $"+storeEnv+")")
 	timeout := fs.Duration("timeout", defaultMigrateTimeout, "how long connecting and migrating may take")
 	if code, ok := e.parseFlags(fs, migrateSynopsis, args); !ok {
 		return code
+	}
+	if *url == "" {
+		*url = e.getenv(storeEnv)
 	}
 	if *url == "" {
 		e.printf(e.stderr, "canaryd migrate: --store is required: a postgres:// URL (or set %s)\n", storeEnv)

@@ -116,5 +116,15 @@ func TestMigrate(t *testing.T) {
 				t.Errorf("migrate -h: no usage:\n%s", out)
 			}
 		}
+		// The usage, printed with the URL in the environment, does not
+		// show it.
+		env := map[string]string{"CANARYD_STORE": "postgres://canaryd:" + password + "@db:5432/canaryd"}
+		for _, args := range [][]string{{"-h"}, {"--no-such-flag"}, {"stray"}} {
+			code, out, errOut := migrate(env, args...)
+			noLeak(t, out, errOut)
+			if !strings.Contains(out+errOut, "Usage") {
+				t.Errorf("migrate %q: exit %d, no usage:\n%s%s", args, code, out, errOut)
+			}
+		}
 	})
 }
