@@ -237,6 +237,15 @@ func checkDeployment(t *testing.T, dep deployment, sa object, image string, repl
 		t.Fatalf("args %v, want serve [flags]", ctr.Args)
 	}
 	c := serveConfig{container: ctr, flags: parseFlags(t, ctr.Args[1:])}
+	// One entry a variable: Kubernetes keeps the last of two, and a
+	// reader of the manifest may change the first.
+	seen := map[string]bool{}
+	for _, e := range ctr.Env {
+		if seen[e.Name] {
+			t.Errorf("the variable %s is set twice", e.Name)
+		}
+		seen[e.Name] = true
+	}
 	for _, e := range ctr.Env {
 		name, ok := strings.CutPrefix(e.Name, "CANARYD_")
 		if !ok {
