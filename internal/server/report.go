@@ -54,7 +54,10 @@ func wantsHTML(r *http.Request) bool {
 // HTML report when the request asks for text/html (wantsHTML), and leaves
 // every other request to next: the same route, so the same token guards
 // both. With a store, an analysis another replica runs is reported from
-// the store, without its plan: its metrics by name, no shaded bands.
+// the store, with its plan compiled again here as a replica resuming it
+// would (planStored); when it cannot be (its template is not served here,
+// its secrets cannot be opened), without it: its metrics by name, no
+// shaded bands, no series.
 func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !wantsHTML(r) {
@@ -74,7 +77,8 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 				return
 			default:
 				setAnalysisID(r, id)
-				writeHTMLReport(w, a.State, nil, nil)
+				plan, sources := analyses.storedPlan(a)
+				writeHTMLReport(r.Context(), w, a.State, plan, sources)
 				return
 			}
 		}
@@ -86,8 +90,25 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 		if run.Run != nil {
 			plan = run.Plan()
 		}
-		writeHTMLReport(w, run.Snapshot(), plan, run.sources)
+		writeHTMLReport(r.Context(), w, run.Snapshot(), plan, run.sources)
 	})
+}
+
+// storedPlan compiles the plan of an analysis read from the store (see
+// planStored), with how its metrics query; nil when it cannot be compiled
+// here.
+func (a *Analyses) storedPlan(st *store.Analysis) (*analysis.Plan, map[string]report.Source) {
+	a.mu.Lock()
+	plan := a.planner
+	a.mu.Unlock()
+	if plan == nil {
+		return nil, nil
+	}
+	compiled, err := plan(st)
+	if err != nil {
+		return nil, nil
+	}
+	return compiled.Plan, reportSources(compiled.Spec, compiled.Args)
 }
 
 // writeHTMLReport answers with the analysis as one self-contained HTML file
@@ -95,8 +116,13 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 // to the browser too (Content-Security-Policy). Drawing it evaluates each
 // metric's conditions at a bounded number of values for a bounded time
 // (report.RegionSamples, report.RegionBudget), over at most
-// report.MaxChartPoints measurements a metric.
-func writeHTMLReport(w http.ResponseWriter, a api.Analysis, plan *analysis.Plan, sources map[string]report.Source) {
+// report.MaxChartPoints measurements a metric. With the plan, each
+// Prometheus metric's query is run over the analysis' window through the
+// metric's own source, for the chart beneath its measurements
+// (report.FetchSeries: one query at a time, at most
+// report.MaxChartPoints points and report.MaxSeriesDrawn series each,
+// report.SeriesBudget in all, and no longer than the request).
+func writeHTMLReport(ctx context.Context, w http.ResponseWriter, a api.Analysis, plan *analysis.Plan, sources map[string]report.Source) {
 	var r *report.Report
 	if plan != nil {
 		r = report.New(a, plan.Metrics)
@@ -106,6 +132,7 @@ func writeHTMLReport(w http.ResponseWriter, a api.Analysis, plan *analysis.Plan,
 		r = report.NewFromAnalysis(a)
 	}
 	r.Sources = sources
+	r.FetchSeries(ctx)
 	var buf bytes.Buffer
 	if err := r.HTML(&buf); err != nil {
 		// html/template fails only on a template bug: the JSON still

@@ -68,6 +68,9 @@ func TestGetAnalysisHTML(t *testing.T) {
 	if got := len(regexp.MustCompile(`<rect class="region r-`).FindAllString(doc, -1)); got == 0 {
 		t.Error("no shaded regions: the plan's conditions were not at hand")
 	}
+	if got := strings.Count(doc, `<path class="sl `); got != 1 || strings.Contains(doc, "could not be drawn") {
+		t.Errorf("%d series of the metric's query drawn beneath it, want 1", got)
+	}
 	if !strings.Contains(doc, `href="`+prom.URL+`/graph?`) {
 		t.Error("no link to the Prometheus graph")
 	}
@@ -116,33 +119,47 @@ func TestGetAnalysisHTMLDefaultDatasource(t *testing.T) {
 
 // TestStoreReportOnOtherReplica asks one replica for the HTML report of an
 // analysis another ran, on a postgres store: it answers from the store,
-// the metrics by name, a point per measurement.
+// with the plan compiled again (its limits, shaded bands and the query's
+// series), a point per measurement; a replica that cannot compile the
+// plan (the metric's Prometheus is not one of its datasources) shows the
+// metrics by name.
 func TestStoreReportOnOtherReplica(t *testing.T) {
 	prom := promtest.Start(t)
 	st := openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{})
 	a := start(t, options{prometheus: []string{prom.URL}, store: st})
 	b := start(t, options{prometheus: []string{prom.URL}, store: st})
-	done := a.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-bad", yamlType, seed(t)).analysis(t)
+	elsewhere := start(t, options{prometheus: []string{"http://127.0.0.1:9"}, store: st})
+	spec := strings.Replace(seed(t), "prometheus:\n          query:", "prometheus:\n          address: "+prom.URL+"\n          query:", 1)
+	done := a.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-bad", yamlType, spec).analysis(t)
 	waitStored(t, st, done.ID)
-
-	r := b.do(http.MethodGet, "/v1/analyses/"+done.ID, "", "", "Accept", "text/html")
-	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
-		t.Fatalf("%d %s:\n%s", r.status, r.header.Get("Content-Type"), r.body)
-	}
-	doc := string(r.body)
-	text := html.UnescapeString(doc)
-	if !strings.Contains(text, `id="verdict">Failed<`) || !strings.Contains(text, `data-metric="non-5xx-rate"`) {
-		t.Errorf("the report from the store does not show the verdict and the metric:\n%s", text)
-	}
-	if strings.Contains(doc, `class="limit"`) {
-		t.Error("the report from the store shows limits it does not know")
-	}
 	n := 0
 	for _, m := range done.MetricResults {
 		n += len(m.Measurements)
 	}
-	if got := strings.Count(doc, `<circle class="pt `); got != n || n == 0 {
-		t.Errorf("%d points for %d measurements", got, n)
+
+	for _, c := range []struct {
+		name    string
+		replica *testServer
+		planned bool
+	}{{"a replica with the plan's datasource", b, true}, {"a replica without it", elsewhere, false}} {
+		r := c.replica.do(http.MethodGet, "/v1/analyses/"+done.ID, "", "", "Accept", "text/html")
+		if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%s: %d %s:\n%s", c.name, r.status, r.header.Get("Content-Type"), r.body)
+		}
+		doc := string(r.body)
+		text := html.UnescapeString(doc)
+		if !strings.Contains(text, `id="verdict">Failed<`) || !strings.Contains(text, `data-metric="non-5xx-rate"`) {
+			t.Errorf("%s: the report from the store does not show the verdict and the metric:\n%s", c.name, text)
+		}
+		if got := strings.Count(doc, `<circle class="pt `); got != n || n == 0 {
+			t.Errorf("%s: %d points for %d measurements", c.name, got, n)
+		}
+		planned := []bool{strings.Contains(text, "limit 1"), strings.Contains(doc, `<rect class="region r-`), strings.Contains(doc, `<path class="sl `)}
+		for i, what := range []string{"limits", "shaded bands", "series of the query"} {
+			if planned[i] != c.planned {
+				t.Errorf("%s: the report shows %s: %v, want %v", c.name, what, planned[i], c.planned)
+			}
+		}
 	}
 	if r := b.do(http.MethodGet, "/v1/analyses/nope", "", "", "Accept", "text/html"); r.status != http.StatusNotFound {
 		t.Errorf("an unknown id on a store: %d", r.status)
