@@ -144,3 +144,59 @@ func TestJudgeSVG(t *testing.T) {
 		t.Error("a chart without the canary's sample")
 	}
 }
+
+// recordingSeries is a source that records the range queries asked of it.
+type recordingSeries struct {
+	analysis.Source
+	asked *[]series.Query
+}
+
+func (s recordingSeries) QuerySeries(ctx context.Context, q series.Query) (series.Set, error) {
+	*s.asked = append(*s.asked, q)
+	if err := ctx.Err(); err != nil {
+		return series.Set{}, err
+	}
+	return series.Set{Step: q.Step}, nil
+}
+
+// TestFetchSeriesBounds checks the range queries a report asks: a window
+// of a thousand measurements a minute apart at a step that gives at most MaxChartPoints points,
+// MaxSeriesDrawn series kept; and with its budget spent, none is sent and
+// each metric says so.
+func TestFetchSeriesBounds(t *testing.T) {
+	const n = 1000
+	values := make([]float64, n)
+	for i := range values {
+		values[i] = 0.01
+	}
+	m := metric(t, "long", "result[0] < 0.05", "", n, values...)
+	m.Retention = n
+	a := analysis.Backtest(context.Background(), &analysis.Plan{Metrics: []analysis.Metric{m}}, start, start.Add(n*time.Hour), analysis.Options{ID: "a"})
+	var asked []series.Query
+	m.Source = recordingSeries{Source: m.Source, asked: &asked}
+	r := report.New(a, []analysis.Metric{m})
+	r.FetchSeries(context.Background())
+	if len(asked) != 1 {
+		t.Fatalf("%d queries asked", len(asked))
+	}
+	q := asked[0]
+	if err := q.Check(); err != nil || q.MaxPoints != report.MaxChartPoints || q.MaxSeries != report.MaxSeriesDrawn ||
+		int(q.End.Sub(q.Start)/q.Step)+1 > report.MaxChartPoints || q.End.Sub(q.Start) < (n-1)*time.Minute {
+		t.Errorf("query %+v: %v", q, err)
+	}
+
+	asked = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r = report.New(a, []analysis.Metric{m})
+	r.FetchSeries(ctx)
+	if len(asked) != 0 {
+		t.Errorf("%d queries asked with the budget spent", len(asked))
+	}
+	if d, ok := r.SeriesOf("long"); !ok || d.Err == nil || !strings.Contains(d.Err.Error(), "was spent") {
+		t.Errorf("with the budget spent: %+v", d)
+	}
+	if !strings.Contains(writeHTML(t, r), "could not be drawn: not run") {
+		t.Error("the chart does not say its series were not fetched")
+	}
+}
