@@ -71,7 +71,7 @@ func contentType(name string) string {
 // (the page of a newer canaryd is fetched again, not mixed with an older
 // script).
 func Handler(notFound http.Handler) http.Handler {
-	fs := files()
+	served := files()
 	modified := time.Now()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == strings.TrimSuffix(Prefix, "/") {
@@ -79,7 +79,7 @@ func Handler(notFound http.Handler) http.Handler {
 			return
 		}
 		name, ok := strings.CutPrefix(r.URL.Path, Prefix)
-		f, found := fs[name]
+		f, found := served[name]
 		if !ok || !found || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 			notFound.ServeHTTP(w, r)
 			return

@@ -59,6 +59,9 @@ func TestFiles(t *testing.T) {
 			}
 		}
 	}
+	if r := get(t, h, http.MethodHead, "/ui/"); r.StatusCode != http.StatusOK || r.Header.Get("Content-Security-Policy") != ui.ContentSecurityPolicy || body(t, r) != "" {
+		t.Errorf("HEAD /ui/: %d", r.StatusCode)
+	}
 	if r := get(t, h, http.MethodGet, "/ui"); r.StatusCode != http.StatusMovedPermanently || r.Header.Get("Location") != "/ui/" {
 		t.Errorf("/ui: %d to %q", r.StatusCode, r.Header.Get("Location"))
 	}

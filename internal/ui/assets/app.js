@@ -178,6 +178,7 @@
 
   function fmtDuration(ms) {
     if (!(ms >= 0)) return '';
+    if (ms < 1000) return Math.round(ms) + ' ms';
     const s = Math.round(ms / 1000);
     if (s < 60) return s + ' s';
     const m = Math.floor(s / 60);
@@ -388,7 +389,8 @@
       }
       if (ctx.signal.aborted) return;
       await draw().catch(() => {});
-      if (!followed) await sleep(ctx, POLL_MS);
+      // A stream that ended early is followed again, not at once.
+      await sleep(ctx, followed ? 500 : POLL_MS);
     }
     live.textContent = '';
     live.className = 'live';
