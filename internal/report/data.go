@@ -20,6 +20,16 @@ import (
 // others are counted and named as not drawn.
 const MaxSeriesDrawn = 8
 
+// MaxFetching is how many reports may run their range queries at once
+// in one process (FetchSeries), so that however many reports are asked
+// for at once, at most this many range queries are in flight for them; a
+// report that finds no room within its SeriesBudget is drawn without its
+// series, and says so.
+const MaxFetching = 4
+
+// fetching holds a place for each report running its range queries.
+var fetching = make(chan struct{}, MaxFetching)
+
 // MinSeriesWindow is the shortest span a metric's series are drawn over:
 // an analysis shorter than it (one measurement, a quick `canaryd run`) has
 // its query drawn over the MinSeriesWindow up to its end, so that what its
@@ -46,19 +56,20 @@ type data struct {
 	from, to time.Time
 }
 
-// FetchSeries runs the query of each metric whose source can run it over a
-// range (a Prometheus metric's query; a judge metric's canary and
-// baseline queries: series.Source), over the analysis' window: from its
+// FetchSeries runs the query of each metric whose source can run it over
+// a range (a Prometheus metric's query; a judge metric's canary and
+// baseline queries: series.Source) over the analysis' window: from its
 // start to its end, or to now while it runs (for a judge metric, from the
-// start of the first window it compared; MinSeriesWindow at least). The step gives each series
-// at most MaxChartPoints points, at most MaxSeriesDrawn series are kept,
-// and the answer's bytes are bounded by the source's datasource, so that
-// the HTML report draws them beneath the metric's measurements: what each
-// measurement sampled. The queries go one after another, through the
-// metric's own source (its datasource, headers and credentials), within
-// SeriesBudget in all. A query that fails is a note under the metric's
-// chart, never a failed report. It needs the plan (New): a report without
-// one (NewFromAnalysis) draws no series.
+// start of the first window it compared; MinSeriesWindow at least). The
+// step gives each series at most MaxChartPoints points, at most
+// MaxSeriesDrawn series are kept, and the answer's bytes are bounded by
+// the source's datasource, so that the HTML report draws them beneath the
+// metric's measurements: what each measurement sampled. The queries go one
+// after another, through the metric's own source (its datasource, headers
+// and credentials), within SeriesBudget in all, and the queries of at most
+// MaxFetching reports at once. A query that fails is a note under the
+// metric's chart, never a failed report. It needs the plan (New): a report
+// without one (NewFromAnalysis) draws no series.
 func (r *Report) FetchSeries(ctx context.Context) {
 	from, to, ok := r.window()
 	if !ok {
@@ -66,6 +77,15 @@ func (r *Report) FetchSeries(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, SeriesBudget)
 	defer cancel()
+	var notRun error
+	if ctx.Err() == nil {
+		select {
+		case fetching <- struct{}{}:
+			defer func() { <-fetching }()
+		case <-ctx.Done():
+			notRun = fmt.Errorf("not run: %d other reports were running their range queries", MaxFetching)
+		}
+	}
 	for i := range r.plan {
 		m := &r.plan[i]
 		src, ok := m.Source.(series.Source)
@@ -81,9 +101,12 @@ func (r *Report) FetchSeries(ctx context.Context) {
 		}
 		q := series.Query{Start: from, End: to, Step: series.StepFor(from, to, MaxChartPoints), MaxSeries: MaxSeriesDrawn, MaxPoints: MaxChartPoints}
 		d := &data{from: from, to: to}
-		if ctx.Err() != nil {
+		switch {
+		case notRun != nil:
+			d.err = notRun
+		case ctx.Err() != nil:
 			d.err = fmt.Errorf("not run: the report's %s for its range queries was spent", SeriesBudget)
-		} else {
+		default:
 			d.set, d.err = src.QuerySeries(ctx, q)
 		}
 		if errors.Is(d.err, series.ErrNoQuery) {

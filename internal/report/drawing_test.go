@@ -200,3 +200,56 @@ func TestFetchSeriesBounds(t *testing.T) {
 		t.Error("the chart does not say its series were not fetched")
 	}
 }
+
+// blockingSeries is a source whose range queries wait for release, having
+// said they started.
+type blockingSeries struct {
+	analysis.Source
+	started chan<- struct{}
+	release <-chan struct{}
+}
+
+func (s blockingSeries) QuerySeries(ctx context.Context, q series.Query) (series.Set, error) {
+	s.started <- struct{}{}
+	<-s.release
+	return series.Set{Step: q.Step}, nil
+}
+
+// TestFetchSeriesAtOnce checks that the range queries of at most
+// MaxFetching reports are in flight at once: one more report, finding no
+// room within its budget, sends none and says why.
+func TestFetchSeriesAtOnce(t *testing.T) {
+	c := cases(t)["failed"]
+	started, release := make(chan struct{}), make(chan struct{})
+	metrics := append([]analysis.Metric(nil), c.metrics...)
+	metrics[0].Source = blockingSeries{Source: metrics[0].Source, started: started, release: release}
+	done := make(chan struct{})
+	for range report.MaxFetching {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			report.New(c.a, metrics).FetchSeries(context.Background())
+		}()
+	}
+	for range report.MaxFetching {
+		<-started
+	}
+	var asked []series.Query
+	more := append([]analysis.Metric(nil), c.metrics...)
+	more[0].Source = recordingSeries{Source: more[0].Source, asked: &asked}
+	r := report.New(c.a, more)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	r.FetchSeries(ctx)
+	close(release)
+	for range report.MaxFetching {
+		<-done
+	}
+	if d, _ := r.SeriesOf("error-rate"); len(asked) != 0 || d.Err == nil || !strings.Contains(d.Err.Error(), "other reports were running") {
+		t.Errorf("%d queries sent beyond MaxFetching reports: %v", len(asked), d.Err)
+	}
+	// With room again, the queries go.
+	r.FetchSeries(context.Background())
+	if len(asked) != 1 {
+		t.Errorf("%d queries once there is room", len(asked))
+	}
+}
