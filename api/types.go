@@ -209,4 +209,7 @@ type FieldError struct {
 	// is not in the body: a query parameter, a header, or a named
 	// template's own field.
 	Pointer *string `json:"pointer,omitempty"`
+	// Line is the line of the request body the field is on, where it is
+	// told: in the answers of POST /v1/validate, for an editor to mark.
+	Line int `json:"line,omitempty"`
 }

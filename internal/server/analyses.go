@@ -197,6 +197,9 @@ type Run struct {
 	maxStreams int32
 	// sources say how the plan's metrics query, for the HTML report.
 	sources map[string]report.Source
+	// template is the analysis' template's name ("" for a bare spec), for
+	// the list's ?template= filter.
+	template string
 	// gone says the run ended here without its analysis ending: another
 	// replica holds it now (persist.go).
 	gone atomic.Bool
@@ -498,7 +501,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		},
 	})
 	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)),
-		sources: so.Sources}
+		sources: so.Sources, template: so.Template}
 	if started := engineRun.Snapshot().StartedAt; started != nil {
 		run.startedAt = *started
 	}

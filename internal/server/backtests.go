@@ -168,7 +168,8 @@ func measurementsWithin(plan *analysis.Plan, span time.Duration) int {
 
 // handleBacktest runs the spec that read makes of the request against
 // history, in virtual time (analysis.Backtest), and answers at once with the
-// analysis, or with the series (BacktestSeries) when the query has every.
+// analysis, or with the series (BacktestSeries) when the query has every;
+// with Accept: text/html, with its HTML report (writeBacktestReport).
 // Nothing is kept: the analyses exist only in the answer.
 //
 // A caller that hangs up stops the backtest; a shutdown stops it at the end
@@ -198,6 +199,10 @@ func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, lim
 		case err != nil:
 			// The caller hung up: there is nobody to answer.
 			log.Info("client went away; backtest stopped", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", id))
+			return
+		}
+		if wantsHTML(r) {
+			writeBacktestReport(r.Context(), w, results, req)
 			return
 		}
 		if req.window.every <= 0 {

@@ -33,6 +33,9 @@ const (
 type ListOptions struct {
 	// Phases, when any, keep the analyses in these phases only.
 	Phases []api.Phase
+	// Template, when set, keeps the analyses of the template of this
+	// name only.
+	Template string
 	// Limit is the most analyses of the page; DefaultListLimit when 0.
 	Limit int
 	// After, when set, starts the page after this place in the list.
@@ -76,6 +79,10 @@ func (c Cursor) String() string {
 // maxCursorLength bounds ?cursor=: the time and the longest id.
 const maxCursorLength = 200
 
+// maxTemplateFilter bounds ?template=: a template's name is a Kubernetes
+// object's, at most 253 characters.
+const maxTemplateFilter = 253
+
 // ParseCursor reads a cursor that String wrote; false for anything else.
 func ParseCursor(s string) (Cursor, bool) {
 	if len(s) > maxCursorLength {
@@ -93,8 +100,8 @@ func ParseCursor(s string) (Cursor, bool) {
 	return Cursor{StartedAt: time.Unix(0, n), ID: id}, true
 }
 
-// listQuery reads the list's query: ?phase=, ?limit=, ?cursor= and
-// ?measurements=. Each bad one is a field error.
+// listQuery reads the list's query: ?phase=, ?template=, ?limit=, ?cursor=
+// and ?measurements=. Each bad one is a field error.
 func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 	var o ListOptions
 	var errs []api.FieldError
@@ -105,6 +112,14 @@ func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 			continue
 		}
 		o.Phases = append(o.Phases, p)
+	}
+	if vs := q["template"]; len(vs) > 0 {
+		if len(vs) > 1 || vs[0] == "" || len(vs[0]) > maxTemplateFilter {
+			errs = append(errs, api.FieldError{Field: "template", Message: "must be given once, a template's name (at most " +
+				strconv.Itoa(maxTemplateFilter) + " characters)"})
+		} else {
+			o.Template = vs[0]
+		}
 	}
 	o.Limit = DefaultListLimit
 	if vs := q["limit"]; len(vs) > 0 {
@@ -162,7 +177,8 @@ func (a *Analyses) Page(o ListOptions) (page []api.Analysis, more bool) {
 
 	held = slices.DeleteFunc(held, func(l listed) bool {
 		return (o.After != nil && o.After.atOrBefore(l.run.startedAt, l.run.ID())) ||
-			(len(o.Phases) > 0 && !slices.Contains(o.Phases, l.phase))
+			(len(o.Phases) > 0 && !slices.Contains(o.Phases, l.phase)) ||
+			(o.Template != "" && l.run.template != o.Template)
 	})
 	slices.SortFunc(held, func(x, y listed) int {
 		if c := y.run.startedAt.Compare(x.run.startedAt); c != 0 {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/canaryd/canaryd/internal/ui"
 )
 
 // routes lists the whole HTTP surface. openapi.yaml describes the same
@@ -25,6 +27,14 @@ func (s *server) routes(r chi.Router) {
 		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}))
 	}
 
+	// The live page (internal/ui): its files hold no data and are open;
+	// the page reads the API below, with the token the person gives.
+	page := ui.Handler(handleNotFound())
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		r.Method(method, "/ui", page)
+		r.Method(method, "/ui/*", page)
+	}
+
 	// The API: behind --auth-token-file when it is set.
 	v1 := r.With(requireToken(s.tokens))
 	v1.Method(http.MethodPost, "/v1/analyses", handleCreateAnalysis(s.log, s.analyses, s.in.document(queryParams{wait: true, webhook: true}), s.heartbeat))
@@ -35,6 +45,9 @@ func (s *server) routes(r chi.Router) {
 	// Accept: text/html answers the analysis' HTML report (report.go).
 	v1.Method(http.MethodGet, "/v1/analyses/{id}", s.atOwner(handleAnalysisReport(s.analyses, handleGetAnalysis(s.analyses, s.heartbeat))))
 	v1.Method(http.MethodDelete, "/v1/analyses/{id}", s.atOwner(handleDeleteAnalysis(s.log, s.analyses)))
+	// A document checked as it would be run, its problems at their lines
+	// (validate.go).
+	v1.Method(http.MethodPost, "/v1/validate", handleValidate(s.in))
 	v1.Method(http.MethodPost, "/v1/evaluate", handleEvaluate(s.analyses, s.in.document(queryParams{timeout: true}), s.evaluateTimeout))
 
 	// Named templates: the same handlers, the spec coming from a loaded

@@ -286,19 +286,12 @@ func withoutCursor(q url.Values) url.Values {
 	return c
 }
 
-// storeFilter reads the list's filters of the store: o's phases and limit,
-// and ?template=, ?arg=NAME=VALUE, ?startedAfter=, ?startedBefore= and
+// storeFilter reads the list's filters of the store: o's phases, template
+// and limit, and ?arg=NAME=VALUE, ?startedAfter=, ?startedBefore= and
 // ?cursor=.
 func storeFilter(q url.Values, o ListOptions) (store.Filter, []api.FieldError) {
-	f := store.Filter{Phases: o.Phases, Limit: o.Limit}
+	f := store.Filter{Phases: o.Phases, Template: o.Template, Limit: o.Limit}
 	var errs []api.FieldError
-	if vs := q["template"]; len(vs) > 0 {
-		if len(vs) > 1 || vs[0] == "" {
-			errs = append(errs, api.FieldError{Field: "template", Message: "must be given once, a template's name"})
-		} else {
-			f.Template = vs[0]
-		}
-	}
 	if vs := q["arg"]; len(vs) > 0 {
 		if len(vs) > store.MaxArgFilters {
 			errs = append(errs, api.FieldError{Field: "arg", Message: fmt.Sprintf("at most %d argument filters", store.MaxArgFilters)})

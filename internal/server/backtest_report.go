@@ -1,0 +1,45 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/report"
+)
+
+// writeBacktestReport answers a backtest with its HTML report, as
+// `canaryd backtest --report` writes it: a series' strip of verdicts over
+// time above the report of the first analysis that would have failed (of
+// the last when none would), or the report of the one analysis, each
+// Prometheus metric's query drawn over that analysis' window
+// (report.FetchSeries, bounded as for GET /v1/analyses/{id}). It costs
+// what the report of one analysis costs, once.
+func writeBacktestReport(ctx context.Context, w http.ResponseWriter, results []analysis.BacktestResult, req *specRequest) {
+	metrics := req.compiled.Plan.Metrics
+	var r *report.Report
+	if req.window.every > 0 {
+		r = report.NewSeries(results, metrics)
+	} else {
+		r = report.New(results[0].Analysis, metrics)
+	}
+	r.Sources = reportSources(req.compiled.Spec, req.compiled.Args)
+	r.FetchSeries(ctx)
+	var buf bytes.Buffer
+	if err := r.HTML(&buf); err != nil {
+		// html/template fails only on a template bug: the JSON still
+		// answers.
+		writeJSON(w, http.StatusOK, results[0].Analysis)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", htmlContentType+"; charset=utf-8")
+	h.Set("Content-Security-Policy", report.ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Add("Vary", "Accept")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Validation is the body of POST /v1/validate for a document that would
+// run: what `canaryd validate` says of it.
+type Validation struct {
+	Valid bool `json:"valid"`
+	// Summary describes the plan in a sentence: its metrics and their
+	// schedules.
+	Summary string `json:"summary"`
+	// Metrics are the names of its metrics, in order.
+	Metrics []string `json:"metrics"`
+}
+
+// handleValidate checks the posted document as POST /v1/analyses would
+// (parse, arguments, limits, conditions compiled, datasources allowed)
+// and runs nothing: a 200 Validation when it would run, else the 400
+// problem it would get, each error with the line of the body it is on
+// (bodyLine), for an editor to mark.
+func handleValidate(in *inputReader) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, p := bodyMediaType(r); p != nil {
+			writeProblem(w, r, *p)
+			return
+		}
+		// The body is read once here, within the same bounds, and given
+		// to the reader again: the lines are found in it.
+		body, p := in.readBody(w, r)
+		if p != nil {
+			writeProblem(w, r, *p)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		req, p := in.read(w, r, queryParams{})
+		if p != nil {
+			for i := range p.Errors {
+				if ptr := p.Errors[i].Pointer; ptr != nil {
+					p.Errors[i].Line = bodyLine(body, *ptr)
+				}
+			}
+			writeProblem(w, r, *p)
+			return
+		}
+		v := Validation{Valid: true, Metrics: metricNames(req.compiled.Plan)}
+		v.Summary = describe(req)
+		writeJSON(w, http.StatusOK, v)
+	})
+}
+
+// describe is a sentence on what a valid document would run.
+func describe(req *specRequest) string {
+	plan := req.compiled.Plan
+	var parts []string
+	for _, m := range plan.Metrics {
+		s := m.Name
+		switch {
+		case m.Count != nil && *m.Count == 1:
+			s += " (once)"
+		case m.Count != nil:
+			s += fmt.Sprintf(" (%d measurements, every %s)", *m.Count, m.Interval)
+		case m.Interval > 0:
+			s += fmt.Sprintf(" (every %s until stopped)", m.Interval)
+		}
+		parts = append(parts, s)
+	}
+	n := len(plan.Metrics)
+	noun := "metrics"
+	if n == 1 {
+		noun = "metric"
+	}
+	return strconv.Itoa(n) + " " + noun + ": " + strings.Join(parts, ", ") + "."
+}
+
+// bodyLine is the line of body (JSON or YAML) that an RFC 6901 pointer
+// names: the line of the key of a mapping's entry, of a sequence's item,
+// or, for a field left out, of the deepest part of the path that is
+// there. 0 when the body does not parse (its problem is on the body).
+func bodyLine(body []byte, pointer string) int {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(body, &doc); err != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	node := doc.Content[0]
+	line := node.Line
+	if pointer == "" {
+		return line
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		for node.Kind == yaml.AliasNode && node.Alias != nil {
+			node = node.Alias
+		}
+		next := (*yaml.Node)(nil)
+		switch node.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				if node.Content[i].Value == seg {
+					line, next = node.Content[i].Line, node.Content[i+1]
+					break
+				}
+			}
+		case yaml.SequenceNode:
+			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(node.Content) {
+				next = node.Content[i]
+				line = next.Line
+			}
+		}
+		if next == nil {
+			return line
+		}
+		node = next
+	}
+	return line
+}
