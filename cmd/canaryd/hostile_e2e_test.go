@@ -992,8 +992,8 @@ func attackShutdown(t *testing.T, c *capped, e *hostileEnv) {
 }
 
 // attackRestart kills the process (a crash) with an analysis running and
-// starts it again under the same replica name: the analysis' id is
-// answered with 410 (the replica restarted after it started), not 404.
+// starts it again: the analysis' id, whose epoch is the earlier run's, is
+// answered with 410 (canaryd restarted after it started), not 404.
 func attackRestart(t *testing.T, c *capped, e *hostileEnv) {
 	id := startLongAnalysis(t, c, e)
 	c.probe.stop()

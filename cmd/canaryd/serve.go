@@ -158,12 +158,6 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{fmt.Errorf("--webhook-allow: %w", err)}
 	}
 
-	replicas, err := newReplicas(cfg, log, reg, os.Hostname)
-	if err != nil {
-		return err
-	}
-	defer replicas.CloseIdleConnections()
-
 	analysesStore, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -173,7 +167,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 
 	analyses, err := server.NewAnalyses(server.AnalysesOptions{
-		Replica:            replicas.Name(),
+		Replica:            replicaName(cfg, log, os.Hostname),
 		Logger:             log,
 		Registerer:         reg,
 		MaxRunning:         cfg.MaxAnalyses,
@@ -221,7 +215,6 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Limits:          serverLimits(cfg),
 		Templates:       store,
 		EvaluateTimeout: cfg.EvaluateTimeout,
-		Replicas:        replicas,
 	})
 	if err != nil {
 		return &configError{err}

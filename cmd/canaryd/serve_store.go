@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,7 +19,7 @@ const storeOpenTimeout = 2 * time.Minute
 // openStore opens the store of --store for serve: nil for memory: (the
 // analyses live in the Analyses' own memory, as canaryd has always run),
 // or a postgres store, its schema migrated first. With a postgres store,
-// every replica answers from it: --peers is refused.
+// every replica answers every request from it.
 func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger) (store.Store, error) {
 	kind, err := store.ParseURL(cmpStore(cfg.Store))
 	if err != nil {
@@ -28,9 +27,6 @@ func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger) (store.
 	}
 	if kind == store.KindMemory {
 		return nil, nil
-	}
-	if len(cfg.Peers) > 0 {
-		return nil, &configError{errors.New("--peers: not with a postgres --store: every replica answers every request from the store, so there is nothing to forward; drop --peers")}
 	}
 	var key []byte
 	if k := cfg.StoreSecretKey.Reveal(); k != "" {

@@ -95,7 +95,7 @@ type Config struct {
 	MaxAnalysisDuration time.Duration
 	// Limits bound what one caller can make the service do (limits.go).
 	Limits
-	// Replicas name this replica and its peers (replicas.go).
+	// Replicas name this replica (replicas.go).
 	Replicas
 	// Storage says where analyses are kept (store.go).
 	Storage
@@ -410,7 +410,6 @@ func (c *Config) validate() []string {
 	}
 
 	problems = append(problems, c.Limits.validate(c.Retention)...)
-	problems = append(problems, c.Replicas.validate()...)
 	problems = append(problems, c.Storage.validate()...)
 	return problems
 }

@@ -21,7 +21,7 @@ func TestFileShapes(t *testing.T) {
 		{file: "a: [\n", want: "line 1: did not find expected node content"},
 		{file: "listen: :1\nlisten: :2\n", want: "line 2: listen: given twice"},
 		{file: "webhookAllow: http://x/\n", want: "line 1: a string cannot be a list of strings (webhookAllow)"},
-		{file: "peers: {a: b}\n", want: "line 1: a mapping cannot be a list of strings (peers)"},
+		{file: "webhookAllow: {a: b}\n", want: "line 1: a mapping cannot be a list of strings (webhookAllow)"},
 		{file: "webhookAllow: [[a]]\n", want: "line 1: item 0: a list cannot be a string (webhookAllow)"},
 		{file: "maxAnalyses: {n: 1}\n", want: "line 1: a mapping cannot be a string (maxAnalyses)"},
 		{file: "\nmaxAnalyses: many\n", want: `line 2: maxAnalyses: invalid integer "many"`},

@@ -32,6 +32,7 @@ func Reference() []byte {
 		p("- [%s](#%s)\n", g, strings.ToLower(g))
 	}
 	p("- [Datasources](#datasources)\n")
+	p("- [Removed settings](#removed-settings)\n")
 
 	all := settings()
 	for _, g := range groups {
@@ -39,7 +40,7 @@ func Reference() []byte {
 		p("| Flag | Environment variable | Config key | Default | Meaning |\n")
 		p("|---|---|---|---|---|\n")
 		for _, s := range all {
-			if s.group != g {
+			if s.group != g || s.removed != "" {
 				continue
 			}
 			flag, env, key := "—", "—", "—"
@@ -80,6 +81,16 @@ func Reference() []byte {
 		p("| %s | %s |\n", code(k.key), code(k.meaning))
 	}
 	p("\nExamples, each loaded by the tests: [testdata/config](../testdata/config/).\n")
+
+	p("\n## Removed settings\n\n")
+	p("canaryd no longer has these. A flag, variable or file key of one is refused at\n")
+	p("start (exit 64) with what to do instead, rather than ignored:\n\n")
+	p("| Flag | Environment variable | Config key | Instead |\n|---|---|---|---|\n")
+	for _, s := range all {
+		if s.removed != "" {
+			p("| %s | %s | %s | %s |\n", code("--"+s.name), code(s.env()), code(s.key()), cell(s.removed))
+		}
+	}
 	return b.Bytes()
 }
 

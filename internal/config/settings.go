@@ -52,7 +52,7 @@ type setting struct {
 	// value is the setting's value in a configuration, typed (int,
 	// int64, bool, string, time.Duration, []string), for the line logged
 	// at start; nil for settings not logged so (datasources, whose URLs
-	// are logged redacted; peers and token URLs).
+	// are logged redacted; token URLs; removed settings).
 	value func(c *Config) any
 	// num reads a number setting's value in a configuration, for bound
 	// to check; nil for the others.
@@ -63,6 +63,9 @@ type setting struct {
 	// data, its relative paths resolved against dir, and returns its
 	// problems.
 	decode func(c *Config, data []byte, dir string) []string
+	// removed, for a setting canaryd no longer has, says what to do
+	// instead; giving it is a problem (see removed in replicas.go).
+	removed string
 }
 
 // bound is the least value a number setting accepts.
@@ -404,9 +407,9 @@ type Value struct {
 }
 
 // Values returns the settings' values in c, in the order of -h, for the
-// line canaryd logs when it starts. The datasources, the OAuth2 token URLs
-// and the peers are left out, for their URLs to be logged redacted if at
-// all; secrets are never values (a file holding one is named, not read).
+// line canaryd logs when it starts. The datasources and the OAuth2 token
+// URLs are left out, for their URLs to be logged redacted if at all;
+// secrets are never values (a file holding one is named, not read).
 func (c *Config) Values() []Value {
 	var out []Value
 	for _, s := range settings() {

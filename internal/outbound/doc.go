@@ -1,7 +1,7 @@
 // Package outbound is the one way canaryd makes HTTP requests to other
-// servers: the web metric provider, the webhook sender and the replicas
-// calling their peers build their clients here, and a new client should
-// too. It holds what every one of them must get right:
+// servers: the web metric provider and the webhook sender build their
+// clients here, and a new client should too. It holds what every one of
+// them must get right:
 //
 //   - NewTransport: no proxy from the environment (HTTP_PROXY and the
 //     others are never read), Argo Rollouts' timeouts (dial 30 s,

@@ -51,9 +51,6 @@ type TransportOptions struct {
 	// Dial replaces the net.Dialer that makes the connections (see
 	// AllowList.Dial, which wraps one).
 	Dial DialFunc
-	// HTTP1 keeps the transport from negotiating HTTP/2 over TLS; it
-	// attempts it otherwise.
-	HTTP1 bool
 }
 
 // Dialer returns the dialler of a transport: DialTimeout (or timeout when
@@ -85,7 +82,7 @@ func NewTransport(o TransportOptions) *http.Transport {
 	return &http.Transport{
 		Proxy:                  nil,
 		DialContext:            dial,
-		ForceAttemptHTTP2:      !o.HTTP1,
+		ForceAttemptHTTP2:      true,
 		TLSClientConfig:        o.TLS,
 		TLSHandshakeTimeout:    handshake,
 		ResponseHeaderTimeout:  o.ResponseHeaderTimeout,

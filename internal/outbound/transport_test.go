@@ -62,9 +62,9 @@ func TestTransportBounds(t *testing.T) {
 		tr.TLSHandshakeTimeout != TLSHandshakeTimeout || tr.IdleConnTimeout != IdleConnTimeout || !tr.ForceAttemptHTTP2 {
 		t.Errorf("transport %+v, want the options and the defaults", tr)
 	}
-	tr = NewTransport(TransportOptions{DialTimeout: 2 * time.Second, MaxIdleConnsPerHost: 8, ResponseHeaderTimeout: time.Second, HTTP1: true})
-	if tr.TLSHandshakeTimeout != 2*time.Second || tr.MaxIdleConnsPerHost != 8 || tr.ResponseHeaderTimeout != time.Second || tr.ForceAttemptHTTP2 {
-		t.Errorf("transport %+v, want a 2 s handshake, 8 idle connections per host, HTTP/1", tr)
+	tr = NewTransport(TransportOptions{DialTimeout: 2 * time.Second, MaxIdleConnsPerHost: 8, ResponseHeaderTimeout: time.Second})
+	if tr.TLSHandshakeTimeout != 2*time.Second || tr.MaxIdleConnsPerHost != 8 || tr.ResponseHeaderTimeout != time.Second {
+		t.Errorf("transport %+v, want a 2 s handshake, 8 idle connections per host", tr)
 	}
 }
 

@@ -18,10 +18,10 @@ import (
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
-// ProblemReplicaRestarted is the 410 of a request for an analysis that
-// this replica held before it restarted: the id carries the epoch of the
-// replica's earlier run (replica.EpochOf). openapi.yaml lists it with the
-// other problem types.
+// ProblemReplicaRestarted is the 410, with memory:, of a request for an
+// analysis started by a canaryd run that began before this one: the id
+// carries that run's epoch (replica.EpochOf), and the analysis went with
+// it. openapi.yaml lists it with the other problem types.
 const ProblemReplicaRestarted = typePrefix + "replica-restarted"
 
 // AnalysisList is the body of GET /v1/analyses: a page of the list.
@@ -29,9 +29,6 @@ type AnalysisList struct {
 	Analyses []api.Analysis `json:"analyses"`
 	// Next is the ?cursor= of the next page; "" on the last.
 	Next string `json:"next,omitempty"`
-	// UnreachableReplicas are the replicas whose analyses are missing:
-	// they did not answer in time (see acrossReplicas). Only with peers.
-	UnreachableReplicas []string `json:"unreachableReplicas,omitempty"`
 }
 
 // handleCreateAnalysis starts an analysis of what read makes of the
@@ -259,14 +256,15 @@ func lookup(analyses *Analyses, w http.ResponseWriter, r *http.Request) (*Run, b
 	if earlier, restarted := analyses.Restarted(id); !ok && restarted {
 		setAnalysisID(r, id)
 		writeProblem(w, r, problem(http.StatusGone, ProblemReplicaRestarted, fmt.Sprintf(
-			"analysis %s is gone: this replica restarted after the analysis started (its id names the replica's run that started at %s), "+
-				"and analyses live in the memory of the run that started them; start it again",
+			"analysis %s is gone: this canaryd restarted after the analysis started (its id names the run that started at %s), "+
+				"and with --store memory: analyses live in the memory of the run that started them; start it again "+
+				"(several replicas on memory: each answer only for their own analyses: run one, or share them through --store postgres://…)",
 			quote(id), earlier.UTC().Format(time.RFC3339Nano))))
 		return nil, false
 	}
 	if !ok {
 		writeProblem(w, r, problem(http.StatusNotFound, ProblemNotFound,
-			"no analysis "+quote(id)+": it never existed here, or it finished longer ago than the retention period, or this is another replica"))
+			"no analysis "+quote(id)+": it never existed here, or it finished longer ago than the retention period, or (with --store memory:) another replica holds it"))
 		return nil, false
 	}
 	setAnalysisID(r, id)

@@ -11,7 +11,7 @@ import (
 )
 
 // TestRestartedReplicaAnswers410 checks that a replica answers 410 Gone,
-// "this replica restarted after the analysis started", for an id its
+// "this canaryd restarted after the analysis started", for an id its
 // earlier run made, and still 404 for one it never made.
 func TestRestartedReplicaAnswers410(t *testing.T) {
 	// Nothing answers there, and the fake clocks never let the analyses
@@ -33,7 +33,7 @@ func TestRestartedReplicaAnswers410(t *testing.T) {
 			t.Fatalf("%s of an analysis of the replica's earlier run: status %d, want 410: %s", method, resp.status, resp.body)
 		}
 		p := resp.problem(t)
-		if p.Type != server.ProblemReplicaRestarted || !strings.Contains(p.Detail, "this replica restarted after the analysis started") {
+		if p.Type != server.ProblemReplicaRestarted || !strings.Contains(p.Detail, "this canaryd restarted after the analysis started") {
 			t.Errorf("%s: problem %+v, want replica-restarted saying the replica restarted", method, p)
 		}
 	}

@@ -68,11 +68,6 @@ type Options struct {
 	// take when the caller sets no deadline of its own (?timeout=,
 	// Request-Timeout); DefaultEvaluateTimeout when 0.
 	EvaluateTimeout time.Duration
-	// Replicas, when set, names this replica (the Canaryd-Replica header;
-	// the Analyses make their ids with the same name) and forwards the
-	// requests for analyses that other replicas hold (replicas.go). Nil
-	// for a canaryd on its own.
-	Replicas *Replicas
 }
 
 // server is what the handlers share.
@@ -88,8 +83,6 @@ type server struct {
 	templates TemplateStore
 	// evaluateTimeout is the default deadline of a round.
 	evaluateTimeout time.Duration
-	// replicas is this replica and its peers; nil on its own.
-	replicas *Replicas
 	// routeLabels are the route patterns served: the values the route
 	// label of the HTTP metrics may take, with unmatchedRoute and
 	// otherLabel.
@@ -121,9 +114,6 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Templates == nil {
 		opts.Templates = noTemplates{}
 	}
-	if opts.Replicas.Name() != opts.Analyses.opts.Replica {
-		return nil, errors.New("server: Options.Replicas and AnalysesOptions.Replica must name the same replica: ids name their owner")
-	}
 	metrics, err := newHTTPMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -154,7 +144,6 @@ func New(opts Options) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	s.replicas = opts.Replicas
 	// With a store, the analyses of stopped replicas are resumed here.
 	opts.Analyses.setPlanner(s.planStored)
 	r := chi.NewRouter()
