@@ -1,23 +1,15 @@
-// Package replica names the replicas of one canaryd Service and the
-// analyses each of them holds, and reads the peer list that tells a replica
-// where the others are.
+// Package replica names a replica of canaryd and makes the parts of the
+// ids of its analyses.
 //
-// An analysis lives in the memory of the replica that started it. Its id
-// says which one: "<replica>.<epoch><random>", the replica's name (an RFC
-// 1123 DNS label, the pod name in Kubernetes), when that replica started (9
-// characters: a restarted replica can tell an id of its earlier run, whose
-// analysis went with the restart, from one it never made) and 26 random
-// characters. Any replica can then answer for any id, by forwarding the
-// request to the owner the id names (internal/server does the forwarding).
-// An id without a replica part (a single canaryd with no name, or one from
-// an older version) belongs to whoever holds it; ids of versions before
-// the epoch have the random part alone.
-//
-// Peers come from configuration only (--peers): a static name=URL list, or
-// a DNS name whose addresses are the replicas (a headless Service). The
-// replica part of an id is only ever compared with names the peers
-// themselves report; it never becomes part of an address, so a request
-// cannot make canaryd call anything the configuration did not name.
+// A replica's name (an RFC 1123 DNS label, the pod name in Kubernetes)
+// says which replica holds an analysis's lease in the store; it is not part
+// of any id. An analysis's id is "<epoch><random>": when the process that
+// started it began (9 characters), so that a canaryd on memory: can tell
+// an id made before it started (whose analysis went with that process)
+// from one it never made, and 26 random characters. Ids made by earlier
+// versions carry a replica's name before a dot ("<replica>.<epoch><random>")
+// or no epoch at all; they are still read, and only ever looked up as they
+// are.
 //
 // The package is pure: it parses and formats, and must not resolve names,
 // open connections or log.

@@ -66,10 +66,9 @@ type AnalysesOptions struct {
 	// one (StartOptions.Webhook). Nil refuses every webhook, as a Sender
 	// without allowed prefixes does.
 	Webhooks *webhook.Sender
-	// Replica names this replica in the ids of its analyses,
-	// "<replica>.<random>", so that any replica can tell which one holds
-	// an analysis (see Replicas; give it the same name). "" makes ids of
-	// the random part alone.
+	// Replica names this replica (replica.CheckName) where a store
+	// shows which replica holds an analysis: its lease's owner begins
+	// with it. No id carries it. "" names it "canaryd".
 	Replica string
 	// MaxBacktests is how many backtests may run at once; more get
 	// ErrTooManyBacktests. DefaultMaxBacktests when 0.
@@ -127,8 +126,8 @@ type Analyses struct {
 	// backtests are the backtests running (backtests.go).
 	backtests *backtests
 	// started is when this set was made, to the millisecond: the start of
-	// this replica's run, whose Epoch its ids carry. An id of this
-	// replica with an earlier epoch was made by a run before a restart.
+	// this run, whose Epoch its ids carry. An id with an earlier epoch was
+	// made by an earlier run (Restarted).
 	started time.Time
 	epoch   string
 	// rounds are the rounds and gates being answered (rounds.go).
@@ -384,7 +383,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 		// This one would make them more, with none to evict.
 		return nil, ErrFinishedFull
 	}
-	id := replica.ID(a.opts.Replica, a.epoch+newID())
+	id := a.epoch + newID()
 	so.Args = redactArgs(so.Args)
 	log := a.log.With(zap.String("analysis_id", id))
 	var writer *persister
@@ -599,13 +598,18 @@ func (a *Analyses) Get(id string) (*Run, bool) {
 	return run, ok
 }
 
-// Restarted reports whether id names an analysis of this replica that
-// was started before the replica restarted (its epoch is earlier than
-// this run's), and when that earlier run started. Such an analysis was
-// held in the memory of the earlier run and went with it.
+// Restarted reports, without a store, whether id was made by a canaryd
+// run that started before this one (its epoch is earlier than this run's),
+// and when that run started. Such an analysis was held in the memory of
+// that run and went with it: this run never held it. With a store an
+// analysis outlives its run, and one the store does not have is simply
+// not there.
 func (a *Analyses) Restarted(id string) (time.Time, bool) {
-	owner, started, ok := replica.EpochOf(id)
-	if !ok || owner != a.opts.Replica || !started.Before(a.started) {
+	if a.opts.Store != nil {
+		return time.Time{}, false
+	}
+	started, ok := replica.EpochOf(id)
+	if !ok || !started.Before(a.started) {
 		return time.Time{}, false
 	}
 	return started, true
@@ -768,8 +772,8 @@ var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 
 // newID returns an unguessable id: 128 random bits, 26 characters. Knowing
 // an id is what lets a caller read or terminate an analysis. An analysis'
-// id is this, after the replica's name and epoch (replica.ID); a round's
-// or a backtest's is this alone.
+// id is this after the epoch of the run that made it (replica.Epoch); a
+// round's or a backtest's is this alone.
 func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)

@@ -213,19 +213,3 @@ func listView(a api.Analysis, measurements bool) api.Analysis {
 	}
 	return a
 }
-
-// mergePage merges the pages of several replicas, each a page of the same
-// query: the first limit analyses (and at most maxPageBytes of them) in
-// the list's order, and whether more follow, as one page.
-func mergePage(all []api.Analysis, limit int, more bool) ([]api.Analysis, bool) {
-	all = newestFirst(all)
-	var bytes int64
-	for i := range all {
-		size := sizeOfAnalysis(&all[i])
-		if i == limit || (i > 0 && bytes+size > maxPageBytes) {
-			return all[:i], true
-		}
-		bytes += size
-	}
-	return all, more
-}

@@ -8,11 +8,14 @@ import (
 
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/server"
+	"github.com/canaryd/canaryd/internal/store"
 )
 
-// TestRestartedReplicaAnswers410 checks that a replica answers 410 Gone,
-// "this canaryd restarted after the analysis started", for an id its
-// earlier run made, and still 404 for one it never made.
+// TestRestartedReplicaAnswers410 checks that a canaryd on memory: answers
+// 410 Gone, "this canaryd restarted after the analysis started", for an id
+// its earlier run made, and still 404 for one it never made; and that on a
+// store, where analyses outlive their run, the earlier run's analysis is
+// answered and an unknown id is a 404, not a 410.
 func TestRestartedReplicaAnswers410(t *testing.T) {
 	// Nothing answers there, and the fake clocks never let the analyses
 	// end: they are as good as any for ids.
@@ -53,5 +56,23 @@ func TestRestartedReplicaAnswers410(t *testing.T) {
 	// The earlier run still holds its own.
 	if resp := before.do(http.MethodGet, "/v1/analyses/"+old.ID, "", ""); resp.status != http.StatusOK {
 		t.Errorf("GET on the run that made it: status %d, want 200", resp.status)
+	}
+	// An id names no replica: the epoch and the random part alone.
+	if strings.Contains(old.ID, ".") || len(old.ID) != 35 {
+		t.Errorf("id %s: want 35 characters, no replica name", old.ID)
+	}
+
+	// On a store, the run after answers for the earlier run's analysis,
+	// and an id of that run the store does not have is not there: 404.
+	st := store.NewMemory(store.Options{})
+	stored := start(t, options{prometheus: urls, clock: clock.NewFake(started), store: st})
+	kept := stored.do(http.MethodPost, "/v1/analyses", jsonType, once("echo-good")).analysis(t)
+	later := start(t, options{prometheus: urls, clock: clock.NewFake(started.Add(time.Second)), store: st})
+	if resp := later.do(http.MethodGet, "/v1/analyses/"+kept.ID, "", ""); resp.status != http.StatusOK {
+		t.Errorf("GET on a store of an earlier run's analysis: status %d, want 200: %s", resp.status, resp.body)
+	}
+	unknown := kept.ID[:9] + strings.Repeat("b", 26)
+	if resp := later.do(http.MethodGet, "/v1/analyses/"+unknown, "", ""); resp.status != http.StatusNotFound {
+		t.Errorf("GET on a store of an earlier run's id it does not have: status %d, want 404: %s", resp.status, resp.body)
 	}
 }

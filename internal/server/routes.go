@@ -14,8 +14,6 @@ import (
 func (s *server) routes(r chi.Router) {
 	// Every request: request id, access log, metrics, panic recovery.
 	r.Use(s.observe)
-	// With replicas: which one answered (Canaryd-Replica).
-	r.Use(s.nameReplica)
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 
@@ -38,13 +36,12 @@ func (s *server) routes(r chi.Router) {
 	// The API: behind --auth-token-file when it is set.
 	v1 := r.With(requireToken(s.tokens))
 	v1.Method(http.MethodPost, "/v1/analyses", handleCreateAnalysis(s.log, s.analyses, s.in.document(queryParams{wait: true, webhook: true}), s.heartbeat))
-	// An analysis is held by the replica that started it: the list asks
-	// every replica, and a request for one goes to the replica its id
-	// names (replicas.go).
-	v1.Method(http.MethodGet, "/v1/analyses", s.acrossReplicas(handleListAnalyses(s.analyses)))
+	// With a store, every replica answers for every analysis from it
+	// (stored.go); with memory:, for those it holds.
+	v1.Method(http.MethodGet, "/v1/analyses", handleListAnalyses(s.analyses))
 	// Accept: text/html answers the analysis' HTML report (report.go).
-	v1.Method(http.MethodGet, "/v1/analyses/{id}", s.atOwner(handleAnalysisReport(s.analyses, handleGetAnalysis(s.analyses, s.heartbeat))))
-	v1.Method(http.MethodDelete, "/v1/analyses/{id}", s.atOwner(handleDeleteAnalysis(s.log, s.analyses)))
+	v1.Method(http.MethodGet, "/v1/analyses/{id}", handleAnalysisReport(s.analyses, handleGetAnalysis(s.analyses, s.heartbeat)))
+	v1.Method(http.MethodDelete, "/v1/analyses/{id}", handleDeleteAnalysis(s.log, s.analyses))
 	// A document checked as it would be run, its problems at their lines
 	// (validate.go).
 	v1.Method(http.MethodPost, "/v1/validate", handleValidate(s.in))
