@@ -66,7 +66,7 @@ func storeSettings() []setting {
 			value: func(c *Config) any { return store.RedactURL(c.storeURL()) }},
 		withNone(pathSetting(groupStore, "store-secret-key-file", "file holding the key that seals the secrets a postgres store keeps (argument values, webhook URLs with credentials, posted documents) with AES-256-GCM: 32 bytes as 64 hex digits (openssl rand -hex 32) or base64; give every replica the same file",
 			func(c *Config) *string { return &c.StoreSecretKeyFile }), "none: on a postgres store, analyses with secrets are refused"),
-		positive(durationSetting(groupStore, "store-lease", "with a postgres store, how long a replica holds an analysis without renewing its lease (it renews every third of it): the analyses of a replica that died are taken over by another after at most this long; every replica's clock must agree to well within it",
+		positive(durationSetting(groupStore, "store-lease", "with a postgres store, how long a replica holds an analysis without renewing its lease (it renews every third of it): the analyses of a replica that died are taken over by another after at most this long and a second; every replica's clock must agree to well within it",
 			func(c *Config) *time.Duration { return &c.StoreLease })),
 	}
 }
