@@ -31,8 +31,7 @@ type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error
 type TransportOptions struct {
 	// MaxConnsPerHost caps the connections (dialling, active and idle) to
 	// one scheme, host and port; a request beyond it waits for one within
-	// its deadline. Zero leaves them to a bound of the caller's own (the
-	// replicas' forwards are as many as the requests the server admits).
+	// its deadline. Zero leaves them to a bound of the caller's own.
 	MaxConnsPerHost int
 	// MaxIdleConnsPerHost is how many of them stay open unused;
 	// MaxConnsPerHost when zero (or net/http's 2 when that is zero too).
