@@ -293,6 +293,14 @@
     }
   }
 
+  // progress says how far an analysis without a message has come.
+  function progress(a) {
+    const results = a.metricResults || [];
+    const n = results.reduce((sum, r) => sum + (r.count || 0) + (r.error || 0), 0);
+    if (a.phase === 'Running') return n + (n === 1 ? ' measurement' : ' measurements') + ' so far';
+    return '';
+  }
+
   function listTable(list, query) {
     const items = list.analyses || [];
     const now = Date.now();
@@ -305,7 +313,7 @@
         el('td', { 'data-label': 'Arguments' }, el('code', null, argsText(a.args))),
         el('td', { 'data-label': 'Started' }, fmtTime(a.startedAt)),
         el('td', { 'data-label': 'Duration' }, fmtDuration(ended - started)),
-        el('td', { 'data-label': 'Reason', class: 'reason-cell' }, a.message || ''));
+        el('td', { 'data-label': 'Reason', class: 'reason-cell' }, a.message || progress(a)));
     });
     const out = el('div', null);
     if (!rows.length) {
