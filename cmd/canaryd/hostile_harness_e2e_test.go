@@ -43,9 +43,9 @@ const (
 	// that the process keeps answering.
 	healthDeadline = 2 * time.Second
 	// goMemLimit is the GOMEMLIMIT the process runs with: the one the
-	// shipped Deployment sets (deploy/kustomize), a tenth below its
+	// shipped Deployment sets (deploy/kustomize), about 80% of its
 	// container's memory limit, which hostileRSSBound is.
-	goMemLimit = "230MiB"
+	goMemLimit = "200MiB"
 	// healthEvery is how often /healthz is asked, and VmRSS read.
 	healthEvery = 100 * time.Millisecond
 )
