@@ -47,6 +47,10 @@ type Config struct {
 	// authentication.oauth2.tokenUrl may name (a trailing "/" allows every
 	// URL under it). None means OAuth2 is refused.
 	PrometheusOAuth2TokenURLs []string
+	// PrometheusExternalURL is the default datasource's address as a
+	// person's browser reaches it, for the links of the HTML report and
+	// the page; "" for none.
+	PrometheusExternalURL string
 	// Templates is the directory of named templates; "" for none.
 	Templates string
 	// TemplatesPollInterval is how often the templates directory is
@@ -357,6 +361,13 @@ func (c *Config) validate() []string {
 	for i, u := range c.PrometheusOAuth2TokenURLs {
 		if err := checkURL(u); err != nil {
 			add("--prometheus-oauth2-token-url[%d]: %v", i, err)
+		}
+	}
+	if u := c.PrometheusExternalURL; u != "" {
+		if err := checkURL(u); err != nil {
+			add("--prometheus-external-url: %v", err)
+		} else if p, _ := url.Parse(u); p.User != nil || p.RawQuery != "" || p.Fragment != "" {
+			add("--prometheus-external-url: must have no userinfo, query or fragment: it is shown to every reader of a report")
 		}
 	}
 

@@ -350,6 +350,8 @@ func settings() []setting {
 				return strings.Join(urls, ", ")
 			}},
 		tokenURLs,
+		stringSetting(groupPrometheus, "prometheus-external-url", "the default Prometheus (the first datasource) as a person's browser reaches it, e.g. https://prometheus.example.com: the HTML report and the page link each metric that queries it to its graph there, and their curl names it; none means no link for those metrics (the address canaryd queries is never shown)",
+			func(c *Config) *string { return &c.PrometheusExternalURL }),
 		listSetting(groupWeb, "web-allow", "URL prefix that a web metric's url, and each redirect it follows, may start with (repeatable; the prefix rules of webhook-allow); none means web metrics are refused",
 			func(c *Config) *[]string { return &c.WebAllow }),
 		pathSetting(groupTemplates, "templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",

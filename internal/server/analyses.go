@@ -101,6 +101,10 @@ type AnalysesOptions struct {
 	// LeaseTTL is the store's lease length (store.Options.LeaseTTL): the
 	// leases are renewed every third of it. store.DefaultLeaseTTL when 0.
 	LeaseTTL time.Duration
+	// PrometheusExternalURL is the default datasource's address as a
+	// person's browser reaches it: the HTML reports link the metrics that
+	// query it to its graph there. None when "".
+	PrometheusExternalURL string
 }
 
 // DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0

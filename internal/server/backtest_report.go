@@ -16,7 +16,7 @@ import (
 // Prometheus metric's query drawn over that analysis' window
 // (report.FetchSeries, bounded as for GET /v1/analyses/{id}). It costs
 // what the report of one analysis costs, once.
-func writeBacktestReport(ctx context.Context, w http.ResponseWriter, results []analysis.BacktestResult, req *specRequest) {
+func writeBacktestReport(ctx context.Context, w http.ResponseWriter, results []analysis.BacktestResult, req *specRequest, sources map[string]report.Source) {
 	metrics := req.compiled.Plan.Metrics
 	var r *report.Report
 	if req.window.every > 0 {
@@ -24,7 +24,7 @@ func writeBacktestReport(ctx context.Context, w http.ResponseWriter, results []a
 	} else {
 		r = report.New(results[0].Analysis, metrics)
 	}
-	r.Sources = reportSources(req.compiled.Spec, req.compiled.Args)
+	r.Sources = sources
 	r.FetchSeries(ctx)
 	var buf bytes.Buffer
 	if err := r.HTML(&buf); err != nil {

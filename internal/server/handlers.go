@@ -83,7 +83,7 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.ResponseWriter, r *http.Request) (*Run, bool) {
 	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
 		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && holdsCredentials(req.compiled.Spec),
-		Sources: reportSources(req.compiled.Spec, req.compiled.Args)})
+		Sources: analyses.reportSources(req.compiled.Spec, req.compiled.Args)})
 	if p, ok := storedProblem(err); ok {
 		writeProblem(w, r, p)
 		return nil, false

@@ -133,6 +133,8 @@ type options struct {
 	// leaseTTL; memory alone when nil.
 	store    store.Store
 	leaseTTL time.Duration
+	// prometheusExternalURL is AnalysesOptions.PrometheusExternalURL.
+	prometheusExternalURL string
 }
 
 // testServer is the API on a real loopback listener (streams and hang-ups
@@ -204,23 +206,24 @@ func start(t *testing.T, o options) *testServer {
 		t.Fatalf("webhook.New: %v", err)
 	}
 	analyses, err := server.NewAnalyses(server.AnalysesOptions{
-		Logger:             log,
-		Registerer:         reg,
-		Clock:              o.clock,
-		MaxRunning:         o.maxRunning,
-		MaxFinished:        o.maxFinished,
-		Retention:          o.retention,
-		ErrorRetryInterval: 50 * time.Millisecond,
-		MaxDuration:        o.maxDuration,
-		Webhooks:           hooks,
-		MaxBacktests:       o.maxBacktests,
-		MaxStreams:         o.maxStreams,
-		MaxRounds:          o.maxRounds,
-		MaxRetainedBytes:   o.maxRetainedBytes,
-		MinRetention:       o.minRetention,
-		StreamBuffer:       o.streamBuffer,
-		Store:              o.store,
-		LeaseTTL:           o.leaseTTL,
+		Logger:                log,
+		Registerer:            reg,
+		Clock:                 o.clock,
+		MaxRunning:            o.maxRunning,
+		MaxFinished:           o.maxFinished,
+		Retention:             o.retention,
+		ErrorRetryInterval:    50 * time.Millisecond,
+		MaxDuration:           o.maxDuration,
+		Webhooks:              hooks,
+		MaxBacktests:          o.maxBacktests,
+		MaxStreams:            o.maxStreams,
+		MaxRounds:             o.maxRounds,
+		MaxRetainedBytes:      o.maxRetainedBytes,
+		MinRetention:          o.minRetention,
+		StreamBuffer:          o.streamBuffer,
+		Store:                 o.store,
+		LeaseTTL:              o.leaseTTL,
+		PrometheusExternalURL: o.prometheusExternalURL,
 	})
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)

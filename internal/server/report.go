@@ -108,7 +108,7 @@ func (a *Analyses) storedPlan(st *store.Analysis) (*analysis.Plan, map[string]re
 	if err != nil {
 		return nil, nil
 	}
-	return compiled.Plan, reportSources(compiled.Spec, compiled.Args)
+	return compiled.Plan, a.reportSources(compiled.Spec, compiled.Args)
 }
 
 // writeHTMLReport answers with the analysis as one self-contained HTML file
@@ -155,8 +155,15 @@ func writeHTMLReport(ctx context.Context, w http.ResponseWriter, a api.Analysis,
 // shows them (report.SourcesOf): a metric that names its Prometheus'
 // address (an allowed datasource's) links to that Prometheus' graph; one
 // that names none queries the default datasource, whose address the report
-// does not give (no link, and a curl that reads $PROMETHEUS_URL). args are
-// the values the spec was resolved with: secret ones are kept out.
-func reportSources(s *spec.Spec, args map[string]string) map[string]report.Source {
-	return report.SourcesOf(s, args, redact.URLString)
+// does not give: it links to --prometheus-external-url's graph when that
+// is set, and otherwise has no link and a curl that reads $PROMETHEUS_URL.
+// args are the values the spec was resolved with: secret ones are kept
+// out.
+func (a *Analyses) reportSources(s *spec.Spec, args map[string]string) map[string]report.Source {
+	return report.SourcesOf(s, args, func(address string) string {
+		if address == "" {
+			return a.opts.PrometheusExternalURL
+		}
+		return redact.URLString(address)
+	})
 }

@@ -102,18 +102,40 @@ func TestGetAnalysisHTML(t *testing.T) {
 
 // TestGetAnalysisHTMLDefaultDatasource checks the report of a metric that
 // names no address: the default datasource's URL is not shown, so there is
-// no graph link and the curl reads $PROMETHEUS_URL.
+// no graph link and the curl reads $PROMETHEUS_URL; with
+// PrometheusExternalURL (--prometheus-external-url) the graph link and the
+// curl name that address, and still not the one queried.
 func TestGetAnalysisHTMLDefaultDatasource(t *testing.T) {
 	prom := promtest.Start(t)
-	s := start(t, options{prometheus: []string{prom.URL}})
-	a := s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-good", yamlType, seed(t)).analysis(t)
-	r := s.do(http.MethodGet, "/v1/analyses/"+a.ID, "", "", "Accept", "text/html")
-	text := html.UnescapeString(string(r.body))
-	if r.status != http.StatusOK || !strings.Contains(text, "Successful: its one metric passed") {
-		t.Fatalf("%d:\n%s", r.status, r.body)
-	}
-	if strings.Contains(text, "/graph?") || !strings.Contains(text, `curl -sG "$PROMETHEUS_URL/api/v1/query"`) {
-		t.Error("the report of a metric on the default datasource links to a graph or names no $PROMETHEUS_URL")
+	const external = "https://prometheus.example.com"
+	for _, o := range []options{{prometheus: []string{prom.URL}}, {prometheus: []string{prom.URL}, prometheusExternalURL: external}} {
+		s := start(t, o)
+		a := s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-good", yamlType, seed(t)).analysis(t)
+		for _, path := range []string{"/v1/analyses/" + a.ID, "/v1/backtests?start=-30m&end=-10m&arg.namespace=echo-good"} {
+			var r response
+			if strings.HasPrefix(path, "/v1/backtests") {
+				r = s.do(http.MethodPost, path, yamlType, seed(t), "Accept", "text/html")
+			} else {
+				r = s.do(http.MethodGet, path, "", "", "Accept", "text/html")
+			}
+			text := html.UnescapeString(string(r.body))
+			if r.status != http.StatusOK || !strings.Contains(text, "Successful: its one metric passed") {
+				t.Fatalf("%s: %d:\n%s", path, r.status, r.body)
+			}
+			if strings.Contains(text, prom.URL) {
+				t.Errorf("%s: the report shows the address canaryd queries, %s", path, prom.URL)
+			}
+			switch o.prometheusExternalURL {
+			case "":
+				if strings.Contains(text, "/graph?") || !strings.Contains(text, `curl -sG "$PROMETHEUS_URL/api/v1/query"`) {
+					t.Errorf("%s: the report of a metric on the default datasource links to a graph or names no $PROMETHEUS_URL", path)
+				}
+			default:
+				if !strings.Contains(text, `href="`+external+`/graph?`) || !strings.Contains(text, "curl -sG '"+external+"/api/v1/query'") {
+					t.Errorf("%s: with an external URL, no graph link or curl to it:\n%s", path, text)
+				}
+			}
+		}
 	}
 }
 
