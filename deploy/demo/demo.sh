@@ -63,12 +63,13 @@ echo "Prometheus is up at $prom"
 
 say "Starting canaryd serve"
 api_port="$(free_port 18080)"
-"$canaryd" serve --listen "127.0.0.1:$api_port" --prometheus-url "$prom" --templates "$root/testdata/templates" \
+"$canaryd" serve --listen "127.0.0.1:$api_port" --prometheus-url "$prom" --prometheus-external-url "$prom" \
+	--templates "$root/testdata/templates" \
 	>"$work/canaryd.log" 2>&1 &
 pids+=($!)
 api="http://127.0.0.1:$api_port"
 wait_for "$api/readyz"
-echo "canaryd is up at $api (logs: .demo/canaryd.log)"
+echo "canaryd is up at $api (logs: .demo/canaryd.log); its page: $api/ui/"
 
 say "The template: the seed's success-rate, its namespace an argument"
 sed -n '/^apiVersion/,$p' "$template"
@@ -126,13 +127,17 @@ curl -sS -X POST "$api/v1/templates/success-rate/backtests?arg.namespace=echo-in
 caught_http="$(grep -o '"phase":"Failed"' "$work/backtest-http.json" | wc -l)"
 echo "analyses that would have failed: $caught_http (full answer: .demo/backtest-http.json)"
 
+say "The page: every analysis above, live, with its charts and why it passed or failed"
+page="$(curl -sS -o /dev/null -w '%{http_code}' "$api/ui/")"
+echo "open $api/ui/ (GET /ui/: $page)"
+
 if [ "${DEMO_KEEP:-}" = 1 ]; then
-	say "Still running: Prometheus $prom, canaryd $api. Ctrl-C stops both."
+	say "Still running: Prometheus $prom, canaryd $api (the page: $api/ui/). Ctrl-C stops both."
 	wait
 fi
 
-if [ "$good" != Successful ] || [ "$bad" != Failed ] || [ "$caught" -lt 1 ] || [ "$caught_http" -lt 1 ]; then
-	echo "demo: expected echo-good Successful, echo-bad Failed and the incident caught by both backtests" >&2
+if [ "$good" != Successful ] || [ "$bad" != Failed ] || [ "$caught" -lt 1 ] || [ "$caught_http" -lt 1 ] || [ "$page" != 200 ]; then
+	echo "demo: expected echo-good Successful, echo-bad Failed, the incident caught by both backtests and the page served" >&2
 	exit 1
 fi
 say "Demo passed"
