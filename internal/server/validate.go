@@ -43,9 +43,12 @@ func handleValidate(in *inputReader) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		req, p := in.read(w, r, queryParams{})
 		if p != nil {
-			for i := range p.Errors {
-				if ptr := p.Errors[i].Pointer; ptr != nil {
-					p.Errors[i].Line = bodyLine(body, *ptr)
+			// The body is parsed once, whatever the number of errors.
+			if root := bodyRoot(body); root != nil {
+				for i := range p.Errors {
+					if ptr := p.Errors[i].Pointer; ptr != nil {
+						p.Errors[i].Line = bodyLine(root, *ptr)
+					}
 				}
 			}
 			writeProblem(w, r, *p)
@@ -81,16 +84,22 @@ func describe(req *specRequest) string {
 	return strconv.Itoa(n) + " " + noun + ": " + strings.Join(parts, ", ") + "."
 }
 
-// bodyLine is the line of body (JSON or YAML) that an RFC 6901 pointer
-// names: the line of the key of a mapping's entry, of a sequence's item,
-// or, for a field left out, of the deepest part of the path that is
-// there. 0 when the body does not parse (its problem is on the body).
-func bodyLine(body []byte, pointer string) int {
+// bodyRoot is the node tree of body (JSON or YAML), aliases unexpanded;
+// nil when it does not parse (its problem is on the body).
+func bodyRoot(body []byte) *yaml.Node {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(body, &doc); err != nil || len(doc.Content) == 0 {
-		return 0
+		return nil
 	}
-	node := doc.Content[0]
+	return doc.Content[0]
+}
+
+// bodyLine is the line of the document whose tree is root that an RFC
+// 6901 pointer names: the line of the key of a mapping's entry, of a
+// sequence's item, or, for a field left out, of the deepest part of the
+// path that is there.
+func bodyLine(root *yaml.Node, pointer string) int {
+	node := root
 	line := node.Line
 	if pointer == "" {
 		return line
