@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 
@@ -25,21 +24,5 @@ func writeBacktestReport(ctx context.Context, w http.ResponseWriter, results []a
 		r = report.New(results[0].Analysis, metrics)
 	}
 	r.Sources = sources
-	r.FetchSeries(ctx)
-	var buf bytes.Buffer
-	if err := r.HTML(&buf); err != nil {
-		// html/template fails only on a template bug: the JSON still
-		// answers.
-		writeJSON(w, http.StatusOK, results[0].Analysis)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", htmlContentType+"; charset=utf-8")
-	h.Set("Content-Security-Policy", report.ContentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Add("Vary", "Accept")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
+	answerReport(ctx, w, r, results[0].Analysis)
 }

@@ -132,12 +132,18 @@ func writeHTMLReport(ctx context.Context, w http.ResponseWriter, a api.Analysis,
 		r = report.NewFromAnalysis(a)
 	}
 	r.Sources = sources
+	answerReport(ctx, w, r, a)
+}
+
+// answerReport answers with the report r as one self-contained HTML file,
+// the query's series fetched first (report.FetchSeries, within its
+// bounds), or, should the template fail (a bug of its own), with the JSON
+// of fallback.
+func answerReport(ctx context.Context, w http.ResponseWriter, r *report.Report, fallback api.Analysis) {
 	r.FetchSeries(ctx)
 	var buf bytes.Buffer
 	if err := r.HTML(&buf); err != nil {
-		// html/template fails only on a template bug: the JSON still
-		// answers.
-		writeJSON(w, http.StatusOK, a)
+		writeJSON(w, http.StatusOK, fallback)
 		return
 	}
 	h := w.Header()
