@@ -106,12 +106,7 @@ func TestBacktestReport(t *testing.T) {
 	if reason := b.Text("#reason"); !strings.Contains(reason, "would have failed, first the one started") {
 		t.Errorf("the reason does not say when it first fired: %q", reason)
 	}
-	if out := browsertest.Outside(b.Requests()); len(out) > 0 {
-		t.Errorf("the report made requests: %q", out)
-	}
-	if errs := b.Errors(); len(errs) > 0 {
-		t.Errorf("console errors: %q", errs)
-	}
+	b.CheckSelfContained()
 	b.Screenshot("report-backtest.png")
 }
 

@@ -95,11 +95,6 @@ func TestReportInBrowser(t *testing.T) {
 	if got := b.Text(`section[data-metric="success-rate"] pre.curl`); !strings.Contains(got, prom.URL+"/api/v1/query") {
 		t.Errorf("the curl does not query the Prometheus: %q", got)
 	}
-	if out := browsertest.Outside(b.Requests()); len(out) > 0 {
-		t.Errorf("the report made requests: %q", out)
-	}
-	if errs := b.Errors(); len(errs) > 0 {
-		t.Errorf("console errors: %q", errs)
-	}
+	b.CheckSelfContained()
 	b.Screenshot("report-run.png")
 }

@@ -217,6 +217,20 @@ func (b *Browser) Errors() []string {
 	return slices.Clone(b.errors)
 }
 
+// CheckSelfContained fails the test if the page made a request that is
+// not for a file://, data: or about: URL (Outside), or logged a console
+// error or an uncaught exception: what a self-contained report must
+// never do.
+func (b *Browser) CheckSelfContained() {
+	b.t.Helper()
+	if out := Outside(b.Requests()); len(out) > 0 {
+		b.t.Errorf("the page made requests: %q", out)
+	}
+	if errs := b.Errors(); len(errs) > 0 {
+		b.t.Errorf("console errors: %q", errs)
+	}
+}
+
 // Eval evaluates a JavaScript expression in the page (the test's probe;
 // the page itself need run none) into out.
 func (b *Browser) Eval(expression string, out any) {

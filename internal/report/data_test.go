@@ -232,12 +232,7 @@ func TestReportDataInBrowser(t *testing.T) {
 	if caption := b.Text(sel + " .judge-caption"); !regexp.MustCompile(`classified High; p = \S+; shift canary − baseline \+\S+ \(Hodges-Lehmann\), 98% interval \+\S+ to \+\S+`).MatchString(caption) {
 		t.Errorf("the judge's caption %q", caption)
 	}
-	if out := browsertest.Outside(b.Requests()); len(out) > 0 {
-		t.Errorf("the report made requests: %q", out)
-	}
-	if errs := b.Errors(); len(errs) > 0 {
-		t.Errorf("console errors: %q", errs)
-	}
+	b.CheckSelfContained()
 	b.Screenshot("report-data.png")
 }
 
