@@ -14,6 +14,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -135,10 +136,12 @@ func specView(s *spec.Spec) map[string]any {
 	for _, m := range list(tree["metrics"]) {
 		metric, _ := m.(map[string]any)
 		provider, _ := metric["provider"].(map[string]any)
-		// The judge's connection fields are the Prometheus provider's.
-		for _, name := range []string{"prometheus", "judge"} {
-			if prom, ok := provider[name].(map[string]any); ok {
-				maskConnection(prom)
+		// Argo's providers name their connection fields alike (address or
+		// url, headers as key and value, authentication), whichever the
+		// provider.
+		for _, config := range provider {
+			if c, ok := config.(map[string]any); ok {
+				maskConnection(c)
 			}
 		}
 	}
@@ -148,19 +151,21 @@ func specView(s *spec.Spec) map[string]any {
 
 // maskConnection masks the credentials of a provider's connection fields:
 // header values that look like credentials, passwords, client secrets, and
-// the userinfo of the address.
-func maskConnection(prom map[string]any) {
-	if address, ok := prom["address"].(string); ok {
-		prom["address"] = userinfo.ReplaceAllString(address, "${1}"+masked+"@")
+// the userinfo of the address or URL.
+func maskConnection(config map[string]any) {
+	for _, key := range []string{"address", "url"} {
+		if address, ok := config[key].(string); ok {
+			config[key] = userinfo.ReplaceAllString(address, "${1}"+masked+"@")
+		}
 	}
-	for _, h := range list(prom["headers"]) {
+	for _, h := range list(config["headers"]) {
 		if header, ok := h.(map[string]any); ok {
-			if key, _ := header["key"].(string); compile.IsSecretArg(key) && header["value"] != "" {
+			if key, _ := header["key"].(string); redact.IsCredentialHeader(key) && header["value"] != "" {
 				header["value"] = masked
 			}
 		}
 	}
-	auth, _ := prom["authentication"].(map[string]any)
+	auth, _ := config["authentication"].(map[string]any)
 	for _, path := range [][2]string{{"basicAuth", "password"}, {"oauth2", "clientSecret"}} {
 		if cfg, ok := auth[path[0]].(map[string]any); ok && cfg[path[1]] != nil {
 			cfg[path[1]] = masked

@@ -71,6 +71,13 @@ spec:
             - {key: X-Scope-OrgID, value: tenant-1}
           authentication:
             basicAuth: {username: u, password: pa55}
+    - name: w
+      provider:
+        web:
+          url: https://status.example.com/ok
+          headers:
+            - {key: X-Api-Key, value: w3bkey}
+            - {key: Accept, value: application/json}
 `
 	brokenTemplate = `apiVersion: argoproj.io/v1alpha1
 kind: AnalysisTemplate
@@ -131,13 +138,14 @@ func keys(t *testing.T, data []byte) map[string]any {
 func TestTemplates(t *testing.T) {
 	prom := promtest.Start(t)
 	urls := []string{prom.URL}
+	webAllow := []string{"https://status.example.com/"}
 	dir := templatesDir(t, map[string]string{
 		"forever.yaml": foreverTemplate, "flagger.yaml": flaggerTemplate,
 		"secrets.yaml": secretTemplate, "broken.yaml": brokenTemplate,
 	})
 
 	t.Run("list", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		var list server.TemplateList
 		mustJSON(t, s.do(http.MethodGet, "/v1/templates", "", "").body, &list)
 		var got []string
@@ -172,7 +180,7 @@ func TestTemplates(t *testing.T) {
 	})
 
 	t.Run("get", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		resp := s.do(http.MethodGet, "/v1/templates/success-rate", "", "")
 		if resp.status != http.StatusOK {
 			t.Fatalf("status %d: %s", resp.status, resp.body)
@@ -195,12 +203,12 @@ func TestTemplates(t *testing.T) {
 		}
 
 		body := string(s.do(http.MethodGet, "/v1/templates/with-secrets", "", "").body)
-		for _, secret := range []string{"hunter2", "s3cret", "pa55"} {
+		for _, secret := range []string{"hunter2", "s3cret", "pa55", "w3bkey"} {
 			if strings.Contains(body, secret) {
 				t.Errorf("GET /v1/templates/with-secrets shows %q: %s", secret, body)
 			}
 		}
-		for _, shown := range []string{"tenant-1", `"username":"u"`, `"value":"echo"`} {
+		for _, shown := range []string{"tenant-1", `"username":"u"`, `"value":"echo"`, `"value":"application/json"`} {
 			if !strings.Contains(body, shown) {
 				t.Errorf("GET /v1/templates/with-secrets lacks %s: %s", shown, body)
 			}
@@ -226,7 +234,7 @@ func TestTemplates(t *testing.T) {
 	})
 
 	t.Run("analyses", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		for _, tc := range []struct {
 			name, path, contentType, body, accept string
 			status                                int
@@ -281,7 +289,7 @@ func TestTemplates(t *testing.T) {
 	// Spinnaker's webhook stage: POST, then poll the Location, as it is
 	// (Orca refuses a relative one), for $.phase until it is not Running.
 	t.Run("spinnaker", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		resp := s.do(http.MethodPost, "/v1/templates/success-rate/analyses", jsonType, `{"args": {"namespace": "echo-good"}}`)
 		location, err := url.Parse(resp.header.Get("Location"))
 		if resp.status != http.StatusAccepted || err != nil || !location.IsAbs() || location.Host != strings.TrimPrefix(s.url, "http://") {
@@ -305,7 +313,7 @@ func TestTemplates(t *testing.T) {
 	})
 
 	t.Run("evaluate", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		for _, tc := range []struct {
 			name, path, contentType, body string
 			want                          api.Phase
@@ -337,7 +345,7 @@ func TestTemplates(t *testing.T) {
 	// Argo's web provider reads one value with a jsonPath; a key that is
 	// absent is an Error measurement, so every key must be there.
 	t.Run("evaluate answers every key", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		for _, path := range []string{"/v1/templates/success-rate/evaluate?arg.namespace=echo-good", "/v1/evaluate?arg.namespace=echo-good"} {
 			body := ""
 			if path == "/v1/evaluate?arg.namespace=echo-good" {
@@ -370,7 +378,7 @@ func TestTemplates(t *testing.T) {
 	})
 
 	t.Run("gates", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		for _, tc := range []struct {
 			name, path, contentType, body string
 			status                        int
@@ -406,7 +414,7 @@ func TestTemplates(t *testing.T) {
 	// namespace become arguments where the template declares them, the
 	// metadata entries always (the template must declare them).
 	t.Run("flagger", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		payload := func(namespace, metadata string) string {
 			return fmt.Sprintf(`{"name": "podinfo", "namespace": %q, "phase": "Progressing", "checksum": "85d557f47b", "metadata": %s}`, namespace, metadata)
 		}
@@ -440,7 +448,7 @@ func TestTemplates(t *testing.T) {
 	})
 
 	t.Run("gate hang-up terminates", func(t *testing.T) {
-		s := start(t, options{prometheus: urls, templates: dir})
+		s := start(t, options{prometheus: urls, templates: dir, webAllow: webAllow})
 		ctx, cancel := context.WithCancel(context.Background())
 		req := s.request(ctx, http.MethodPost, "/v1/gates/forever", "", "")
 		done := make(chan struct{})
