@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 
 	"github.com/canaryd/canaryd/internal/proctest"
 )
@@ -86,9 +87,22 @@ var shared struct {
 	err     error
 }
 
+// VerifyTestMain runs the tests of a package that uses Shared, stops the
+// shared cluster after them, and, when they passed, fails the run if a
+// goroutine is left (goleak, with opts); then it exits, through
+// goleak.Cleanup's function when opts has one. Call it from TestMain.
+func VerifyTestMain(m *testing.M, opts ...goleak.Option) {
+	goleak.VerifyTestMain(mainRunner{m}, opts...)
+}
+
+// mainRunner runs the tests through Main, for goleak.VerifyTestMain.
+type mainRunner struct{ m *testing.M }
+
+func (r mainRunner) Run() int { return Main(r.m) }
+
 // Main runs the tests of a package that uses Shared and stops the shared
-// cluster after them. Call it from TestMain: os.Exit(pgtest.Main(m)), or
-// with goleak's check on its result.
+// cluster after them, and returns their exit code. VerifyTestMain calls it
+// and checks for leaked goroutines after it.
 func Main(m *testing.M) int {
 	shared.mu.Lock()
 	shared.main = true

@@ -8,20 +8,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.uber.org/goleak"
 
 	"github.com/canaryd/canaryd/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
-	code := pgtest.Main(m)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	pgtest.VerifyTestMain(m)
 }
 
 func connect(t *testing.T, url string) *pgx.Conn {

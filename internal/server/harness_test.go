@@ -42,9 +42,11 @@ import (
 // end of every test (see start), so that nothing needs to be ignored.
 //
 // When the whole suite ran, it also checks that every response documented
-// by openapi.yaml was produced and checked against it at least once.
+// by openapi.yaml was produced and checked against it at least once. The
+// tests run with pgtest's shared cluster, which the tests of a store
+// (store_test.go) use; it is stopped after them.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(withPostgres{m}, goleak.Cleanup(func(code int) {
+	pgtest.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		if code == 0 && flag.Lookup("test.run").Value.String() == "" {
 			if missing := uncoveredResponses(); len(missing) > 0 {
 				fmt.Fprintf(os.Stderr, "responses documented in openapi.yaml that no test produced:\n  %s\n", strings.Join(missing, "\n  "))
@@ -54,12 +56,6 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}))
 }
-
-// withPostgres runs the tests with pgtest's shared cluster, which the
-// tests of a store (store_test.go) use, and stops it after them.
-type withPostgres struct{ m *testing.M }
-
-func (w withPostgres) Run() int { return pgtest.Main(w.m) }
 
 // uncoveredResponses lists the documented responses ("METHOD /path
 // status") that no test checked. Only a 500 may go unproduced, and only

@@ -2,11 +2,8 @@ package store_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
@@ -15,14 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	code := pgtest.Main(m)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
+	pgtest.VerifyTestMain(m)
 }
 
 // t0 is the fake clock's start in every test.
