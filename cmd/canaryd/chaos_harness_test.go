@@ -29,31 +29,6 @@ import (
 // phases the fixture data decide, and the control that tells each spec's
 // outcome undisturbed.
 
-var (
-	chaosBinOnce sync.Once
-	chaosBin     string
-	chaosBinErr  error
-	chaosBinOut  []byte
-)
-
-// chaosBinary builds canaryd once for tests and benchmarks alike.
-func chaosBinary(tb testing.TB) string {
-	tb.Helper()
-	chaosBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "canaryd-replicas-")
-		if err != nil {
-			chaosBinErr = err
-			return
-		}
-		chaosBin = filepath.Join(dir, "canaryd")
-		chaosBinOut, chaosBinErr = exec.Command("go", "build", "-o", chaosBin, ".").CombinedOutput()
-	})
-	if chaosBinErr != nil {
-		tb.Fatalf("go build: %v\n%s", chaosBinErr, chaosBinOut)
-	}
-	return chaosBin
-}
-
 // chaosLogDirEnv names a directory where each replica's whole log is
 // kept (NAME.log, appended to across its restarts), for a failure's
 // diagnosis; without it only the tail is kept.
@@ -140,7 +115,7 @@ func newChaosReplica(tb testing.TB, name string, args []string, env ...string) *
 func (r *chaosReplica) start(tb testing.TB) {
 	tb.Helper()
 	r.mu.Lock()
-	cmd := exec.Command(chaosBinary(tb), append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", r.port)}, r.args...)...)
+	cmd := exec.Command(binary(tb), append([]string{"serve", "--listen", fmt.Sprintf("127.0.0.1:%d", r.port)}, r.args...)...)
 	cmd.Env = append(append(os.Environ(), "CANARYD_LOG_LEVEL=info"), r.env...)
 	cmd.SysProcAttr = chaosProcAttr()
 	stderr, err := cmd.StderrPipe()

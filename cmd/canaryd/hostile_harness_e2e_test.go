@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/proctest"
 )
 
 // The bounds the hostile-input suite holds canaryd to. docs/security.md
@@ -50,13 +50,6 @@ const (
 	healthEvery = 100 * time.Millisecond
 )
 
-var (
-	staticOnce sync.Once
-	staticBin  string
-	staticErr  error
-	staticOut  []byte
-)
-
 // staticBinary builds canaryd as `make build` and the container image do
 // (CGO_ENABLED=0), once. The suite measures that binary: a cgo
 // build maps glibc's malloc arenas (64 MiB of address space each, up to
@@ -64,21 +57,7 @@ var (
 // say more about the threads glibc saw than about canaryd.
 func staticBinary(t *testing.T) string {
 	t.Helper()
-	staticOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "canaryd-hostile-")
-		if err != nil {
-			staticErr = err
-			return
-		}
-		staticBin = filepath.Join(dir, "canaryd")
-		cmd := exec.Command("go", "build", "-o", staticBin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		staticOut, staticErr = cmd.CombinedOutput()
-	})
-	if staticErr != nil {
-		t.Fatalf("go build: %v\n%s", staticErr, staticOut)
-	}
-	return staticBin
+	return proctest.Build(t, ".", "CGO_ENABLED=0")
 }
 
 // capped is one `canaryd serve` under the address-space cap, with a prober

@@ -13,32 +13,15 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/proctest"
 	"github.com/canaryd/canaryd/internal/promtest"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildOut  []byte
-)
-
-// binary builds canaryd once for the package's end-to-end tests.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "canaryd-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "canaryd")
-		buildOut, buildErr = exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("go build: %v\n%s", buildErr, buildOut)
-	}
-	return builtBin
+// binary builds canaryd once for the package's end-to-end tests and
+// benchmarks.
+func binary(tb testing.TB) string {
+	tb.Helper()
+	return proctest.Build(tb, ".")
 }
 
 // writeSpec writes a spec into the test's temporary directory.

@@ -8,13 +8,13 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/canaryd/canaryd/internal/proctest"
 	"github.com/canaryd/canaryd/internal/promtest"
 )
 
@@ -158,11 +158,7 @@ func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { retu
 // against prometheusURL, and returns its base URL.
 func startServe(tb testing.TB, prometheusURL string) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "canaryd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/canaryd").CombinedOutput(); err != nil {
-		tb.Fatalf("go build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--prometheus-url", prometheusURL)
+	cmd := exec.Command(proctest.Build(tb, "../../cmd/canaryd"), "serve", "--listen", "127.0.0.1:0", "--prometheus-url", prometheusURL)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)

@@ -1,7 +1,9 @@
 // Package proctest runs the child processes of tests: a real Prometheus
-// (internal/promtest), the canaryd binary (the nested test/ module). A
-// child gets a process group of its own, which Stop ends (SIGTERM, then
-// SIGKILL), and its output is kept for failure messages.
+// (internal/promtest), the canaryd binary (cmd/canaryd's end-to-end tests,
+// the nested test/ module), built once a test binary by Build. A child
+// gets a process group of its own, which Stop ends (SIGTERM, then
+// SIGKILL), and its output is kept for failure messages. FailureOf shows
+// what a helper fails its test with, for the tests of such helpers.
 //
 // What it must not do: leave a process running after its test. The test
 // stops each process in its cleanup, and on Linux the kernel kills the
@@ -15,9 +17,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -154,4 +161,97 @@ func FreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// builds holds Build's binaries, one per package and environment.
+var builds struct {
+	mu sync.Mutex
+	m  map[string]*build
+}
+
+// build is one package built once.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Build builds the main package pkg (a directory as `go build` takes it,
+// relative to the test's directory) with env added to the environment of
+// `go build` (e.g. CGO_ENABLED=0), once per test binary for each pkg and
+// env, and returns the binary's path. The binary is named after the
+// package's directory. A failed build fails tb, at every call.
+func Build(tb testing.TB, pkg string, env ...string) string {
+	tb.Helper()
+	key := strings.Join(append([]string{pkg}, env...), "\x00")
+	builds.mu.Lock()
+	if builds.m == nil {
+		builds.m = map[string]*build{}
+	}
+	b := builds.m[key]
+	if b == nil {
+		b = &build{}
+		builds.m[key] = b
+	}
+	builds.mu.Unlock()
+	b.once.Do(func() {
+		abs, err := filepath.Abs(pkg)
+		if err != nil {
+			b.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "proctest-build-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, filepath.Base(abs))
+		cmd := exec.Command("go", "build", "-o", b.path, ".")
+		cmd.Dir = abs // its own module's, even from another module's test
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
+
+// FailureOf runs f with a stand-in for tb and returns the message f fails
+// it with through Fatal or Fatalf, or "" when f returns without; whatever
+// else f does with it goes to tb. It is for testing what a helper fails a
+// test with (a missing binary, a package that does not build): a failure
+// the test can read, never a skip.
+func FailureOf(tb testing.TB, f func(testing.TB)) string {
+	tb.Helper()
+	r := &fatalRecorder{TB: tb}
+	done := make(chan struct{})
+	// Ends when f returns, or when Fatal or Fatalf stops it.
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	return r.msg
+}
+
+// fatalRecorder keeps the message of Fatal and Fatalf instead of failing
+// the test, and stops the goroutine as they do.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *fatalRecorder) Helper() {}
+
+func (r *fatalRecorder) Fatal(args ...any) {
+	r.msg = fmt.Sprint(args...)
+	runtime.Goexit()
+}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) {
+	r.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,5 +89,53 @@ func TestWaitReady(t *testing.T) {
 	}
 	if got := exits.Output.String(); got != "bye\n" {
 		t.Errorf("output %q, want %q", got, "bye\n")
+	}
+}
+
+// TestBuild: Build builds a main package once for each environment, the
+// binary named after its directory, and fails the test on a package that does not build.
+func TestBuild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hello")
+	write := func(name, content string) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module example.com/hello\n\ngo 1.22\n")
+	write("main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Print(\"hello\") }\n")
+
+	bin := Build(t, dir)
+	if filepath.Base(bin) != "hello" {
+		t.Errorf("binary %s, want it named hello", bin)
+	}
+	write("main.go", "package main\n\nfunc main() { not go }\n")
+	if again := Build(t, dir); again != bin {
+		t.Errorf("a second Build built again: %s, want %s", again, bin)
+	}
+	if out, err := exec.Command(bin).Output(); err != nil || string(out) != "hello" {
+		t.Errorf("the binary: %q, %v", out, err)
+	}
+
+	// Another environment is another build: of the broken source now.
+	fatal := FailureOf(t, func(tb testing.TB) { Build(tb, dir, "CGO_ENABLED=0") })
+	if !strings.Contains(fatal, "go build") || !strings.Contains(fatal, "not go") && !strings.Contains(fatal, "syntax error") {
+		t.Errorf("a broken package: fatal %q, want go build's error", fatal)
+	}
+}
+
+// TestFailureOf: the message a helper fails the test with, through Fatal
+// or Fatalf, and none from a helper that returns.
+func TestFailureOf(t *testing.T) {
+	if got := FailureOf(t, func(tb testing.TB) { tb.Fatalf("no %s", "prometheus"); t.Error("Fatalf returned") }); got != "no prometheus" {
+		t.Errorf("Fatalf: %q, want %q", got, "no prometheus")
+	}
+	if got := FailureOf(t, func(tb testing.TB) { tb.Fatal("no ", "go"); t.Error("Fatal returned") }); got != "no go" {
+		t.Errorf("Fatal: %q, want %q", got, "no go")
+	}
+	if got := FailureOf(t, func(testing.TB) {}); got != "" {
+		t.Errorf("a helper that returns: %q, want none", got)
 	}
 }

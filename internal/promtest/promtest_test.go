@@ -3,10 +3,8 @@ package promtest_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"math"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/canaryd/canaryd/internal/proctest"
 	"github.com/canaryd/canaryd/internal/promtest"
 )
 
@@ -199,33 +198,14 @@ func TestWriteFixture(t *testing.T) {
 	}
 }
 
-// fatalRecorder stands in for a test, to see what Start fails with.
-type fatalRecorder struct {
-	testing.TB
-	msg string
-}
-
-func (r *fatalRecorder) Helper() {}
-
-func (r *fatalRecorder) Fatalf(format string, args ...any) {
-	r.msg = fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-
 // TestMissingBinaries checks that a machine without Prometheus fails the
 // test with the install command, and does not skip it.
 func TestMissingBinaries(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	r := &fatalRecorder{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		promtest.Start(r)
-	}()
-	<-done
+	msg := proctest.FailureOf(t, func(tb testing.TB) { promtest.Start(tb) })
 	want := "promtest: prometheus not found on PATH"
-	if !strings.HasPrefix(r.msg, want) || !strings.HasSuffix(r.msg, "install it with: apt-get install -y prometheus") {
-		t.Errorf("Start without prometheus failed with %q, want %q … install it with: apt-get install -y prometheus", r.msg, want)
+	if !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, "install it with: apt-get install -y prometheus") {
+		t.Errorf("Start without prometheus failed with %q, want %q … install it with: apt-get install -y prometheus", msg, want)
 	}
 	if t.Skipped() {
 		t.Error("Start skipped the test")

@@ -1,42 +1,21 @@
 package harness
 
 import (
-	"fmt"
-	"runtime"
 	"testing"
 
+	"github.com/canaryd/canaryd/internal/proctest"
 	"github.com/canaryd/canaryd/internal/promtest"
 )
-
-// fatalRecorder stands in for a test, to see what a helper fails with.
-type fatalRecorder struct {
-	testing.TB
-	msg string
-}
-
-func (r *fatalRecorder) Helper() {}
-
-func (r *fatalRecorder) Fatalf(format string, args ...any) {
-	r.msg = fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
 
 // TestMissingGo checks that a machine without Go fails the test with where
 // to get it, and does not skip it.
 func TestMissingGo(t *testing.T) {
 	t.Setenv(BinaryEnv, "")
 	t.Setenv("PATH", t.TempDir())
-	r := &fatalRecorder{TB: t}
-	done := make(chan struct{})
-	// Ends when CanarydBinary fails, through runtime.Goexit.
-	go func() {
-		defer close(done)
-		CanarydBinary(r)
-	}()
-	<-done
+	msg := proctest.FailureOf(t, func(tb testing.TB) { CanarydBinary(tb) })
 	want := "harness: go not found on PATH; install Go from https://go.dev/dl/ or your distribution"
-	if r.msg != want {
-		t.Errorf("CanarydBinary failed with %q, want %q", r.msg, want)
+	if msg != want {
+		t.Errorf("CanarydBinary failed with %q, want %q", msg, want)
 	}
 	if t.Skipped() {
 		t.Error("CanarydBinary skipped the test")
