@@ -21,20 +21,10 @@ func TestBuildInfoMetric(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	logs := newServeLogs()
-	followed := make(chan struct{})
-	// Ends when pw is closed after run returns.
-	go func() { defer close(followed); logs.follow(t, pr) }()
 	getenv := func(k string) string {
 		return map[string]string{"CANARYD_LISTEN": "127.0.0.1:0", "CANARYD_PROMETHEUS_URL": "http://127.0.0.1:9"}[k]
 	}
-	exited := make(chan int, 1)
-	// Ends when ctx is cancelled.
-	go func() {
-		exited <- run(ctx, []string{"serve"}, getenv, strings.NewReader(""), io.Discard, pw)
-		pw.Close()
-	}()
+	logs, exited, followed := serveInProcess(t, ctx, nil, getenv)
 	base := "http://" + logs.waitAddress(t, exited)
 
 	resp, err := http.Get(base + "/metrics")

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"io"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -24,23 +22,11 @@ func TestServeExampleConfigs(t *testing.T) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			pr, pw := io.Pipe()
-			logs := newServeLogs()
-			followed := make(chan struct{})
-			// Ends when pw is closed after run returns.
-			go func() { defer close(followed); logs.follow(t, pr) }()
-			var stderr strings.Builder
-			exited := make(chan int, 1)
-			// Ends when ctx is cancelled and the drain is over.
-			go func() {
-				exited <- run(ctx, []string{"serve", "--config", file, "--listen", "127.0.0.1:0", "--shutdown-grace", "100ms"},
-					func(string) string { return "" }, strings.NewReader(""), io.Discard, io.MultiWriter(pw, &stderr))
-				pw.Close()
-			}()
+			logs, exited, followed := serveInProcess(t, ctx, []string{"--config", file, "--listen", "127.0.0.1:0", "--shutdown-grace", "100ms"},
+				func(string) string { return "" })
 			select {
 			case <-logs.addr:
 			case code := <-exited:
-				pw.Close()
 				<-followed
 				t.Fatalf("serve --config %s exited %d before listening:\n%s", file, code, logs.text())
 			case <-time.After(30 * time.Second):

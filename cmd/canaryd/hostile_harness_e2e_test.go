@@ -81,33 +81,11 @@ func startCapped(t *testing.T, args ...string) *capped {
 	script := fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, hostileAddressSpace>>10)
 	cmd := exec.Command("/bin/sh", append([]string{"-c", script, staticBinary(t), "serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+goMemLimit)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan int, 1)
-	logs := newServeLogs()
-	// Ends when the process exits and its stderr closes. A line too long
-	// for the scanner ends follow early; the rest is drained so that the
-	// process never blocks on a full pipe.
-	go func() {
-		logs.follow(t, stderr)
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait()
-		done <- cmd.ProcessState.ExitCode()
-	}()
-	c := &capped{t: t, cmd: cmd, pid: cmd.Process.Pid, logs: logs, exited: done}
-	t.Cleanup(func() {
-		c.probe.stop()
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	c.base = "http://" + logs.waitAddress(t, done)
+	logs, exited := followProcess(t, cmd)
+	c := &capped{t: t, cmd: cmd, pid: cmd.Process.Pid, logs: logs, exited: exited}
+	// Before followProcess' cleanup, which kills the process.
+	t.Cleanup(func() { c.probe.stop() })
+	c.base = "http://" + logs.waitAddress(t, exited)
 	if limit := c.status("Max address space", "/proc/%d/limits"); !strings.Contains(limit, strconv.Itoa(hostileAddressSpace)) {
 		t.Fatalf("the process runs without the address-space cap: %q", limit)
 	}

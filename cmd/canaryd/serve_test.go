@@ -152,11 +152,6 @@ func TestServeInProcess(t *testing.T) {
 	prom := promtest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	logs := newServeLogs()
-	followed := make(chan struct{})
-	// Ends when pw is closed after run returns.
-	go func() { defer close(followed); logs.follow(t, pr) }()
 	getenv := func(k string) string {
 		return map[string]string{
 			"CANARYD_LISTEN":         "127.0.0.1:0",
@@ -165,12 +160,7 @@ func TestServeInProcess(t *testing.T) {
 			"CANARYD_TEMPLATES":      "../../testdata/templates",
 		}[k]
 	}
-	exited := make(chan int, 1)
-	// Ends when ctx is cancelled and the drain is over.
-	go func() {
-		exited <- run(ctx, []string{"serve"}, getenv, strings.NewReader(""), io.Discard, pw)
-		pw.Close()
-	}()
+	logs, exited, followed := serveInProcess(t, ctx, nil, getenv)
 	base := "http://" + logs.waitAddress(t, exited)
 
 	status, a := postAnalysis(t, base, "?wait=true&arg.namespace=echo-bad", seedSpec(t))
@@ -272,6 +262,15 @@ func startProcess(t *testing.T, args []string, env ...string) (cmd *exec.Cmd, lo
 	t.Helper()
 	cmd = exec.Command(binary(t), args...)
 	cmd.Env = append(append(os.Environ(), "CANARYD_LOG_LEVEL=debug"), env...)
+	logs, exited = followProcess(t, cmd)
+	return cmd, logs, exited
+}
+
+// followProcess starts cmd, following its standard error as logs. The
+// process is killed at the end of the test if it is still running;
+// exited reports its exit code.
+func followProcess(t *testing.T, cmd *exec.Cmd) (logs *serveLogs, exited <-chan int) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -282,9 +281,11 @@ func startProcess(t *testing.T, args []string, env ...string) (cmd *exec.Cmd, lo
 	done := make(chan int, 1)
 	logs = newServeLogs()
 	// Ends when the process exits and its stderr closes; then reports the
-	// exit code.
+	// exit code. A line too long for the scanner ends follow early; the
+	// rest is drained so that the process never blocks on a full pipe.
 	go func() {
 		logs.follow(t, stderr)
+		_, _ = io.Copy(io.Discard, stderr)
 		_ = cmd.Wait()
 		done <- cmd.ProcessState.ExitCode()
 	}()
@@ -294,5 +295,26 @@ func startProcess(t *testing.T, args []string, env ...string) (cmd *exec.Cmd, lo
 			<-done
 		}
 	})
-	return cmd, logs, done
+	return logs, done
+}
+
+// serveInProcess runs `canaryd serve` with args through run, as main does,
+// with getenv as its environment, until ctx is cancelled, following its
+// logs. exited reports run's exit code; followed is closed once the logs
+// have been read to their end.
+func serveInProcess(t *testing.T, ctx context.Context, args []string, getenv func(string) string) (logs *serveLogs, exited <-chan int, followed <-chan struct{}) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	logs = newServeLogs()
+	read := make(chan struct{})
+	// Ends when pw is closed after run returns.
+	go func() { defer close(read); logs.follow(t, pr) }()
+	code := make(chan int, 1)
+	// Ends when ctx is cancelled and the drain is over.
+	go func() {
+		c := run(ctx, append([]string{"serve"}, args...), getenv, strings.NewReader(""), io.Discard, pw)
+		pw.Close()
+		code <- c
+	}()
+	return logs, code, read
 }

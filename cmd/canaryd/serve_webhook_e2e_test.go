@@ -202,6 +202,19 @@ func TestServeWebhookBadSecret(t *testing.T) {
 }
 
 // writeWebhookKey writes a raw key to a --webhook-secret-file.
+// answering starts a server on loopback that answers every request with
+// status, and counts them. It is closed at the end of the test.
+func answering(t *testing.T, status int) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n.Add(1)
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
 func writeWebhookKey(t *testing.T, key []byte) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "webhook-secret")
@@ -222,12 +235,7 @@ func TestServeWebhookBacklog(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	prom := promtest.Start(t)
-	var hits atomic.Int64
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer rc.Close()
+	rc, hits := answering(t, http.StatusServiceUnavailable)
 	hook := rc.URL + "/hooks"
 	_, base, logs, _ := startServe(t, "--prometheus-url", prom.URL, "--webhook-allow", hook,
 		"--max-webhook-backlog", "2", "--webhook-max-elapsed", "1m")
@@ -300,12 +308,7 @@ func TestServeWebhookIgnoresProxy(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	prom := promtest.Start(t)
-	var proxied atomic.Int64
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		proxied.Add(1)
-		w.WriteHeader(http.StatusBadGateway)
-	}))
-	defer proxy.Close()
+	proxy, proxied := answering(t, http.StatusBadGateway)
 	key := []byte("a key for the proxy test")
 
 	type destination struct {
