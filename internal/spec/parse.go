@@ -488,6 +488,37 @@ func (c *checker) argoExtensions(specObj map[string]any) {
 	}
 }
 
+// DecodeStrict decodes a provider's configuration, raw (its JSON, the
+// arguments substituted), into into, a pointer to the provider's type,
+// checking it as Parse checks a document: every unknown field, duplicate
+// key and value of the wrong type is a problem, each on its path under
+// path, the configuration's path relative to its metric
+// ("provider.prometheus.timeout"), with Parse's messages. A field of type
+// json.RawMessage is not looked into: its provider checks it. into is
+// filled only when there is no problem.
+func DecodeStrict(raw json.RawMessage, into any, path string) []api.FieldError {
+	t := reflect.TypeOf(into)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return []api.FieldError{{Field: path, Message: fmt.Sprintf("canaryd cannot decode into a %T", into)}}
+	}
+	root, dups, err := decodeJSON(raw)
+	if err != nil {
+		return []api.FieldError{{Field: path, Message: "invalid JSON: " + err.Error()}}
+	}
+	c := &checker{}
+	for _, d := range dups {
+		c.add(joinPath(path, d.Field), d.Message)
+	}
+	c.value(path, root, t.Elem())
+	if len(c.errs) > 0 {
+		return c.errs
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return []api.FieldError{{Field: path, Message: err.Error()}}
+	}
+	return nil
+}
+
 var (
 	intOrStringType = reflect.TypeFor[IntOrString]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()

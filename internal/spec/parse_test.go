@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
@@ -408,5 +410,33 @@ func TestParseDepthLimit(t *testing.T) {
 	doc, errs := Parse(deep)
 	if doc != nil || len(errs) != 1 || errs[0].Field != "body" {
 		t.Errorf("deeply nested input: got %v %v, want one body error", doc, errs)
+	}
+}
+
+// TestDecodeStrict checks a provider's configuration as Parse checks a
+// document: every unknown field, duplicate key and wrong type on its path.
+func TestDecodeStrict(t *testing.T) {
+	type conf struct {
+		Name    string             `json:"name"`
+		Timeout *int64             `json:"timeout,omitempty"`
+		List    []struct{ A bool } `json:"list,omitempty"`
+		Raw     json.RawMessage    `json:"raw,omitempty"`
+	}
+	var c conf
+	errs := DecodeStrict(json.RawMessage(`{"name": 1, "timeout": "x", "list": [{"A": 2}], "nope": true, "raw": [1]}`), &c, "provider.p")
+	want := []api.FieldError{
+		{Field: "provider.p.list[0].A", Message: "must be true or false, got a number"},
+		{Field: "provider.p.name", Message: "must be a string, got a number (quote the value in YAML)"},
+		{Field: "provider.p.nope", Message: unknownField},
+		{Field: "provider.p.timeout", Message: "must be an integer, got a string"},
+	}
+	if !slices.Equal(errs, want) || c.Name != "" {
+		t.Errorf("got %v (%+v), want %v", errs, c, want)
+	}
+	if errs := DecodeStrict(json.RawMessage(`{"name": "a", "name": "b"}`), &c, "provider.p"); !slices.Equal(errs, []api.FieldError{{Field: "provider.p.name", Message: "duplicate key"}}) {
+		t.Errorf("duplicate key: got %v", errs)
+	}
+	if errs := DecodeStrict(json.RawMessage(`{"name": "a", "timeout": 5}`), &c, "provider.p"); errs != nil || c.Name != "a" || *c.Timeout != 5 {
+		t.Errorf("got %v, %+v", errs, c)
 	}
 }

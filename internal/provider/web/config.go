@@ -13,6 +13,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Metric is Argo Rollouts' web provider configuration (WebMetric), with
@@ -48,81 +49,33 @@ const DefaultTimeout = 10 * time.Second
 // base is the path of the configuration relative to its metric.
 const base = "provider.web"
 
-// fields are the configuration's fields, as Argo names them, with the
-// JSON kind each must have. authentication is Argo's too, but refused with
-// a message of its own (see decode).
-var fields = map[string]string{
-	"method": "string", "url": "string", "headers": "list", "body": "string", "jsonBody": "object",
-	"timeoutSeconds": "number", "jsonPath": "string", "insecure": "boolean",
-}
-
-// decode reads the configuration strictly: an unknown field or a value of
-// the wrong type is a problem on its path, every one of them reported.
+// decode reads the configuration strictly (spec.DecodeStrict): an unknown
+// field or a value of the wrong type is a problem on its path, every one of
+// them reported. authentication, which Argo has, is refused with a message
+// of its own, and jsonBody must be an object.
 func decode(raw json.RawMessage) (*Metric, []api.FieldError) {
 	var errs []api.FieldError
-	add := func(field, format string, args ...any) {
-		errs = append(errs, api.FieldError{Field: base + field, Message: fmt.Sprintf(format, args...)})
-	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		add("", "must be an object")
-		return nil, errs
+	if json.Unmarshal(raw, &obj) == nil && obj != nil {
+		if _, ok := obj["authentication"]; ok {
+			errs = append(errs, api.FieldError{Field: base + ".authentication", Message: "authentication is not supported by canaryd's web provider " +
+				"(Argo uses only its oauth2 here): send a bearer token in headers, from a secret argument"})
+			delete(obj, "authentication")
+		}
+		if b, ok := obj["jsonBody"]; ok && string(b) != "null" {
+			if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+				errs = append(errs, api.FieldError{Field: base + ".jsonBody", Message: "must be an object"})
+				delete(obj, "jsonBody")
+			}
+		}
+		if len(errs) > 0 {
+			raw, _ = json.Marshal(obj)
+		}
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	var m Metric
-	for _, k := range keys {
-		v := obj[k]
-		kind, known := fields[k]
-		switch {
-		case k == "authentication":
-			add("."+k, "authentication is not supported by canaryd's web provider (Argo uses only its oauth2 here): "+
-				"send a bearer token in headers, from a secret argument")
-			continue
-		case !known:
-			add("."+k, "unknown field")
-			continue
-		case string(v) == "null":
-			continue
-		}
-		var target any
-		switch k {
-		case "method":
-			target = &m.Method
-		case "url":
-			target = &m.URL
-		case "headers":
-			target = &m.Headers
-		case "body":
-			target = &m.Body
-		case "jsonBody":
-			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '{' {
-				add("."+k, "must be an object")
-				continue
-			}
-			m.JSONBody = v
-			continue
-		case "timeoutSeconds":
-			target = &m.TimeoutSeconds
-		case "jsonPath":
-			target = &m.JSONPath
-		case "insecure":
-			target = &m.Insecure
-		}
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(target); err != nil {
-			if k == "headers" {
-				add("."+k, "must be a list of {key, value} objects with string values")
-			} else {
-				add("."+k, "must be a %s", kind)
-			}
-		}
-	}
+	errs = append(errs, spec.DecodeStrict(raw, &m, base)...)
 	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b api.FieldError) int { return strings.Compare(a.Field, b.Field) })
 		return nil, errs
 	}
 	return &m, nil

@@ -344,12 +344,12 @@ func TestConfigProblems(t *testing.T) {
 	}{
 		{`{"url": "http://x/", "nope": 1}`, []api.FieldError{{Field: "provider.web.nope", Message: "unknown field"}}},
 		{`{"url": 3, "timeoutSeconds": "x", "insecure": "yes"}`, []api.FieldError{
-			{Field: "provider.web.insecure", Message: "must be a boolean"},
-			{Field: "provider.web.timeoutSeconds", Message: "must be a number"},
-			{Field: "provider.web.url", Message: "must be a string"},
+			{Field: "provider.web.insecure", Message: "must be true or false, got a string"},
+			{Field: "provider.web.timeoutSeconds", Message: "must be an integer, got a string"},
+			{Field: "provider.web.url", Message: "must be a string, got a number (quote the value in YAML)"},
 		}},
 		{`{}`, []api.FieldError{{Field: "provider.web.url", Message: "url must be specified"}}},
-		{`[]`, []api.FieldError{{Field: "provider.web", Message: "must be an object"}}},
+		{`[]`, []api.FieldError{{Field: "provider.web", Message: "must be an object, got a list"}}},
 		{`{"url": "http://x/", "method": "DELETE"}`, []api.FieldError{{Field: "provider.web.method", Message: `method must be GET, POST or PUT (Argo's web provider methods), got "DELETE"`}}},
 		{`{"url": "http://x/", "body": "b"}`, []api.FieldError{{Field: "provider.web.body", Message: "Body/JSONBody can only be used with POST or PUT WebMetric Method types"}}},
 		{`{"url": "http://x/", "method": "POST", "body": "b", "jsonBody": {}}`, []api.FieldError{{Field: "provider.web.body", Message: "use either Body or JSONBody; both cannot exists for WebMetric payload"}}},
@@ -360,7 +360,11 @@ func TestConfigProblems(t *testing.T) {
 			{Field: "provider.web.headers[1].value", Message: "invalid HTTP header value: it must not contain control characters such as line breaks"},
 			{Field: "provider.web.headers[2].key", Message: `invalid HTTP header name "bad key"`},
 		}},
-		{`{"url": "http://x/", "headers": [{"name": "a"}]}`, []api.FieldError{{Field: "provider.web.headers", Message: "must be a list of {key, value} objects with string values"}}},
+		{`{"url": "http://x/", "headers": [{"name": "a"}]}`, []api.FieldError{{Field: "provider.web.headers[0].name", Message: "unknown field"}}},
+		{`{"url": "http://x/", "headers": [{"key": "a", "value": 1}], "jsonBody": "x", "method": "POST"}`, []api.FieldError{
+			{Field: "provider.web.headers[0].value", Message: "must be a string, got a number (quote the value in YAML)"},
+			{Field: "provider.web.jsonBody", Message: "must be an object"},
+		}},
 		{`{"url": "http://x/", "authentication": {"oauth2": {}}}`, []api.FieldError{{Field: "provider.web.authentication",
 			Message: "authentication is not supported by canaryd's web provider (Argo uses only its oauth2 here): send a bearer token in headers, from a secret argument"}}},
 	} {
