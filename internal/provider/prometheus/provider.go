@@ -248,8 +248,12 @@ func New(opts Options) (*Provider, error) {
 		}
 		p.tokenURLs = append(p.tokenURLs, key)
 	}
-	p.tokenTransports[0] = newTransport(&tls.Config{MinVersion: tls.VersionTLS12})
-	p.tokenTransports[1] = newTransport(&tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true})
+	for i, insecure := range []bool{false, true} {
+		p.tokenTransports[i] = outbound.NewTransport(outbound.TransportOptions{
+			MaxConnsPerHost: maxConnsPerHost,
+			TLS:             &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure},
+		})
+	}
 	if opts.Registerer != nil {
 		durations := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "canaryd_prometheus_query_duration_seconds",

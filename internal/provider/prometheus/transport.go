@@ -3,16 +3,13 @@ package prometheus
 import (
 	"compress/gzip"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -52,27 +49,6 @@ const maxRedirects = 10
 // one of the open connections is quicker than dialling; Prometheus, whose
 // --web.max-connections defaults to 512, sees at most this many.
 const maxConnsPerHost = 128
-
-// newTransport is the one place where connections are made. The timeouts
-// are Argo Rollouts' (dial 30 s, keep-alive 30 s, TLS handshake 10 s); the
-// query's own deadline bounds everything else, the wait for a connection
-// included. Proxy is nil on purpose: see the package comment.
-func newTransport(tlsConfig *tls.Config) *http.Transport {
-	return &http.Transport{
-		Proxy: nil,
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		TLSClientConfig:       tlsConfig,
-		TLSHandshakeTimeout:   10 * time.Second,
-		MaxConnsPerHost:       maxConnsPerHost,
-		MaxIdleConns:          maxConnsPerHost,
-		MaxIdleConnsPerHost:   maxConnsPerHost,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-}
 
 // cloneRequest gives a round tripper a request it may change: RoundTrippers
 // must not modify the request they are given.
