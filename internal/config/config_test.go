@@ -39,6 +39,24 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return path
 }
 
+// loadProblems loads args, with file as the --config file (written into
+// dir) when it is not empty, and getenv over vars; it returns the
+// problems of the *Error Load fails with, or fails the test (naming the
+// case, name) and returns false when Load fails otherwise or not at all.
+func loadProblems(t *testing.T, name, dir string, args []string, file string, vars ...string) ([]string, bool) {
+	t.Helper()
+	if file != "" {
+		args = append(args, "--config", writeFile(t, dir, "c.yaml", file))
+	}
+	_, err := Load(args, env(vars...), io.Discard)
+	var cerr *Error
+	if !errors.As(err, &cerr) {
+		t.Errorf("%s: error %v, want an *Error", name, err)
+		return nil, false
+	}
+	return cerr.Problems, true
+}
+
 func TestDefaults(t *testing.T) {
 	got, err := Load(nil, env(), io.Discard)
 	if err != nil {
@@ -281,23 +299,17 @@ func TestInvalid(t *testing.T) {
 		{name: "positional arguments", args: []string{"extra"}, want: []string{`unexpected arguments ["extra"]`}},
 		{name: "an unknown flag", args: []string{"--listne", ":1"}, want: []string{"flag provided but not defined: -listne"}},
 	} {
-		args := tc.args
-		if tc.file != "" {
-			args = append(args, "--config", writeFile(t, dir, "c.yaml", tc.file))
-		}
-		_, err := Load(args, env(tc.env...), io.Discard)
-		var cerr *Error
-		if !errors.As(err, &cerr) {
-			t.Errorf("%s: error %v, want an *Error", tc.name, err)
+		problems, ok := loadProblems(t, tc.name, dir, tc.args, tc.file, tc.env...)
+		if !ok {
 			continue
 		}
 		for _, want := range tc.want {
 			found := false
-			for _, p := range cerr.Problems {
+			for _, p := range problems {
 				found = found || strings.Contains(p, want)
 			}
 			if !found {
-				t.Errorf("%s: no problem contains %q; got:\n  %s", tc.name, want, strings.Join(cerr.Problems, "\n  "))
+				t.Errorf("%s: no problem contains %q; got:\n  %s", tc.name, want, strings.Join(problems, "\n  "))
 			}
 		}
 	}
