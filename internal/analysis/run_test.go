@@ -131,6 +131,29 @@ func (h *harness) finish() api.Analysis {
 }
 
 // waitMeasurements steps until n measurements have been recorded.
+// finishSlow checks a run that is decided while the measurement of its
+// metric "slow" is in flight: a watcher sees it Running, not completed,
+// until release lets that measurement end, and then is told of the
+// measurement, then of the completion. It returns the final state.
+func (h *harness) finishSlow(release chan<- struct{}) api.Analysis {
+	h.t.Helper()
+	now, events, cancel := h.run.Watch()
+	defer cancel()
+	if now.Phase != api.PhaseRunning || now.CompletedAt != nil {
+		h.t.Errorf("decided, slow in flight: phase %s, completedAt %v; want Running until it completes", now.Phase, now.CompletedAt)
+	}
+	close(release)
+	got := h.finish()
+	var watched []string
+	for ev := range events {
+		watched = append(watched, string(ev.Type)+" "+ev.Metric)
+	}
+	if fmt.Sprint(watched) != "[measurement slow completed ]" {
+		h.t.Errorf("watched %q, want the slow measurement, then completed", watched)
+	}
+	return got
+}
+
 func (h *harness) waitMeasurements(n int) {
 	h.t.Helper()
 	for {
@@ -707,20 +730,7 @@ func TestRunDecidedIsNotCompleted(t *testing.T) {
 	waitFor("fast failing", func(a api.Analysis) bool { return a.MetricResults[0].Phase == api.PhaseFailed })
 	close(releaseMid)
 	waitFor("mid recorded", func(a api.Analysis) bool { return a.MetricResults[1].Count == 1 })
-	a, events, cancel := h.run.Watch()
-	defer cancel()
-	if a.Phase != api.PhaseRunning || a.CompletedAt != nil {
-		t.Errorf("decided, slow in flight: phase %s, completedAt %v; want Running until it completes", a.Phase, a.CompletedAt)
-	}
-	close(releaseSlow)
-	got := h.finish()
-	var watched []string
-	for ev := range events {
-		watched = append(watched, string(ev.Type)+" "+ev.Metric)
-	}
-	if fmt.Sprint(watched) != "[measurement slow completed ]" {
-		t.Errorf("watched %q, want the slow measurement, then completed", watched)
-	}
+	got := h.finishSlow(releaseSlow)
 	if got.Phase != api.PhaseFailed || got.MetricResults[2].Inconclusive != 1 {
 		t.Errorf("got %s, slow %+v; want Failed with slow's measurement recorded", got.Phase, got.MetricResults[2])
 	}
