@@ -10,9 +10,10 @@
 //   - errors (Error, Scrub): the cause of a *url.Error without the URL it
 //     quotes, and given secret values replaced by Placeholder.
 //
-// Values a spec masks in what it shows (arguments named like secrets,
-// credential headers) read ***** there; that mask belongs to the spec's
-// own texts and is not this package's Placeholder.
+// Values shown whole where a secret may be (arguments named like secrets,
+// credential headers, passwords in a template's spec, arguments a store
+// keeps in clear) are replaced by Mask, not Placeholder: a spec reads the
+// same with it.
 package redact
 
 import (
@@ -27,6 +28,11 @@ import (
 
 // Placeholder replaces what of a URL or an error text must not be shown.
 const Placeholder = "REDACTED"
+
+// Mask replaces a secret value shown whole: an argument's, a header's or a
+// password's in a spec as canaryd shows it or a store keeps it, and the
+// password of a URL's userinfo there. spec.Masked is the same text.
+const Mask = "*****"
 
 // URL returns u as it may be shown: without userinfo and fragment, and
 // with its query, if any, replaced by Placeholder. "" for nil.

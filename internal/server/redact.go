@@ -3,6 +3,8 @@ package server
 import (
 	"maps"
 	"regexp"
+
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // userinfo matches the credentials of a URL (scheme://user:password@) in a
@@ -17,7 +19,7 @@ var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@`)
 func redactArgs(args map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range args {
-		if r := userinfo.ReplaceAllString(v, "${1}"+masked+"@"); r != v {
+		if r := userinfo.ReplaceAllString(v, "${1}"+redact.Mask+"@"); r != v {
 			if out == nil {
 				out = maps.Clone(args)
 			}

@@ -51,9 +51,6 @@ type TemplateDetail struct {
 	Spec map[string]any `json:"spec"`
 }
 
-// masked replaces a value that must not be shown.
-const masked = "*****"
-
 // handleListTemplates lists the templates served and the documents that do
 // not load, with their errors.
 func handleListTemplates(store TemplateStore) http.Handler {
@@ -129,7 +126,7 @@ func specView(s *spec.Spec) map[string]any {
 	for _, a := range list(tree["args"]) {
 		if arg, ok := a.(map[string]any); ok {
 			if name, _ := arg["name"].(string); compile.IsSecretArg(name) && arg["value"] != nil {
-				arg["value"] = masked
+				arg["value"] = redact.Mask
 			}
 		}
 	}
@@ -155,20 +152,20 @@ func specView(s *spec.Spec) map[string]any {
 func maskConnection(config map[string]any) {
 	for _, key := range []string{"address", "url"} {
 		if address, ok := config[key].(string); ok {
-			config[key] = userinfo.ReplaceAllString(address, "${1}"+masked+"@")
+			config[key] = userinfo.ReplaceAllString(address, "${1}"+redact.Mask+"@")
 		}
 	}
 	for _, h := range list(config["headers"]) {
 		if header, ok := h.(map[string]any); ok {
 			if key, _ := header["key"].(string); redact.IsCredentialHeader(key) && header["value"] != "" {
-				header["value"] = masked
+				header["value"] = redact.Mask
 			}
 		}
 	}
 	auth, _ := config["authentication"].(map[string]any)
 	for _, path := range [][2]string{{"basicAuth", "password"}, {"oauth2", "clientSecret"}} {
 		if cfg, ok := auth[path[0]].(map[string]any); ok && cfg[path[1]] != nil {
-			cfg[path[1]] = masked
+			cfg[path[1]] = redact.Mask
 		}
 	}
 }

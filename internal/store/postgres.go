@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // notifyChannel is the channel of LISTEN/NOTIFY (migrations/001).
@@ -193,7 +194,7 @@ func (p *postgresStore) scan(row pgx.Row, full bool) (*Analysis, error) {
 		return nil, fmt.Errorf("store: analysis %s: args: %w", a.ID, err)
 	}
 	for name, v := range m {
-		arg := Arg{Name: name, Value: v, Secret: v == maskedValue || secretName(name)}
+		arg := Arg{Name: name, Value: v, Secret: v == redact.Mask || secretName(name)}
 		if arg.Secret {
 			arg.Value = ""
 		}
@@ -223,11 +224,11 @@ func maskState(s api.Analysis, args []Arg) api.Analysis {
 		for _, a := range args {
 			secret = secret || (a.Name == name && a.secret())
 		}
-		if secret && v != maskedValue {
+		if secret && v != redact.Mask {
 			if masked == nil {
 				masked = maps.Clone(s.Args)
 			}
-			masked[name] = maskedValue
+			masked[name] = redact.Mask
 		}
 	}
 	if masked != nil {
@@ -275,7 +276,7 @@ func (p *postgresStore) List(ctx context.Context, f Filter) (Page, error) {
 	}
 	if len(f.Args) > 0 {
 		for name, v := range f.Args {
-			if v == maskedValue || secretName(name) {
+			if v == redact.Mask || secretName(name) {
 				return Page{}, nil // a secret value never matches
 			}
 		}

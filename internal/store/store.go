@@ -455,17 +455,13 @@ func maskedArgs(args []Arg) map[string]string {
 	out := make(map[string]string, len(args))
 	for _, a := range args {
 		if a.secret() {
-			out[a.Name] = maskedValue
+			out[a.Name] = redact.Mask
 		} else {
 			out[a.Name] = a.Value
 		}
 	}
 	return out
 }
-
-// maskedValue stands for a secret value in what the store keeps in clear, as
-// in what a spec shows.
-const maskedValue = "*****"
 
 // webhookHasSecret says whether a webhook URL holds what must be sealed:
 // userinfo, or a query (often a token).

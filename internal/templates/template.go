@@ -5,6 +5,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
+	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -118,7 +119,7 @@ func templateArgs(s *spec.Spec) []Arg {
 		}
 		v := *a.Value
 		if compile.IsSecretArg(a.Name) {
-			v = "*****"
+			v = redact.Mask
 		}
 		out[i].Value, out[i].Required = &v, false
 	}
