@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +47,7 @@ type Cluster struct {
 	mu     sync.Mutex
 	proc   *exec.Cmd
 	exited chan struct{}
-	log    *lockedBuffer
+	log    *proctest.Buffer
 	dbs    atomic.Int64
 }
 
@@ -153,7 +152,7 @@ func newCluster() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, bin: bin, cred: cred, log: &lockedBuffer{}}
+	c := &Cluster{Dir: dir, bin: bin, cred: cred, log: &proctest.Buffer{}}
 	fail := func(err error) (*Cluster, error) {
 		c.remove()
 		return nil, err
@@ -402,23 +401,4 @@ func tempRoot(cred *syscall.Credential) string {
 			return dir
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for postgres' output and a reading
-// test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
