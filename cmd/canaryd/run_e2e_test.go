@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -333,7 +332,7 @@ func TestRunInterrupt(t *testing.T) {
 		t.Run(signalName(tc.signal), func(t *testing.T) {
 			cmd := exec.Command(binary(t), "run", "-f", spec, "--prometheus-url", prom.URL)
 			var stdout bytes.Buffer
-			stderr := &lockedBuffer{}
+			stderr := &proctest.Buffer{}
 			cmd.Stdout, cmd.Stderr = &stdout, stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -371,23 +370,6 @@ func TestRunInterrupt(t *testing.T) {
 			}
 		})
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func readAll(path string) (string, error) {

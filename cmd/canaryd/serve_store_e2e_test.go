@@ -30,6 +30,24 @@ func storeSpec(namespace string, count int) string {
 `, count, promtest.SeedQuery(namespace))
 }
 
+// waitAnalysis polls GET /v1/analyses/{id} until ok holds of the analysis
+// it answers, for at most within; it returns the last analysis read, and
+// whether ok held.
+func waitAnalysis(t *testing.T, base, id string, within time.Duration, ok func(api.Analysis) bool) (api.Analysis, bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		_, a := getAnalysis(t, base, id)
+		if ok(a) {
+			return a, true
+		}
+		if time.Now().After(deadline) {
+			return a, false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // getAnalysis reads GET /v1/analyses/{id}.
 func getAnalysis(t *testing.T, base, id string) (int, api.Analysis) {
 	t.Helper()

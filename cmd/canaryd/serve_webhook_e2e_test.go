@@ -123,22 +123,10 @@ func TestServeWebhookEndToEnd(t *testing.T) {
 	if status != http.StatusAccepted {
 		t.Fatalf("the analysis to be cut short: %d", status)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/v1/analyses/" + running.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got api.Analysis
-		_ = json.NewDecoder(resp.Body).Decode(&got)
-		resp.Body.Close()
-		if got.MetricResults[0].Count > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the analysis did not start measuring:\n%s", logs.text())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if _, ok := waitAnalysis(t, base, running.ID, 10*time.Second, func(a api.Analysis) bool {
+		return len(a.MetricResults) > 0 && a.MetricResults[0].Count > 0
+	}); !ok {
+		t.Fatalf("the analysis did not start measuring:\n%s", logs.text())
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -272,26 +260,15 @@ func TestServeWebhookBacklog(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		resp, err := http.Get(base + "/v1/analyses/" + owed[0].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var a api.Analysis
-		_ = json.NewDecoder(resp.Body).Decode(&a)
-		resp.Body.Close()
-		if w := a.Webhook; w != nil && w.Retrying != nil && w.Retrying.Attempts >= 2 {
-			if w.Pending != 1 || w.Retrying.WebhookID != a.ID+".1" || w.Retrying.LastError != "the receiver answered 503 Service Unavailable" ||
-				w.Retrying.NextAttemptAt.IsZero() || w.Failed != 0 {
-				t.Errorf("webhook %+v, retrying %+v; want the completed event pending, retried after 503", w, w.Retrying)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the webhook field never showed the retries (%d attempts at the receiver): %+v\n%s", hits.Load(), a.Webhook, logs.text())
-		}
-		time.Sleep(20 * time.Millisecond)
+	a, ok := waitAnalysis(t, base, owed[0].ID, 15*time.Second, func(a api.Analysis) bool {
+		return a.Webhook != nil && a.Webhook.Retrying != nil && a.Webhook.Retrying.Attempts >= 2
+	})
+	if !ok {
+		t.Fatalf("the webhook field never showed the retries (%d attempts at the receiver): %+v\n%s", hits.Load(), a.Webhook, logs.text())
+	}
+	if w := a.Webhook; w.Pending != 1 || w.Retrying.WebhookID != a.ID+".1" || w.Retrying.LastError != "the receiver answered 503 Service Unavailable" ||
+		w.Retrying.NextAttemptAt.IsZero() || w.Failed != 0 {
+		t.Errorf("webhook %+v, retrying %+v; want the completed event pending, retried after 503", w, w.Retrying)
 	}
 }
 
