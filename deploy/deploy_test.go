@@ -1479,20 +1479,22 @@ func (np networkPolicy) allowsIngress(protocol, port string) bool {
 // allowsEgress reports whether some egress rule lets the pods reach port in
 // the namespace, by its kubernetes.io/metadata.name label (or to anywhere).
 func (np networkPolicy) allowsEgress(protocol, port, namespace string) bool {
+	return np.allowsEgressTo(protocol, port, func(p peer) bool {
+		// Without a namespace selector: same namespace only, or an ipBlock.
+		return p.NamespaceSelector != nil &&
+			(len(p.NamespaceSelector.MatchLabels) == 0 || p.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] == namespace)
+	})
+}
+
+// allowsEgressTo reports whether some egress rule lets the pods reach port
+// on a peer that to accepts, or anywhere.
+func (np networkPolicy) allowsEgressTo(protocol, port string, to func(peer) bool) bool {
 	for _, r := range np.Spec.Egress {
 		if !r.allowsPort(protocol, port) {
 			continue
 		}
-		if len(r.To) == 0 {
+		if len(r.To) == 0 || slices.ContainsFunc(r.To, to) {
 			return true
-		}
-		for _, p := range r.To {
-			if p.NamespaceSelector == nil {
-				continue // same namespace only, or an ipBlock
-			}
-			if len(p.NamespaceSelector.MatchLabels) == 0 || p.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] == namespace {
-				return true
-			}
 		}
 	}
 	return false

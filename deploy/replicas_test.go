@@ -44,18 +44,7 @@ func checkReplicas(t *testing.T, c serveConfig, dep deployment, svc service, ser
 // allowsEgressToPods reports whether some egress rule lets the pods reach
 // port on pods with the labels, in their own namespace.
 func (np networkPolicy) allowsEgressToPods(protocol, port string, labels map[string]string) bool {
-	for _, r := range np.Spec.Egress {
-		if !r.allowsPort(protocol, port) {
-			continue
-		}
-		if len(r.To) == 0 {
-			return true
-		}
-		for _, p := range r.To {
-			if p.NamespaceSelector == nil && p.IPBlock == nil && p.PodSelector != nil && subset(p.PodSelector.MatchLabels, labels) {
-				return true
-			}
-		}
-	}
-	return false
+	return np.allowsEgressTo(protocol, port, func(p peer) bool {
+		return p.NamespaceSelector == nil && p.IPBlock == nil && p.PodSelector != nil && subset(p.PodSelector.MatchLabels, labels)
+	})
 }
