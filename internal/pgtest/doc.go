@@ -14,7 +14,9 @@
 //
 // Shared is the cluster of a whole test binary, started at its first use
 // and stopped by Main, which a package that uses Shared calls from its
-// TestMain: one initdb per `go test` of a package rather than one per test.
+// TestMain (through VerifyTestMain, which also checks for leaked
+// goroutines): one initdb per `go test` of a package rather than one per
+// test. postgres runs as a proctest.Process, in a process group of its own.
 //
 // Debian's postgresql package provides the binaries
 // (/usr/lib/postgresql/VERSION/bin; the newest is taken, PostgreSQL 13 or

@@ -44,11 +44,10 @@ type Cluster struct {
 	bin  string // directory of initdb and postgres
 	cred *syscall.Credential
 
-	mu     sync.Mutex
-	proc   *exec.Cmd
-	exited chan struct{}
-	log    *proctest.Buffer
-	dbs    atomic.Int64
+	mu   sync.Mutex
+	proc *proctest.Process
+	log  *proctest.Buffer
+	dbs  atomic.Int64
 }
 
 // Database is one test's database.
@@ -164,7 +163,7 @@ func newCluster() (*Cluster, error) {
 	}
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", c.data(), "-U", "postgres",
 		"--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
-	initdb.SysProcAttr = sysProcAttr(cred)
+	initdb.SysProcAttr = proctest.SysProcAttr(cred)
 	initdb.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("initdb: %v\n%s", err, out))
@@ -205,19 +204,16 @@ func (c *Cluster) Start() error {
 		"-c", "shared_buffers=32MB",
 		"-c", "log_min_messages=warning",
 	)
-	cmd.SysProcAttr = sysProcAttr(c.cred)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
 	cmd.Stdout, cmd.Stderr = c.log, c.log
 	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8")
-	if err := cmd.Start(); err != nil {
+	// Stop, Kill and remove make sure it exits.
+	proc, err := proctest.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("starting postgres: %w", err)
 	}
-	exited := make(chan struct{})
-	// Ends when postgres exits: Stop, Kill and remove make sure it does.
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	c.proc, c.exited = cmd, exited
+	exited := proc.Exited()
+	c.proc = proc
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
 	for {
@@ -261,20 +257,14 @@ func (c *Cluster) Restart() error {
 	return c.Start()
 }
 
+// stopLocked sends sig to postgres' process group, kills it after
+// stopTimeout, and kills anything left of the group (backends outliving a
+// killed postmaster).
 func (c *Cluster) stopLocked(sig syscall.Signal) {
 	if c.proc == nil {
 		return
 	}
-	pgid := c.proc.Process.Pid
-	_ = syscall.Kill(-pgid, sig)
-	select {
-	case <-c.exited:
-	case <-time.After(stopTimeout):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-c.exited
-	}
-	// Anything left of the group (backends outliving a killed postmaster).
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	c.proc.StopWith(sig, stopTimeout)
 	c.proc = nil
 }
 

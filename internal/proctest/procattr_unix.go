@@ -4,8 +4,8 @@ package proctest
 
 import "syscall"
 
-// sysProcAttr gives a child a process group of its own, so that Stop
-// can end the group.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+// SysProcAttr runs a child as cred (nil: as the test), in a process group
+// of its own, so that Stop can end the group.
+func SysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 }

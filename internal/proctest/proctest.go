@@ -47,11 +47,16 @@ type Process struct {
 	once   sync.Once     // Stop's
 }
 
-// Start starts cmd in a process group of its own, its standard output and
-// error going to Output unless cmd already has them set.
+// Start starts cmd in a process group of its own (SysProcAttr, as the
+// credential cmd.SysProcAttr names, if any), its standard output and error
+// going to Output unless cmd already has them set.
 func Start(cmd *exec.Cmd) (*Process, error) {
 	p := &Process{Output: &Buffer{}, cmd: cmd, exited: make(chan struct{})}
-	cmd.SysProcAttr = sysProcAttr()
+	var cred *syscall.Credential
+	if cmd.SysProcAttr != nil {
+		cred = cmd.SysProcAttr.Credential
+	}
+	cmd.SysProcAttr = SysProcAttr(cred)
 	if cmd.Stdout == nil {
 		cmd.Stdout = p.Output
 	}
@@ -70,18 +75,23 @@ func Start(cmd *exec.Cmd) (*Process, error) {
 }
 
 // Stop sends SIGTERM to the process group, waits up to StopTimeout, then
-// kills the group. Only the first call does anything.
-func (p *Process) Stop() {
+// kills the group. Only the first call of Stop or StopWith does anything.
+func (p *Process) Stop() { p.StopWith(syscall.SIGTERM, StopTimeout) }
+
+// StopWith sends sig to the process group, waits up to timeout for the
+// process to exit, then kills the group, and anything left in it once it
+// has (a server's children outliving it). Only the first call of Stop or
+// StopWith does anything.
+func (p *Process) StopWith(sig syscall.Signal, timeout time.Duration) {
 	p.once.Do(func() {
 		pgid := p.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = syscall.Kill(-pgid, sig)
 		select {
 		case <-p.exited:
-		case <-time.After(StopTimeout):
+		case <-time.After(timeout):
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			<-p.exited
 		}
-		// Anything else left in the group (there should be nothing).
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	})
 }
