@@ -8,8 +8,9 @@ import (
 
 // newProviders registers the metric providers canaryd runs, each under the
 // name a metric gives its provider object: the one place where a provider
-// is added. prometheus builds provider.prometheus metrics (and, through
-// the judge, provider.judge ones); webProvider runs provider.web metrics.
+// is added. prometheus builds provider.prometheus metrics, and through the
+// judge provider.judge ones (compile.Builtin registers both, as every test
+// of a compiled spec does); webProvider runs provider.web metrics.
 func newProviders(prometheus compile.PrometheusFunc, webProvider *web.Provider) *provider.Registry {
 	return compile.Builtin(prometheus).Register("web", webProvider)
 }

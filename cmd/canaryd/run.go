@@ -18,7 +18,6 @@ import (
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/report"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // defaultPrometheusURL is queried by metrics that name no address.
@@ -226,7 +225,7 @@ type cliSources struct {
 	providers map[string]*prometheus.Provider
 }
 
-func (c *cliSources) source(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func (c *cliSources) source(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	address := m.Address
 	if c.override != "" {
 		address = c.override

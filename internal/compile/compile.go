@@ -2,15 +2,14 @@ package compile
 
 import (
 	"fmt"
-	"slices"
+	"maps"
 	"strings"
-	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/judge"
 	"github.com/canaryd/canaryd/internal/provider"
-	judgesource "github.com/canaryd/canaryd/internal/provider/judge"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -23,6 +22,11 @@ type Compiled struct {
 	Spec *spec.Spec
 	// Args are the argument values used.
 	Args map[string]string
+	// Credentials reports whether the spec's metrics carry credentials (a
+	// credential header's value, a password, a client secret), as their
+	// providers tell them (provider.Credentials): a store keeps such a
+	// document sealed only.
+	Credentials bool
 }
 
 // Compile takes a parsed document as far as it can go before anything runs:
@@ -49,10 +53,12 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 	if problems := o.limits.checkMetricCount(&doc.Spec); len(problems) > 0 {
 		return nil, problems
 	}
-	res, problems := doc.Spec.Resolve(overrides, o.limits.resolveOptions(doc.APIVersion == spec.APIVersion))
+	ro := o.limits.resolveOptions(doc.APIVersion == spec.APIVersion)
+	ro.Languages = languages(providers)
+	res, problems := doc.Spec.Resolve(overrides, ro)
 	// Every text shown from here on, problems included, has the values
 	// of secret arguments and credentials replaced.
-	redact := newRedactor(&doc.Spec, overrides, res)
+	redact := newRedactor(&doc.Spec, overrides, res, providers, ro.Languages)
 	if len(problems) > 0 {
 		redact.problems(problems)
 		return nil, problems
@@ -61,26 +67,23 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 	// Validation and compilation both run, so that every problem is
 	// reported at once. Validate leaves a provider's configuration to the
 	// provider, so each problem is reported once.
-	problems = resolved.Validate()
+	problems = resolved.Validate(scored(providers))
 	dryRun := resolved.DryRunMetrics()
 	retention := resolved.RetentionLimits()
 	plan := &analysis.Plan{Metrics: make([]analysis.Metric, 0, len(resolved.Metrics))}
 	if resolved.Scoring != nil {
-		cfg := resolved.Scoring.Config()
-		plan.Scoring = &cfg
+		plan.Scoring = scoreConfig(resolved.Scoring)
 	}
 	for i := range resolved.Metrics {
 		m := &resolved.Metrics[i]
 		path := fmt.Sprintf("metrics[%d].", i)
 		am, errs := compileMetric(m, providers, o)
 		if redact != nil {
-			if res.Display != nil {
-				// Shown in the messages that explain a verdict.
+			// Shown in the messages that explain a verdict (a judge's
+			// default conditions, which hold no argument, as they are).
+			if res.Display != nil && (m.SuccessCondition != "" || m.FailureCondition != "") {
 				shown := &res.Display.Metrics[i]
 				am.SuccessCondition, am.FailureCondition = shown.SuccessCondition, shown.FailureCondition
-				if am.Compared && m.SuccessCondition == "" && m.FailureCondition == "" {
-					am.SuccessCondition, am.FailureCondition = spec.DefaultJudgeSuccessCondition, spec.DefaultJudgeFailureCondition
-				}
 			}
 			am.Metadata = redact.metadata(am.Metadata)
 			if am.Source != nil {
@@ -104,7 +107,7 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 		redact.problems(problems)
 		return nil, problems
 	}
-	return &Compiled{Plan: plan, Spec: resolved, Args: argValues(resolved, overrides)}, nil
+	return &Compiled{Plan: plan, Spec: resolved, Args: argValues(resolved, overrides), Credentials: holdsCredentials(resolved, providers)}, nil
 }
 
 // ParseAndCompile parses data (spec.Parse) and compiles it, returning every problem of
@@ -152,104 +155,53 @@ func compileMetric(m *spec.Metric, providers Providers, o compileOptions) (analy
 		SuccessCondition:        m.SuccessCondition,
 		FailureCondition:        m.FailureCondition,
 		NoData:                  api.Phase(m.NoData),
-		Group:                   m.ScoringGroup(),
-		Compared:                m.Provider.Judge != nil,
+		Group:                   judge.DefaultGroup,
 	}
-	if am.Compared && am.SuccessCondition == "" && am.FailureCondition == "" {
-		am.SuccessCondition, am.FailureCondition = spec.DefaultJudgeSuccessCondition, spec.DefaultJudgeFailureCondition
+	name, p, config := lookup(m, providers)
+	if j, ok := p.(provider.Judged); ok {
+		am.Compared = true
+		if g := j.Scored(config).Group; g != "" {
+			am.Group = g
+		}
+		if am.SuccessCondition == "" && am.FailureCondition == "" {
+			am.SuccessCondition, am.FailureCondition = j.DefaultConditions()
+		}
 	}
 	conditions, problems := condition.Compile(am.SuccessCondition, am.FailureCondition,
 		append(limits.conditionOptions(), condition.WithPrograms(o.programs))...)
 	am.Judge = conditions
 	problems = append(problems, limits.checkSchedule(&am)...)
-	// None or several providers: Validate says so.
-	if names := m.Provider.Names(); len(names) == 1 {
-		name := names[0]
-		p, ok := providers.Lookup(name)
-		if !ok {
-			problems = append(problems, api.FieldError{Field: "provider." + name, Message: fmt.Sprintf(
-				"provider %s is not supported by this canaryd (it runs %s)", name, strings.Join(providers.Names(), ", "))})
-			return am, problems
-		}
-		source, metadata, errs := p.Source(m.Provider.Config(name))
+	switch {
+	case name == "":
+		// None or several providers: Validate says so.
+	case p == nil:
+		problems = append(problems, api.FieldError{Field: "provider." + name, Message: fmt.Sprintf(
+			"provider %s is not supported by this canaryd (it runs %s)", name, strings.Join(providers.Names(), ", "))})
+	default:
+		source, metadata, errs := p.Source(config)
 		problems = append(problems, errs...)
 		am.Source, am.Metadata = source, metadata
 	}
 	return am, problems
 }
 
-// compileJudge builds a judge metric's source from two Prometheus
-// range queries, one per side, so that both go through the Prometheus
-// provider's datasources and credentials. Their problems are reported on
-// the judge's fields: provider.prometheus.query on canary or baseline, the
-// other provider.prometheus fields on provider.judge's.
-func compileJudge(j *spec.JudgeMetric, prometheus provider.Provider) (analysis.Source, map[string]string, []api.FieldError) {
-	lookback, step, offset := j.Window()
-	side := func(query string, offset time.Duration) *spec.PrometheusMetric {
-		start := fmt.Sprintf("now() - duration(%q)", (offset + lookback).String())
-		end := "now()"
-		if offset > 0 {
-			end = fmt.Sprintf("now() - duration(%q)", offset.String())
-		}
-		return &spec.PrometheusMetric{
-			Address:        j.Address,
-			Query:          query,
-			Authentication: j.Authentication,
-			Timeout:        j.Timeout,
-			Insecure:       j.Insecure,
-			Headers:        slices.Clone(j.Headers),
-			RangeQuery:     &spec.PrometheusRangeQueryArgs{Start: start, End: end, Step: step.String()},
-		}
+// scoreConfig is the judge's configuration of a validated spec's scoring.
+func scoreConfig(s *spec.Scoring) *judge.ScoreConfig {
+	cfg := judge.ScoreConfig{
+		GroupWeights: maps.Clone(s.Groups),
+		Pass:         judge.DefaultPassThreshold,
+		Marginal:     judge.DefaultMarginalThreshold,
 	}
-	baselineQuery, baselineField := j.Baseline, "baseline"
-	if j.Control != nil {
-		baselineQuery, baselineField = j.Canary, "canary"
+	if cfg.GroupWeights == nil {
+		cfg.GroupWeights = map[string]float64{}
 	}
-	canary, _, canaryErrs := prometheus.Source(side(j.Canary, 0))
-	baseline, _, baselineErrs := prometheus.Source(side(baselineQuery, offset))
-
-	var problems []api.FieldError
-	seen := map[api.FieldError]bool{}
-	for _, e := range slices.Concat(judgeFields(canaryErrs, "canary"), judgeFields(baselineErrs, baselineField)) {
-		if !seen[e] {
-			seen[e] = true
-			problems = append(problems, e)
-		}
+	if s.Pass != nil {
+		cfg.Pass = *s.Pass
 	}
-	if len(problems) > 0 {
-		return nil, nil, problems
+	if s.Marginal != nil {
+		cfg.Marginal = *s.Marginal
 	}
-	source := judgesource.New(judgesource.Options{
-		Canary: canary, Baseline: baseline, Lookback: lookback, Offset: offset, Config: j.Config(),
-	})
-	metadata := map[string]string{
-		judgesource.ResolvedCanaryQuery:   j.Canary,
-		judgesource.ResolvedBaselineQuery: baselineQuery,
-	}
-	if j.Control != nil {
-		metadata[judgesource.BaselineOffset] = j.Control.Offset
-	}
-	return source, metadata, nil
-}
-
-// judgeFields moves the Prometheus provider's problems with one side's
-// query onto the judge's fields.
-func judgeFields(errs []api.FieldError, queryField string) []api.FieldError {
-	const prom, judge = "provider.prometheus", "provider.judge"
-	out := make([]api.FieldError, 0, len(errs))
-	for _, e := range errs {
-		switch rest, ok := strings.CutPrefix(e.Field, prom); {
-		case !ok:
-		case rest == ".query":
-			e.Field = judge + "." + queryField
-		case strings.HasPrefix(rest, ".rangeQuery"):
-			e.Field = judge + ".lookback"
-		default:
-			e.Field = judge + rest
-		}
-		out = append(out, e)
-	}
-	return out
+	return &cfg
 }
 
 // argValues lists the argument values an analysis runs with, for its

@@ -53,7 +53,7 @@ func TestCompileVerbatimArgsOnlyForArgoDocuments(t *testing.T) {
 	} {
 		compiled, errs := Compile(mustParse(t, tc.input), nil, Builtin(noSources), WithLimits(Limits{VerbatimArgs: tc.verbatim}))
 		switch {
-		case tc.runs && (len(errs) > 0 || compiled.Spec.Metrics[0].Provider.Prometheus.Query != "rate(x[5m] or vector(1])"):
+		case tc.runs && (len(errs) > 0 || string(compiled.Spec.Metrics[0].Provider.Prometheus) != `{"query":"rate(x[5m] or vector(1])"}`):
 			t.Errorf("%s: %v", tc.name, errs)
 		case !tc.runs && (len(errs) != 1 || errs[0].Field != "args[0].value"):
 			t.Errorf("%s: %v, want its value refused", tc.name, errs)

@@ -7,14 +7,17 @@
 // there is none.
 //
 // Providers come from a registry keyed by the name of the metric's provider
-// object (Providers, internal/provider); each checks its own configuration
-// and reports its problems once, with their paths, so spec's Validate
-// leaves a provider's fields alone (a Prometheus address is checked by the
-// Prometheus provider). Prometheus' and the judge's configurations are
-// decoded by spec; Builtin registers their providers here, the judge's over
-// the Prometheus provider so that both of its queries reach only what
-// Prometheus may. Every other provider is handed its JSON, arguments
-// substituted.
+// object (Providers, internal/provider); each is handed its configuration's
+// JSON, arguments substituted, decodes and checks it, and reports its
+// problems once, with their paths, so spec's Validate leaves a provider's
+// fields alone. What compile needs besides from a provider it asks through
+// the optional interfaces of internal/provider: the fields that are
+// queries or expressions, for Resolve (Languages); the credentials a
+// metric sends (Credentials); and a compared metric's scoring group,
+// whether it is critical, and its default conditions (Judged, the
+// judge's). Builtin registers canaryd's Prometheus provider and the judge
+// over it, so that both of a judge's queries reach only what Prometheus
+// may; the service registers the others on that registry (cmd/canaryd).
 //
 // What a service bounds is bounded here before it is spent (Limits,
 // WithLimits): the number of metrics, the length of every field and of the
@@ -26,14 +29,15 @@
 // between the compilations of a service.
 //
 // The values of secret arguments (IsSecretArg, and those read from a
-// secretKeyRef) and the credentials a metric sends (IsCredentialHeader,
-// basic auth passwords, OAuth2 client secrets) are kept out of everything
+// secretKeyRef) and the credentials a metric sends (as its provider tells
+// them: credential headers, passwords, client secrets) are kept out of everything
 // a plan shows: the conditions quoted in its messages and the queries in
 // its metadata read ***** in their place, and its sources' and conditions'
 // errors, and the problems returned, have them replaced.
 //
 // The package does no I/O and runs nothing: the providers it is handed
 // make the sources, and the engine (internal/analysis) runs the plan. It
-// may import spec; neither spec nor anything below it imports compile, and
-// compile imports nothing of the service (internal/server, cmd).
+// may import spec and the providers; neither spec nor anything below it
+// imports compile, and compile imports nothing of the service
+// (internal/server, cmd).
 package compile

@@ -10,6 +10,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -40,18 +41,18 @@ func ptr[T any](v T) *T { return &v }
 
 // noSources builds no source: these tests look at what Compile makes of
 // the spec, not at Prometheus.
-func noSources(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func noSources(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	return nil, nil, nil
 }
 
 // recordingSources is a PrometheusFunc that records the metrics it is
 // asked for and returns the problems problemsFor gives.
 type recordingSources struct {
-	asked       []spec.PrometheusMetric
-	problemsFor func(m *spec.PrometheusMetric) []api.FieldError
+	asked       []prometheus.Metric
+	problemsFor func(m *prometheus.Metric) []api.FieldError
 }
 
-func (r *recordingSources) source(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func (r *recordingSources) source(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	r.asked = append(r.asked, *m)
 	if r.problemsFor != nil {
 		if errs := r.problemsFor(m); len(errs) > 0 {

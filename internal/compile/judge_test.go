@@ -12,6 +12,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/judge"
 	judgesource "github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -32,7 +33,7 @@ func TestCompileJudge(t *testing.T) {
 	tests := []struct {
 		name         string
 		input        string
-		wantQueries  []spec.PrometheusMetric
+		wantQueries  []prometheus.Metric
 		wantMetadata map[string]string
 		wantSuccess  string
 		wantFailure  string
@@ -41,38 +42,38 @@ func TestCompileJudge(t *testing.T) {
 		{
 			name:  "baseline query, default conditions",
 			input: judgeSpec(body+"      baseline: baseline_latency\n", ""),
-			wantQueries: []spec.PrometheusMetric{
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "baseline_latency",
-					RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
+			wantQueries: []prometheus.Metric{
+				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
+					RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
+				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "baseline_latency",
+					RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
 			},
 			wantMetadata: map[string]string{"ResolvedCanaryQuery": "canary_latency", "ResolvedBaselineQuery": "baseline_latency"},
-			wantSuccess:  spec.DefaultJudgeSuccessCondition, wantFailure: spec.DefaultJudgeFailureCondition,
+			wantSuccess:  judgesource.DefaultSuccessCondition, wantFailure: judgesource.DefaultFailureCondition,
 			wantPhase: api.PhaseFailed,
 		},
 		{
 			name:  "control window",
 			input: judgeSpec(body+"      control: {offset: 1h}\n", ""),
-			wantQueries: []spec.PrometheusMetric{
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("1h30m0s")`, End: `now() - duration("1h0m0s")`, Step: "15s"}},
+			wantQueries: []prometheus.Metric{
+				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
+					RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
+				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
+					RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("1h30m0s")`, End: `now() - duration("1h0m0s")`, Step: "15s"}},
 			},
 			wantMetadata: map[string]string{"ResolvedCanaryQuery": "canary_latency", "ResolvedBaselineQuery": "canary_latency", "BaselineOffset": "1h"},
-			wantSuccess:  spec.DefaultJudgeSuccessCondition, wantFailure: spec.DefaultJudgeFailureCondition,
+			wantSuccess:  judgesource.DefaultSuccessCondition, wantFailure: judgesource.DefaultFailureCondition,
 			// Both sides are the canary query, which the fake answers alike.
 			wantPhase: api.PhaseSuccessful,
 		},
 		{
 			name:  "the spec's own condition replaces both defaults",
 			input: "metrics:\n- name: latency\n  successCondition: result.classification != 'Low'\n  provider:\n    judge:\n" + body + "      baseline: baseline_latency\n",
-			wantQueries: []spec.PrometheusMetric{
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
-					RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
-				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "baseline_latency",
-					RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
+			wantQueries: []prometheus.Metric{
+				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "canary_latency",
+					RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
+				{Address: "http://prometheus:9090", Timeout: ptr(int64(5)), Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "team-a"}}, Query: "baseline_latency",
+					RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("30m0s")`, End: "now()", Step: "15s"}},
 			},
 			wantMetadata: map[string]string{"ResolvedCanaryQuery": "canary_latency", "ResolvedBaselineQuery": "baseline_latency"},
 			wantSuccess:  "result.classification != 'Low'",
@@ -122,7 +123,7 @@ func TestCompileJudgeProblems(t *testing.T) {
       lookback: 30m
       step: 15s
 `
-	sources := &recordingSources{problemsFor: func(m *spec.PrometheusMetric) []api.FieldError {
+	sources := &recordingSources{problemsFor: func(m *prometheus.Metric) []api.FieldError {
 		errs := []api.FieldError{fe("provider.prometheus.address", "not allowed")}
 		if strings.TrimSpace(m.Query) == "" {
 			errs = append(errs, fe("provider.prometheus.query", "query is required"))
@@ -177,7 +178,7 @@ func TestJudgeSpecFixtures(t *testing.T) {
 }
 
 // The judge's provider checks the judge's configuration
-// (spec.JudgeMetric.Validate), once, on the metric's path, and builds no
+// (judge.Metric.Validate in internal/provider/judge), once, on the metric's path, and builds no
 // source from a configuration it refuses.
 func TestCompileChecksTheJudgesConfiguration(t *testing.T) {
 	sources := &recordingSources{}
@@ -187,5 +188,13 @@ func TestCompileChecksTheJudgesConfiguration(t *testing.T) {
 	})
 	if len(sources.asked) > 0 {
 		t.Errorf("Prometheus was asked for %+v", sources.asked)
+	}
+}
+
+// spec's scoring defaults are the judge's: spec does not import it.
+func TestScoringDefaultsAreTheJudges(t *testing.T) {
+	if spec.DefaultPass != judge.DefaultPassThreshold || spec.DefaultMarginal != judge.DefaultMarginalThreshold || spec.DefaultGroup != judge.DefaultGroup {
+		t.Errorf("spec's defaults %v, %v, %q; the judge's %v, %v, %q", spec.DefaultPass, spec.DefaultMarginal, spec.DefaultGroup,
+			judge.DefaultPassThreshold, judge.DefaultMarginalThreshold, judge.DefaultGroup)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
-	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 // TestCompileWithPrograms: specs compiled with a shared cache of condition
@@ -26,7 +26,7 @@ func TestCompileWithPrograms(t *testing.T) {
   successCondition: result[0] >=
   provider: {prometheus: {query: up}}
 `
-	sources := func(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := func(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation { return analysis.Observation{} }), nil, nil
 	}
 	programs := condition.NewPrograms(0)

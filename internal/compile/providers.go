@@ -1,63 +1,96 @@
 package compile
 
 import (
-	"fmt"
+	"encoding/json"
 
-	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Providers finds the provider that builds a metric's source by the name of
 // its provider object (a *provider.Registry). Compile asks it for the one
-// provider each metric names.
+// provider each metric names, and for what the providers tell besides
+// (provider.Languages, provider.Credentials, provider.Judged).
 type Providers interface {
 	Lookup(name string) (provider.Provider, bool)
 	Names() []string
 }
 
-// PrometheusFunc builds the measurement source of a metric's Prometheus
-// configuration, with the metric result's metadata; problems carry paths
-// relative to the metric ("provider.prometheus.address"). It is what
-// PrometheusProvider adapts (the Prometheus provider's Source).
-type PrometheusFunc func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError)
+// PrometheusFunc builds the source of a decoded provider.prometheus (a
+// Prometheus provider's Source, or a stand-in for one).
+type PrometheusFunc = prometheus.Func
 
-// PrometheusProvider is the provider of provider.prometheus, whose
-// configuration spec decodes (spec.PrometheusMetric): it hands it to build.
-func PrometheusProvider(build PrometheusFunc) provider.Provider {
-	return provider.Func(func(config any) (analysis.Source, map[string]string, []api.FieldError) {
-		m, ok := config.(*spec.PrometheusMetric)
-		if !ok {
-			return nil, nil, []api.FieldError{{Field: "provider.prometheus", Message: fmt.Sprintf("prometheus configuration of type %T", config)}}
-		}
-		return build(m)
-	})
-}
-
-// JudgeProvider is the provider of canaryd's provider.judge: it checks the
-// judge's configuration (spec.JudgeMetric.Validate) and builds its source
-// from two range queries made by prometheus, so that they reach only what the
-// Prometheus provider allows (see compileJudge).
-func JudgeProvider(prometheus provider.Provider) provider.Provider {
-	return provider.Func(func(config any) (analysis.Source, map[string]string, []api.FieldError) {
-		j, ok := config.(*spec.JudgeMetric)
-		if !ok {
-			return nil, nil, []api.FieldError{{Field: "provider.judge", Message: fmt.Sprintf("judge configuration of type %T", config)}}
-		}
-		if errs := j.Validate("provider.judge"); len(errs) > 0 {
-			return nil, nil, errs
-		}
-		return compileJudge(j, prometheus)
-	})
-}
-
-// Builtin returns a registry of the providers whose configuration spec
-// decodes: prometheus, built by prometheus, and the judge over it. The
-// service registers its other providers on it (cmd/canaryd).
-func Builtin(prometheus PrometheusFunc) *provider.Registry {
-	p := PrometheusProvider(prometheus)
+// Builtin returns a registry of canaryd's Prometheus provider, built by
+// prom, and of the judge over it (judge.NewProvider). The service
+// registers its other providers on it (cmd/canaryd); tests use it as it
+// is.
+func Builtin(prom PrometheusFunc) *provider.Registry {
 	return provider.NewRegistry().
-		Register("prometheus", p).
-		Register("judge", JudgeProvider(p))
+		Register("prometheus", prom).
+		Register("judge", judge.NewProvider(prom))
+}
+
+// languages gathers the fields that the providers declare written in a
+// query or an expression language (provider.Languages), by their paths
+// relative to the metric ("provider.prometheus.query").
+func languages(providers Providers) map[string]spec.Language {
+	out := map[string]spec.Language{}
+	for _, name := range providers.Names() {
+		p, _ := providers.Lookup(name)
+		if l, ok := p.(provider.Languages); ok {
+			for field, lang := range l.Languages() {
+				out["provider."+name+"."+field] = lang
+			}
+		}
+	}
+	return out
+}
+
+// lookup returns the provider of the one provider m names, and its
+// configuration; nil when m names none or several (Validate says so) or
+// when none is registered under its name.
+func lookup(m *spec.Metric, providers Providers) (name string, p provider.Provider, config json.RawMessage) {
+	names := m.Provider.Names()
+	if len(names) != 1 {
+		return "", nil, nil
+	}
+	p, _ = providers.Lookup(names[0])
+	return names[0], p, m.Provider.Config(names[0])
+}
+
+// scored tells what scoring needs of each metric, from its provider
+// (provider.Judged).
+func scored(providers Providers) func(m *spec.Metric) spec.Scored {
+	return func(m *spec.Metric) spec.Scored {
+		if _, p, config := lookup(m, providers); p != nil {
+			if j, ok := p.(provider.Judged); ok {
+				return j.Scored(config)
+			}
+		}
+		return spec.Scored{}
+	}
+}
+
+// credentials are the credentials a resolved metric sends, as its provider
+// tells them (provider.Credentials).
+func credentials(m *spec.Metric, providers Providers) []string {
+	if _, p, config := lookup(m, providers); p != nil {
+		if c, ok := p.(provider.Credentials); ok {
+			return c.Credentials(config)
+		}
+	}
+	return nil
+}
+
+// holdsCredentials reports whether a resolved spec's metrics carry
+// credentials, as their providers tell them.
+func holdsCredentials(s *spec.Spec, providers Providers) bool {
+	for i := range s.Metrics {
+		if len(credentials(&s.Metrics[i], providers)) > 0 {
+			return true
+		}
+	}
+	return false
 }

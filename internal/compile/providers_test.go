@@ -3,6 +3,7 @@ package compile
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -10,14 +11,15 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // A metric names its provider by the key of its provider object; the
 // registry decides which names this canaryd runs.
 func TestProvidersRegistry(t *testing.T) {
 	var gotConfig json.RawMessage
-	reg := Builtin(noSources).Register("web", provider.Func(func(config any) (analysis.Source, map[string]string, []api.FieldError) {
-		gotConfig, _ = config.(json.RawMessage)
+	reg := Builtin(noSources).Register("web", provider.Func(func(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) {
+		gotConfig = config
 		if strings.Contains(string(gotConfig), "bad") {
 			return nil, nil, []api.FieldError{{Field: "provider.web.url", Message: "refused"}}
 		}
@@ -70,5 +72,96 @@ func TestRegistryRefusesNameTwice(t *testing.T) {
 			t.Fatal("registering prometheus twice did not panic")
 		}
 	}()
-	Builtin(noSources).Register("prometheus", PrometheusProvider(noSources))
+	Builtin(noSources).Register("prometheus", PrometheusFunc(noSources))
+}
+
+// A provider's configuration is decoded by its provider: its unknown fields
+// and wrong types are reported with the document's other problems, each
+// once, on its path.
+func TestProviderShapeProblemsWithTheDocuments(t *testing.T) {
+	input := `metrics:
+- name: m
+  failureLimt: 1
+  successCondition: result[0] >=
+  provider: {prometheus: {query: up, adress: http://x, timeout: "10", headers: [{key: a, value: b, sensitive: true}]}}
+- name: j
+  provider: {judge: {canary: c, baseline: b, lookback: 1h, step: 1m, critical: "yes"}}
+`
+	_, _, errs := ParseAndCompile([]byte(input), nil, Builtin(noSources))
+	fields := map[string]string{}
+	for _, e := range errs {
+		fields[e.Field] = e.Message
+	}
+	for field, msg := range map[string]string{
+		"metrics[0].failureLimt":                              "unknown field",
+		"metrics[0].provider.prometheus.adress":               "unknown field",
+		"metrics[0].provider.prometheus.headers[0].sensitive": "unknown field",
+		"metrics[0].provider.prometheus.timeout":              "must be an integer, got a string",
+		"metrics[1].provider.judge.critical":                  "must be true or false, got a string",
+	} {
+		if fields[field] != msg {
+			t.Errorf("%s: got %q, want %q (all: %v)", field, fields[field], msg, errs)
+		}
+	}
+	if _, ok := fields["metrics[0].successCondition"]; !ok || len(errs) != 6 {
+		t.Errorf("got %v, want the condition's problem too, and each problem once", errs)
+	}
+}
+
+// The providers declare which of their fields are PromQL and expr: an
+// argument's value is escaped there, and --max-query-length bounds the
+// PromQL ones; every other field is bounded as a field.
+func TestProvidersDeclareTheirLanguages(t *testing.T) {
+	langs := languages(Builtin(noSources))
+	want := map[string]spec.Language{
+		"provider.prometheus.query": spec.PromQL, "provider.prometheus.rangeQuery.start": spec.Expr, "provider.prometheus.rangeQuery.end": spec.Expr,
+		"provider.judge.canary": spec.PromQL, "provider.judge.baseline": spec.PromQL,
+	}
+	if !maps.Equal(langs, want) {
+		t.Errorf("languages: got %v, want %v", langs, want)
+	}
+	long := strings.Repeat("a", 40)
+	doc := mustParse(t, `args: [{name: v, value: 'x"y'}]
+metrics:
+- {name: p, provider: {prometheus: {query: 'up{a="{{args.v}}"}', address: 'http://`+long+`'}}}
+- {name: j, provider: {judge: {canary: `+long+`, baseline: b, lookback: 1h, step: 1m}}}
+`)
+	compiled, errs := Compile(doc, nil, Builtin(noSources), WithLimits(Limits{MaxQueryLength: 30, MaxFieldLength: 30}))
+	checkErrors(t, "bounds", errs, []api.FieldError{
+		fe("metrics[0].provider.prometheus.address", "the field is 47 bytes long, longer than the 30 this canaryd accepts in one field"),
+		fe("metrics[1].provider.judge.canary", "the query is 40 bytes long, longer than the 30 this canaryd accepts (--max-query-length)"),
+	})
+	if compiled != nil {
+		t.Fatal("compiled over its bounds")
+	}
+	compiled, errs = Compile(doc, nil, Builtin(noSources))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := string(compiled.Spec.Metrics[0].Provider.Prometheus); !strings.Contains(got, `up{a=\"x\\\"y\"}`) {
+		t.Errorf("the value is not escaped in the query: %s", got)
+	}
+}
+
+// The credentials a metric carries are its provider's to tell: a compiled
+// spec says whether it holds any (a store keeps it sealed).
+func TestCompiledCredentials(t *testing.T) {
+	for _, tt := range []struct {
+		provider string
+		want     bool
+	}{
+		{`{prometheus: {query: up}}`, false},
+		{`{prometheus: {query: up, headers: [{key: X-Scope-OrgID, value: team}]}}`, false},
+		{`{prometheus: {query: up, headers: [{key: Authorization, value: Bearer x}]}}`, true},
+		{`{prometheus: {query: up, authentication: {basicAuth: {username: u, password: p}}}}`, true},
+		{`{judge: {canary: c, baseline: b, lookback: 1h, step: 1m, authentication: {oauth2: {clientSecret: s}}}}`, true},
+	} {
+		compiled, errs := Compile(mustParse(t, `metrics: [{name: m, provider: `+tt.provider+`}]`), nil, Builtin(noSources))
+		if len(errs) > 0 {
+			t.Fatalf("%s: %v", tt.provider, errs)
+		}
+		if compiled.Credentials != tt.want {
+			t.Errorf("%s: Credentials %v, want %v", tt.provider, compiled.Credentials, tt.want)
+		}
+	}
 }

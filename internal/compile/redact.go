@@ -3,6 +3,7 @@ package compile
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/series"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -34,12 +34,12 @@ type redactor struct {
 
 // newRedactor returns the redactor of a resolved spec, nil when it has
 // nothing to hide. overrides are the values the spec was resolved with.
-func newRedactor(s *spec.Spec, overrides map[string]string, res *spec.Resolution) *redactor {
+func newRedactor(s *spec.Spec, overrides map[string]string, res *spec.Resolution, providers Providers, langs map[string]spec.Language) *redactor {
 	var pairs []string
 	if res != nil && res.Display != nil {
 		for i := range res.Spec.Metrics {
-			real, display := displayTexts(&res.Spec.Metrics[i]), displayTexts(&res.Display.Metrics[i])
-			for j := range real {
+			real, display := displayTexts(&res.Spec.Metrics[i], langs), displayTexts(&res.Display.Metrics[i], langs)
+			for j := range min(len(real), len(display)) {
 				if real[j] != display[j] && real[j] != "" {
 					pairs = append(pairs, real[j], display[j])
 				}
@@ -50,7 +50,7 @@ func newRedactor(s *spec.Spec, overrides map[string]string, res *spec.Resolution
 	if res != nil {
 		secrets = append(secrets, res.Secrets...)
 		for i := range res.Spec.Metrics {
-			secrets = append(secrets, credentials(&res.Spec.Metrics[i])...)
+			secrets = append(secrets, credentials(&res.Spec.Metrics[i], providers)...)
 		}
 	}
 	// Longest first: a value that holds another ("Bearer xyz", "xyz") is
@@ -69,16 +69,34 @@ func newRedactor(s *spec.Spec, overrides map[string]string, res *spec.Resolution
 	return &redactor{replacer: strings.NewReplacer(pairs...)}
 }
 
-// displayTexts are the texts of m that are shown resolved: its conditions
-// and its queries.
-func displayTexts(m *spec.Metric) []string {
-	texts := []string{m.SuccessCondition, m.FailureCondition, "", "", ""}
-	if p := m.Provider.Prometheus; p != nil {
-		texts[2] = p.Query
+// displayTexts are the texts of m that are shown resolved: its
+// conditions, and its provider's queries and expressions (langs, by their
+// paths relative to the metric), in the order of their paths.
+func displayTexts(m *spec.Metric, langs map[string]spec.Language) []string {
+	texts := []string{m.SuccessCondition, m.FailureCondition}
+	names := m.Provider.Names()
+	if len(names) != 1 || len(langs) == 0 {
+		return texts
 	}
-	if j := m.Provider.Judge; j != nil {
-		texts[3], texts[4] = j.Canary, j.Baseline
+	var tree any
+	if json.Unmarshal(m.Provider.Config(names[0]), &tree) != nil {
+		return texts
 	}
+	prefix := "provider." + names[0] + "."
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch x := v.(type) {
+		case string:
+			if langs[prefix+path] != spec.ValueText {
+				texts = append(texts, x)
+			}
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k], strings.TrimPrefix(path+"."+k, "."))
+			}
+		}
+	}
+	walk(tree, "")
 	return texts
 }
 
@@ -99,33 +117,6 @@ func secretValues(s *spec.Spec, overrides map[string]string) []string {
 	}
 	return out
 }
-
-// credentials are the credentials a resolved metric sends: the values of
-// headers named like credentials, basic auth passwords and OAuth2 client
-// secrets.
-func credentials(m *spec.Metric) []string {
-	var out []string
-	add := func(headers []spec.Header, auth spec.Authentication) {
-		for _, h := range headers {
-			if IsCredentialHeader(h.Key) {
-				out = append(out, h.Value)
-			}
-		}
-		out = append(out, auth.BasicAuth.Password, auth.OAuth2.ClientSecret)
-	}
-	if p := m.Provider.Prometheus; p != nil {
-		add(p.Headers, p.Authentication)
-	}
-	if j := m.Provider.Judge; j != nil {
-		add(j.Headers, j.Authentication)
-	}
-	return out
-}
-
-// IsCredentialHeader reports whether a header's value is likely a
-// credential (Authorization, X-Api-Key, Cookie, …), to be kept out of
-// every text shown: redact's list decides.
-func IsCredentialHeader(key string) bool { return redact.IsCredentialHeader(key) }
 
 // text returns s with every secret replaced.
 func (r *redactor) text(s string) string {

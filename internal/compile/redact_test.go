@@ -10,12 +10,12 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 // echoingSources is a Prometheus that puts the query it is sent in its
 // errors and warnings, as Prometheus' parse errors do.
-func echoingSources(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func echoingSources(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	query := m.Query
 	return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{

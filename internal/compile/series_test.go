@@ -9,8 +9,8 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/series"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // echoingSeries is a Prometheus whose series carry the query's label
@@ -37,7 +37,7 @@ metrics:
 - name: m
   provider: {prometheus: {query: 'up{token="{{args.api-token}}", ns="echo"}'}}
 `)
-	sources := func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		src, md, _ := echoingSources(m)
 		return echoingSeries{Source: src, query: m.Query}, md, nil
 	}

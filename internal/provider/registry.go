@@ -4,9 +4,13 @@
 // measurement source of each.
 //
 // A provider is one package and one registration. It owns its
-// configuration (the metric's provider.<name> object, with the arguments
-// substituted), its validation, reported as api.FieldErrors with paths
-// relative to the metric ("provider.web.url"), and its source. The
+// configuration type (the metric's provider.<name> object, with the
+// arguments substituted, which it decodes with spec.DecodeStrict), its
+// validation, reported as api.FieldErrors with paths relative to the
+// metric ("provider.web.url"), and its source. What else it may tell is an
+// optional interface: which of its fields are queries or expressions
+// (Languages), the credentials a configuration carries (Credentials), and
+// a compared metric's scoring group and default conditions (Judged). The
 // registration is a call to Register where the service assembles its
 // providers (cmd/canaryd).
 //
@@ -15,34 +19,70 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Provider builds the measurement source of one metric from its provider's
-// configuration. config is what spec decodes for the provider: the typed
-// configuration of the providers whose types spec holds (prometheus:
-// *spec.PrometheusMetric, judge: *spec.JudgeMetric), and the raw JSON
-// object (json.RawMessage) for every other provider, which decodes and
-// validates it itself.
+// configuration: the metric's provider.<name> object as JSON, arguments
+// substituted, which the provider decodes (spec.DecodeStrict) and checks
+// itself.
 //
 // Problems carry paths relative to the metric ("provider.web.url"); when
 // there are any, the source is nil and nothing is ever sent. A provider is
 // safe for concurrent use: it is called for every request that compiles a
 // spec.
 type Provider interface {
-	Source(config any) (analysis.Source, map[string]string, []api.FieldError)
+	Source(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError)
 }
 
 // Func adapts a function to Provider.
-type Func func(config any) (analysis.Source, map[string]string, []api.FieldError)
+type Func func(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError)
 
 // Source calls f.
-func (f Func) Source(config any) (analysis.Source, map[string]string, []api.FieldError) {
+func (f Func) Source(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) {
 	return f(config)
+}
+
+// What a provider may tell besides, each an optional interface that
+// internal/compile asks for.
+
+// Languages is implemented by a provider whose configuration has fields
+// written in a query or an expression language, into which an argument's
+// value goes escaped or as a plain literal (see spec.Resolve), and whose
+// length is bounded as a query's (spec.PromQL: --max-query-length).
+type Languages interface {
+	// Languages maps those fields' paths, relative to the configuration
+	// ("query", "rangeQuery.start"), to their language.
+	Languages() map[string]spec.Language
+}
+
+// Credentials is implemented by a provider whose configuration can carry
+// credentials: they are kept out of everything an analysis shows, and a
+// store keeps the document that holds them sealed.
+type Credentials interface {
+	// Credentials lists the credentials config holds (a credential
+	// header's value, a password, a client secret), the empty ones left
+	// out; nil for a configuration that does not decode.
+	Credentials(config json.RawMessage) []string
+}
+
+// Judged is implemented by a provider whose metrics compare a canary with
+// a baseline, as canaryd's judge does: they are scored in a group, may be
+// critical, and have conditions of their own when they set none.
+type Judged interface {
+	// Scored tells config's scoring group and whether it is critical
+	// (spec.Scored, its Path the configuration's); the zero Scored for a
+	// configuration that does not decode.
+	Scored(config json.RawMessage) spec.Scored
+	// DefaultConditions are the success and failure conditions of a
+	// metric that sets neither.
+	DefaultConditions() (success, failure string)
 }
 
 // Registry maps the name of a provider in a metric to the provider. It is

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -9,8 +10,8 @@ import (
 )
 
 func TestRegistry(t *testing.T) {
-	var got any
-	p := Func(func(config any) (analysis.Source, map[string]string, []api.FieldError) {
+	var got json.RawMessage
+	p := Func(func(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) {
 		got = config
 		return nil, nil, nil
 	})
@@ -25,8 +26,8 @@ func TestRegistry(t *testing.T) {
 	if !ok {
 		t.Fatal("web not found")
 	}
-	w.Source("cfg")
-	if got != "cfg" {
+	w.Source(json.RawMessage(`{"cfg":1}`))
+	if string(got) != `{"cfg":1}` {
 		t.Errorf("the provider got %v", got)
 	}
 

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"regexp"
@@ -373,12 +374,13 @@ func TestHTMLJudge(t *testing.T) {
 // as a placeholder.
 func TestSources(t *testing.T) {
 	timeout := int64(20)
-	s := &spec.Spec{Metrics: []spec.Metric{{Name: "q", Provider: spec.MetricProvider{Prometheus: &spec.PrometheusMetric{
+	config, _ := json.Marshal(&prometheus.Metric{
 		Address: "https://user:hunter2@prom.example:9090/prometheus/?token=abc",
 		Query:   "sum(rate(x[5m]))", Timeout: &timeout,
-		Headers:        []spec.Header{{Key: "Authorization", Value: "Bearer s3cret-token"}, {Key: "X-Scope-OrgID", Value: "tenant-" + "opensesame"}},
-		Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Username: "u", Password: "hunter2"}},
-	}}}}}
+		Headers:        []prometheus.Header{{Key: "Authorization", Value: "Bearer s3cret-token"}, {Key: "X-Scope-OrgID", Value: "tenant-" + "opensesame"}},
+		Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Username: "u", Password: "hunter2"}},
+	})
+	s := &spec.Spec{Metrics: []spec.Metric{{Name: "q", Provider: spec.MetricProvider{Prometheus: config}}}}
 	srcs := report.SourcesOf(s, map[string]string{"api-token": "opensesame", "service": "checkout"}, func(address string) string { return address })
 	at := start.Add(time.Minute)
 	a := api.Analysis{Phase: api.PhaseSuccessful, MetricResults: []api.MetricResult{{Name: "q", Phase: api.PhaseSuccessful, Count: 1, Successful: 1,

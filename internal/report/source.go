@@ -33,7 +33,7 @@ type Source struct {
 	Timeout time.Duration
 	// Range, when set, makes the query a range query: its start and end
 	// expressions (evaluated at the measurement's time) and step.
-	Range *spec.PrometheusRangeQueryArgs
+	Range *prometheus.RangeQuery
 }
 
 // Header is one HTTP header of a Source.
@@ -59,8 +59,11 @@ func SourcesOf(s *spec.Spec, args map[string]string, datasource func(address str
 	out := map[string]Source{}
 	for i := range s.Metrics {
 		m := &s.Metrics[i]
-		p := m.Provider.Prometheus
-		if p == nil {
+		if names := m.Provider.Names(); len(names) != 1 || names[0] != "prometheus" {
+			continue
+		}
+		p, errs := prometheus.Decode(m.Provider.Prometheus)
+		if len(errs) > 0 {
 			continue
 		}
 		src := Source{URL: cleanURL(datasource(p.Address)), Range: p.RangeQuery}

@@ -14,8 +14,8 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/promtest"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // TestAPI runs every endpoint and mode against a real Prometheus holding
@@ -422,7 +422,7 @@ func TestEvaluateErrorRound(t *testing.T) {
 // TestPanicIsA500 checks that a panic becomes a logged 500 problem that
 // names the request id and nothing else.
 func TestPanicIsA500(t *testing.T) {
-	s := start(t, options{sources: func(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	s := start(t, options{sources: func(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		panic("secret internals")
 	}})
 	resp := s.do(http.MethodPost, "/v1/analyses", jsonType, once("echo-good"), "X-Request-Id", "req-42")

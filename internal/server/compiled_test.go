@@ -12,7 +12,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 // compileCounter is a PrometheusFunc that counts the metrics it builds a
@@ -20,7 +20,7 @@ import (
 // the query as a value: "good" is 1, "bad" is 0.5.
 type compileCounter struct{ built atomic.Int64 }
 
-func (c *compileCounter) sources(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func (c *compileCounter) sources(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	c.built.Add(1)
 	value := 0.5
 	if m.Query == "good" {

@@ -170,11 +170,14 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 		}
 	}
 	doc, problems := spec.Parse(body)
-	if len(problems) > 0 {
+	if doc == nil {
 		return nil, ptr(invalidInput(append(errs, locateInDocument(problems, body, isJSON)...)))
 	}
-	compiled, problems := compile.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
-	errs = append(errs, locateInDocument(problems, body, isJSON)...)
+	// A document whose only problems are unknown fields is compiled still,
+	// as compile.ParseAndCompile does: a provider's configuration is its
+	// provider's to decode, and its typos are listed with the document's.
+	compiled, more := compile.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
+	errs = append(errs, locateInDocument(append(problems, more...), body, isJSON)...)
 	if len(errs) > 0 {
 		return nil, ptr(invalidInput(errs))
 	}

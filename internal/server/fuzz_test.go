@@ -13,7 +13,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/compile"
-	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 // FuzzCreateAnalysis sends arbitrary bodies, content types, query strings
@@ -32,7 +32,7 @@ func FuzzCreateAnalysis(f *testing.F) {
 	failing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Err: errors.New("no Prometheus in a fuzz test")}
 	})
-	sources := compile.Builtin(func(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := compile.Builtin(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}

@@ -82,7 +82,7 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 // when it cannot, it answers with the problem and returns false.
 func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.ResponseWriter, r *http.Request) (*Run, bool) {
 	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
-		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && holdsCredentials(req.compiled.Spec),
+		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
 		Sources: analyses.reportSources(req.compiled.Spec, req.compiled.Args)})
 	if p, ok := storedProblem(err); ok {
 		writeProblem(w, r, p)

@@ -13,8 +13,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/compile"
-	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -826,31 +824,4 @@ func pendingResults(plan *analysis.Plan) []api.MetricResult {
 		out[i] = api.MetricResult{Name: m.Name, Phase: api.PhasePending, DryRun: m.DryRun, Metadata: m.Metadata, Measurements: []api.Measurement{}}
 	}
 	return out
-}
-
-// holdsCredentials reports whether a posted document's metrics carry
-// credentials (a credential header's value, a password, a client secret):
-// a postgres store keeps such a document sealed only.
-func holdsCredentials(s *spec.Spec) bool {
-	if s == nil {
-		return false
-	}
-	has := func(headers []spec.Header, auth spec.Authentication) bool {
-		for _, h := range headers {
-			if h.Value != "" && compile.IsCredentialHeader(h.Key) {
-				return true
-			}
-		}
-		return auth.BasicAuth.Password != "" || auth.OAuth2.ClientSecret != ""
-	}
-	for i := range s.Metrics {
-		m := &s.Metrics[i]
-		if p := m.Provider.Prometheus; p != nil && has(p.Headers, p.Authentication) {
-			return true
-		}
-		if j := m.Provider.Judge; j != nil && has(j.Headers, j.Authentication) {
-			return true
-		}
-	}
-	return false
 }

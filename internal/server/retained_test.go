@@ -11,12 +11,12 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // instantSources measure at once, a value that passes `result[0] >= 0.99`.
-func instantSources(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func instantSources(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Value: []float64{1}, Display: "[1]"}
 	}), nil, nil

@@ -10,8 +10,8 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // stuckSource is a source whose measurements do not return, whatever
@@ -42,7 +42,7 @@ func (s *stuckSource) Measure(context.Context, time.Time) analysis.Observation {
 
 func (s *stuckSource) BoundByContext() bool { return s.claimBound }
 
-func (s *stuckSource) sources(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func (s *stuckSource) sources(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	return s, nil, nil
 }
 

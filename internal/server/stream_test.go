@@ -10,7 +10,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 // TestStreamThatFallsBehindIsCutOff opens streams that read nothing while
@@ -23,7 +23,7 @@ func TestStreamThatFallsBehindIsCutOff(t *testing.T) {
 	// 20 metrics every 5 ms: the connection's buffers are full within a
 	// second or so.
 	big := strings.Repeat("9", analysis.MaxValueBytes)
-	sources := func(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := func(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 			return analysis.Observation{Value: []float64{1}, Display: big}
 		}), nil, nil

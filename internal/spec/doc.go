@@ -3,9 +3,10 @@
 // posted unchanged, and bare specs with the same fields.
 //
 // canaryd's extensions that Argo Rollouts cannot run, the judge provider
-// (provider.judge, see JudgeMetric), scoring (see Scoring) and an argument's
-// freeText (see Argument), are for bare specs and canaryd templates: documents of apiVersion canaryd.io/v1alpha1
-// and kind AnalysisTemplate or ClusterAnalysisTemplate, which are Argo's
+// (provider.judge, whose configuration is internal/provider/judge's),
+// scoring (see Scoring) and an argument's freeText (see Argument), are for
+// bare specs and canaryd templates: documents of apiVersion
+// canaryd.io/v1alpha1 and kind AnalysisTemplate or ClusterAnalysisTemplate, which are Argo's
 // documents with the extensions allowed. In an argoproj.io/v1alpha1
 // document they are errors: Argo Rollouts would refuse a judge metric and
 // drop the scoring, so the document would not mean the same to both.
@@ -36,14 +37,18 @@
 //   - Spec.Validate applies Argo Rollouts' rules, with Argo's messages, and a
 //     few stricter rules of canaryd's own where Argo silently runs something
 //     the user cannot have meant. A provider's configuration is left to the
-//     provider (a Prometheus address is checked by the Prometheus provider),
-//     so that each problem is reported once; the judge's rules, which are
-//     canaryd's own, are JudgeMetric.Validate, which the judge's provider
-//     calls.
+//     provider, so that each problem is reported once: spec keeps each one
+//     as its JSON (MetricProvider) and the provider decodes it with
+//     DecodeStrict, which checks it as Parse checks a document, and then
+//     applies its own rules. Scoring's rules need a metric's group and
+//     whether it is critical, which its provider tells (Scored).
 //
 // spec only reads documents: it compiles no condition, builds no source and
 // knows no provider but by the names and configurations a metric holds
-// (MetricProvider.Names, MetricProvider.Config). internal/compile takes a
+// (MetricProvider.Names, MetricProvider.Config); which of a provider's
+// fields are queries or expressions, for Resolve, is the provider's to
+// say (ResolveOptions.Languages). It imports no provider and not
+// internal/judge. internal/compile takes a
 // document through the three steps and on to what the engine runs. The
 // package must not do I/O beyond decoding the bytes it is given, speak
 // HTTP, read Kubernetes or run anything.

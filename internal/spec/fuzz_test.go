@@ -68,9 +68,9 @@ func FuzzParse(f *testing.F) {
 		}
 
 		// The later steps never panic on anything Parse accepts.
-		doc.Spec.Validate()
+		doc.Spec.Validate(testScored)
 		if resolved, _ := resolveArgs(&doc.Spec, nil); resolved != nil {
-			resolved.Validate()
+			resolved.Validate(testScored)
 			resolved.DryRunMetrics()
 			resolved.RetentionLimits()
 			for i := range resolved.Metrics {
@@ -97,10 +97,10 @@ func FuzzResolve(f *testing.F) {
 				Name:             "m",
 				Count:            &IntOrString{IsString: true, Str: count},
 				SuccessCondition: template,
-				Provider: MetricProvider{Prometheus: &PrometheusMetric{
+				Provider: MetricProvider{Prometheus: raw(&PrometheusMetric{
 					Query:   template,
 					Headers: []Header{{Key: template, Value: "v"}},
-				}},
+				})},
 			}},
 		}
 		resolved, errs := resolveArgs(s, map[string]string{name: value})
@@ -110,8 +110,8 @@ func FuzzResolve(f *testing.F) {
 		if resolved == nil {
 			return
 		}
-		resolved.Validate()
-		q := resolved.Metrics[0].Provider.Prometheus.Query
+		resolved.Validate(testScored)
+		q := prom(resolved.Metrics[0].Provider).Query
 		// JSON, Argo's way and canaryd's, has no room for invalid UTF-8.
 		if !utf8.ValidString(template) {
 			return
@@ -122,7 +122,7 @@ func FuzzResolve(f *testing.F) {
 		if template == openTag+argsTag+name+closeTag && q != value {
 			t.Fatalf("template %q with %s=%q became %q", template, name, value, q)
 		}
-		if s.Metrics[0].Provider.Prometheus.Query != template {
+		if prom(s.Metrics[0].Provider).Query != template {
 			t.Fatalf("Resolve changed its receiver")
 		}
 	})

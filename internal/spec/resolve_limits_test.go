@@ -14,7 +14,7 @@ import (
 
 // serviceLimits are the bounds a service resolves with by default.
 var serviceLimits = ResolveOptions{
-	SecretArg:      testSecret,
+	SecretArg: testSecret, Languages: testLanguages,
 	MaxQueryLength: 16 << 10, MaxConditionLength: 4096, MaxFieldLength: limits.MaxFieldLength, MaxResolvedSize: limits.MaxResolvedSize,
 }
 
@@ -62,7 +62,7 @@ func TestResolveBoundsTheResolvedSpec(t *testing.T) {
 			overrides: map[string]string{"a": big}, limits: serviceLimits,
 			want: []api.FieldError{fe("metrics[0].provider.prometheus.address", "with its arguments substituted the field would be 20487 bytes long, longer than the 8192 this canaryd accepts in one field")}},
 		{name: "all the metrics together", input: manyMetrics(80, "x{a=\"{{args.a}}\"}"), overrides: map[string]string{"a": strings.Repeat("a", 14<<10)}, limits: serviceLimits,
-			want: []api.FieldError{fe("metrics", "with their arguments substituted the metrics would be 1156390 bytes, more than the 1048576 this canaryd accepts in one spec")}},
+			want: []api.FieldError{fe("metrics", "with their arguments substituted the metrics would be 1151830 bytes, more than the 1048576 this canaryd accepts in one spec")}},
 		{name: "no limits on the command line", input: manyMetrics(80, "x{a=\"{{args.a}}\"}"), overrides: map[string]string{"a": big}},
 	}
 	for _, tt := range tests {

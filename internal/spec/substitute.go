@@ -7,36 +7,36 @@ import (
 	"unicode/utf8"
 )
 
-// language is what a field's text is written in. It decides how an
+// Language is what a field's text is written in. It decides how an
 // argument's value goes into the field (see Resolve): escaped inside a
 // string literal, a plain literal elsewhere, or, in a field whose text is
-// a value, as it is.
-type language uint8
+// a value, as it is. A metric's conditions are expressions; what each
+// provider field is, its provider declares (ResolveOptions.Languages).
+type Language uint8
 
 const (
-	// valueText is a field whose text is a value: a name, a duration, a
+	// ValueText is a field whose text is a value: a name, a duration, a
 	// count, an address, a header, a credential. A value cannot change the
 	// structure of a field that has none; each such field is checked for
 	// what it is (a duration, an integer, an allowed datasource, a header
 	// value without line breaks).
-	valueText language = iota
-	// promQL is a Prometheus query.
-	promQL
-	// exprLang is an expr-lang expression: a condition, or a range
-	// query's start or end.
-	exprLang
+	ValueText Language = iota
+	// PromQL is a Prometheus query.
+	PromQL
+	// Expr is an expr-lang expression: a condition, or a range query's
+	// start or end.
+	Expr
 )
 
 // fieldLanguage tells the language of a string field from its path
-// relative to its metric ("provider.prometheus.query").
-func fieldLanguage(rel string) language {
-	switch rel {
-	case "provider.prometheus.query", "provider.judge.canary", "provider.judge.baseline":
-		return promQL
-	case "successCondition", "failureCondition", "provider.prometheus.rangeQuery.start", "provider.prometheus.rangeQuery.end":
-		return exprLang
+// relative to its metric ("provider.prometheus.query"): the conditions are
+// expressions, a provider's fields are what o.Languages says, and every
+// other field is a value.
+func (o ResolveOptions) fieldLanguage(rel string) Language {
+	if rel == "successCondition" || rel == "failureCondition" {
+		return Expr
 	}
-	return valueText
+	return o.Languages[rel]
 }
 
 // tag is one {{…}} of a field's text.
@@ -105,7 +105,7 @@ func scanTags(s string, args map[string]*argValue) (tags []tag, unclosed bool) {
 // (with backslash escapes), `…` (raw, a backtick doubled), // and /* */
 // comments. A tag is read as a value that lexes as one operand: a plain
 // literal, or an escaped string's content.
-func findContexts(lang language, s string, tags []tag) {
+func findContexts(lang Language, s string, tags []tag) {
 	const (
 		code = iota
 		inString
@@ -145,12 +145,12 @@ func findContexts(lang language, s string, tags []tag) {
 			switch {
 			case c == '"' || c == '\'' || c == '`':
 				state, quote = inString, c
-			case lang == promQL && c == '#':
+			case lang == PromQL && c == '#':
 				state = lineComment
-			case lang == exprLang && c == '/' && i+1 < len(s) && s[i+1] == '/':
+			case lang == Expr && c == '/' && i+1 < len(s) && s[i+1] == '/':
 				state = lineComment
 				i++
-			case lang == exprLang && c == '/' && i+1 < len(s) && s[i+1] == '*':
+			case lang == Expr && c == '/' && i+1 < len(s) && s[i+1] == '*':
 				state = blockComment
 				i++
 			}
@@ -167,7 +167,7 @@ func findContexts(lang language, s string, tags []tag) {
 				escape = max(escape, 0)
 			case c == '\\' && quote != '`':
 				escape = 1
-			case c == quote && quote == '`' && lang == exprLang && i+1 < len(s) && s[i+1] == '`':
+			case c == quote && quote == '`' && lang == Expr && i+1 < len(s) && s[i+1] == '`':
 				i++ // expr's escaped backtick
 			case c == quote:
 				state, prev = code, c
@@ -177,7 +177,7 @@ func findContexts(lang language, s string, tags []tag) {
 				state, prev = code, c
 			}
 		case lineComment:
-			if c == '\n' || (lang == promQL && c == '\r') {
+			if c == '\n' || (lang == PromQL && c == '\r') {
 				state = code
 			}
 		case blockComment:
@@ -194,14 +194,14 @@ func findContexts(lang language, s string, tags []tag) {
 // sequence's digits (left > 1): \x takes two hexadecimal digits, \u four,
 // \U eight, an octal escape three digits in all. -1 is expr's \u{…}
 // (brace tells that c, a u, is followed by one), which runs to its brace.
-func escapeLength(lang language, c byte, left int, brace bool) int {
+func escapeLength(lang Language, c byte, left int, brace bool) int {
 	if left > 1 {
 		return left - 1
 	}
 	switch {
 	case c == 'x':
 		return 2
-	case c == 'u' && lang == exprLang && brace:
+	case c == 'u' && lang == Expr && brace:
 		return -1
 	case c == 'u':
 		return 4
@@ -217,11 +217,11 @@ func escapeLength(lang language, c byte, left int, brace bool) int {
 // which a value next to it would join: PromQL's names are ASCII
 // ([a-zA-Z0-9_:]); expr's may have any letter (every byte of UTF-8 beyond
 // ASCII counts) and $; numbers of both have dots.
-func isWordByte(lang language, c byte) bool {
+func isWordByte(lang Language, c byte) bool {
 	switch {
 	case c == '_' || c == '.' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9'):
 		return true
-	case lang == promQL:
+	case lang == PromQL:
 		return c == ':'
 	}
 	return c == '$' || c >= 0x80
@@ -229,7 +229,7 @@ func isWordByte(lang language, c byte) bool {
 
 // wordBefore is the run of word bytes at the end of text, wordAfter at
 // its start: what a value at the tag between them joins.
-func wordBefore(lang language, text string) string {
+func wordBefore(lang Language, text string) string {
 	i := len(text)
 	for i > 0 && isWordByte(lang, text[i-1]) {
 		i--
@@ -237,7 +237,7 @@ func wordBefore(lang language, text string) string {
 	return text[i:]
 }
 
-func wordAfter(lang language, text string) string {
+func wordAfter(lang Language, text string) string {
 	i := 0
 	for i < len(text) && isWordByte(lang, text[i]) {
 		i++
@@ -372,7 +372,7 @@ var promKeywords = []string{"and", "or", "unless", "atan2", "by", "without", "on
 
 // plainLiteral reports why v cannot stand outside a string literal in a
 // text of lang, at a tag of context ctx; "" when it can.
-func plainLiteral(v string, lang language, ctx tagContext) string {
+func plainLiteral(v string, lang Language, ctx tagContext) string {
 	if v == "" {
 		return "the value is empty, which would leave an operand out"
 	}
@@ -382,13 +382,13 @@ func plainLiteral(v string, lang language, ctx tagContext) string {
 	}
 	var number, name bool
 	switch lang {
-	case promQL:
+	case PromQL:
 		number = promNumber.MatchString(body) || promDuration.MatchString(body)
 		name = !signed && promName.MatchString(body)
 		if name && isPromKeyword(body) {
 			return "the value is a PromQL keyword (" + strings.Join(promKeywords, ", ") + "), which would join or modify the expressions around it"
 		}
-	case exprLang:
+	case Expr:
 		number = exprNumber.MatchString(body)
 		name = !signed && (body == "true" || body == "false")
 	}
@@ -399,7 +399,7 @@ func plainLiteral(v string, lang language, ctx tagContext) string {
 	case strings.ContainsAny(v, "+-") && (!ctx.operand || joined):
 		return "a value with a sign (-1, 1e-3) is accepted there only as a whole operand: after an operator, an opening bracket or a comma, " +
 			"and before a closing bracket, a comma, a comparison or a logical operator"
-	case joined && lang == exprLang:
+	case joined && lang == Expr:
 		return "the tag is joined to a name or a number of the text (" + joinedText(ctx) +
 			"), and in an expression the value would make another name of it; separate the tag from it"
 	case joined:
@@ -429,8 +429,8 @@ func joinedText(ctx tagContext) string {
 	return before + "{{…}}" + clip(after)
 }
 
-func languageNoun(lang language) string {
-	if lang == promQL {
+func languageNoun(lang Language) string {
+	if lang == PromQL {
 		return "query"
 	}
 	return "expression"
@@ -446,8 +446,8 @@ func isPromKeyword(s string) bool {
 }
 
 // plainLiterals describes a language's plain literals, for messages.
-func plainLiterals(lang language) string {
-	if lang == promQL {
+func plainLiterals(lang Language) string {
+	if lang == PromQL {
 		return "a number (0.99, 1e3), a duration (5m, 1h30m) or a metric or label name ([a-zA-Z_:][a-zA-Z0-9_:]*, not a keyword such as or)"
 	}
 	return "a number (0.99, 1e3) or true or false"

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -20,38 +21,49 @@ const exploit = `failing"}[1m])) * 0 + 1 or vector(1) #`
 // oneArg is a spec of one metric whose field (set by set) is text, with
 // one argument v.
 func oneArg(set func(m *Metric, text string), text string, freeText bool) *Spec {
-	m := Metric{Name: "m", Provider: MetricProvider{Prometheus: &PrometheusMetric{Query: "up"}}}
+	m := Metric{Name: "m", Provider: MetricProvider{Prometheus: raw(&PrometheusMetric{Query: "up"})}}
 	set(&m, text)
 	return &Spec{Args: []Argument{{Name: "v", FreeText: freeText}}, Metrics: []Metric{m}}
 }
 
-func setQuery(m *Metric, text string)     { m.Provider.Prometheus.Query = text }
+// editProm changes a metric's Prometheus configuration.
+func editProm(m *Metric, edit func(p *PrometheusMetric)) {
+	p := prom(m.Provider)
+	edit(p)
+	m.Provider.Prometheus = raw(p)
+}
+
+func setQuery(m *Metric, text string)     { editProm(m, func(p *PrometheusMetric) { p.Query = text }) }
 func setCondition(m *Metric, text string) { m.SuccessCondition = text }
 func setStart(m *Metric, text string) {
-	m.Provider.Prometheus.RangeQuery = &PrometheusRangeQueryArgs{Start: text, End: "now()", Step: "1m"}
+	editProm(m, func(p *PrometheusMetric) {
+		p.RangeQuery = &PrometheusRangeQueryArgs{Start: text, End: "now()", Step: "1m"}
+	})
 }
-func setAddress(m *Metric, text string) { m.Provider.Prometheus.Address = text }
+func setAddress(m *Metric, text string) { editProm(m, func(p *PrometheusMetric) { p.Address = text }) }
 func setHeader(m *Metric, text string) {
-	m.Provider.Prometheus.Headers = []Header{{Key: "Authorization", Value: text}}
+	editProm(m, func(p *PrometheusMetric) { p.Headers = []Header{{Key: "Authorization", Value: text}} })
 }
 func setCanary(m *Metric, text string) {
-	m.Provider = MetricProvider{Judge: &JudgeMetric{Canary: text, Baseline: "b", Lookback: "1h", Step: "1m"}}
+	m.Provider = MetricProvider{Judge: raw(&JudgeMetric{Canary: text, Baseline: "b", Lookback: "1h", Step: "1m"})}
 }
 
 func resolvedText(m *Metric) string {
 	switch {
 	case m.Provider.Judge != nil:
-		return m.Provider.Judge.Canary
+		var j JudgeMetric
+		_ = json.Unmarshal(m.Provider.Judge, &j)
+		return j.Canary
 	case m.SuccessCondition != "":
 		return m.SuccessCondition
-	case m.Provider.Prometheus.RangeQuery != nil:
-		return m.Provider.Prometheus.RangeQuery.Start
-	case len(m.Provider.Prometheus.Headers) > 0:
-		return m.Provider.Prometheus.Headers[0].Value
-	case m.Provider.Prometheus.Address != "":
-		return m.Provider.Prometheus.Address
+	case prom(m.Provider).RangeQuery != nil:
+		return prom(m.Provider).RangeQuery.Start
+	case len(prom(m.Provider).Headers) > 0:
+		return prom(m.Provider).Headers[0].Value
+	case prom(m.Provider).Address != "":
+		return prom(m.Provider).Address
 	}
-	return m.Provider.Prometheus.Query
+	return prom(m.Provider).Query
 }
 
 // TestResolveKeepsTheStructure tries to escape every position a value can
@@ -183,7 +195,7 @@ spec:
   - name: m
     provider: {prometheus: {query: "rate(x[{{args.w}}])"}}
 `)
-	_, errs = argo.Spec.Resolve(nil, ResolveOptions{Argo: true})
+	_, errs = argo.Spec.Resolve(nil, ResolveOptions{Argo: true, Languages: testLanguages})
 	if len(errs) != 1 || errs[0].Field != "args[0].value" || !strings.HasSuffix(errs[0].Message,
 		"put the tag inside quotes, where any value is escaped, or make the document a canaryd template (apiVersion canaryd.io/v1alpha1) "+
 			"and mark the argument freeText: true to substitute it as it is; an argoproj.io/v1alpha1 document has its values substituted as they are, "+
@@ -192,12 +204,12 @@ spec:
 	}
 	// With --verbatim-args, it runs as Argo would run it; a bare spec does
 	// not.
-	res, errs := argo.Spec.Resolve(nil, ResolveOptions{Argo: true, VerbatimArgs: true})
-	if len(errs) > 0 || res.Spec.Metrics[0].Provider.Prometheus.Query != "rate(x[5m] or vector(1])" {
+	res, errs := argo.Spec.Resolve(nil, ResolveOptions{Argo: true, VerbatimArgs: true, Languages: testLanguages})
+	if len(errs) > 0 || prom(res.Spec.Metrics[0].Provider).Query != "rate(x[5m] or vector(1])" {
 		t.Errorf("an Argo document with verbatim arguments: %v", errs)
 	}
 	bare := mustParse(t, "args: [{name: w, value: \"5m] or vector(1\"}]\nmetrics: [{name: m, provider: {prometheus: {query: \"rate(x[{{args.w}}])\"}}}]\n")
-	if _, errs := bare.Spec.Resolve(nil, ResolveOptions{VerbatimArgs: true}); len(errs) != 1 || errs[0].Field != "args[0].value" {
+	if _, errs := bare.Spec.Resolve(nil, ResolveOptions{VerbatimArgs: true, Languages: testLanguages}); len(errs) != 1 || errs[0].Field != "args[0].value" {
 		t.Errorf("a bare spec with verbatim arguments: %v, want its value refused", errs)
 	}
 }
@@ -246,9 +258,9 @@ func FuzzQueryArgument(f *testing.F) {
 		if len(errs) > 0 {
 			return
 		}
-		r := got.Metrics[0].Provider.Prometheus.Query
+		r := prom(got.Metrics[0].Provider).Query
 		tags, _ := scanTags(prefix+"{{args.v}}"+suffix, map[string]*argValue{"v": {}})
-		findContexts(promQL, prefix+"{{args.v}}"+suffix, tags)
+		findContexts(PromQL, prefix+"{{args.v}}"+suffix, tags)
 		quoted := tags[0].ctx.quote != 0
 
 		// A neutral value of the same kind as the value: a string's
@@ -343,7 +355,7 @@ func FuzzConditionArgument(f *testing.F) {
 		}
 		r := got.Metrics[0].SuccessCondition
 		tags, _ := scanTags(template, map[string]*argValue{"v": {}})
-		findContexts(exprLang, template, tags)
+		findContexts(Expr, template, tags)
 		quoted := tags[0].ctx.quote != 0
 		neutral := "0"
 		if value != "" && (value[0] == '-' || value[0] == '+') {

@@ -29,8 +29,14 @@ type ResolveOptions struct {
 	// from a secretKeyRef is secret whatever it says; nil holds no other
 	// argument secret.
 	SecretArg func(name string) bool
-	// MaxQueryLength bounds each query (provider.prometheus.query, a
-	// judge's canary and baseline), MaxConditionLength each condition and
+	// Languages are the providers' fields written in a query or an
+	// expression language, by their path relative to the metric
+	// ("provider.prometheus.query": PromQL); every string field of a
+	// provider not among them is ValueText. internal/compile gathers them
+	// from the providers.
+	Languages map[string]Language
+	// MaxQueryLength bounds each PromQL field (provider.prometheus.query,
+	// a judge's canary and baseline), MaxConditionLength each condition and
 	// MaxFieldLength every other string field, in bytes with the arguments
 	// substituted; MaxResolvedSize bounds all of a spec's metrics together
 	// (their JSON, the values substituted). Each is checked from the
@@ -86,8 +92,9 @@ const Masked = "*****"
 //
 // How a value goes into a field depends on the field's language and on
 // where in it the tag stands:
-//   - In a query (provider.prometheus.query, a judge's canary and baseline)
-//     and in an expression (successCondition, failureCondition, a range
+//   - In a query and in an expression (successCondition, failureCondition,
+//     and the providers' fields that ResolveOptions.Languages names:
+//     provider.prometheus.query, a judge's canary and baseline, a range
 //     query's start and end), a value inside a string literal ("…", '…',
 //     `…`) is escaped as the language escapes strings, so that the literal
 //     holds exactly the value. A PromQL `…` string cannot hold a backtick:
@@ -208,11 +215,11 @@ type argValue struct {
 }
 
 type plainKey struct {
-	lang language
+	lang Language
 	ctx  tagContext
 }
 
-func (a *argValue) plainLiteral(lang language, ctx tagContext) string {
+func (a *argValue) plainLiteral(lang Language, ctx tagContext) string {
 	k := plainKey{lang, ctx}
 	why, ok := a.plain[k]
 	if !ok {
@@ -483,8 +490,8 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 			return nil, length
 		}
 	}
-	lang := fieldLanguage(rel)
-	if lang != valueText && len(tags) > 0 && !r.opts.verbatim() {
+	lang := r.opts.fieldLanguage(rel)
+	if lang != ValueText && len(tags) > 0 && !r.opts.verbatim() {
 		findContexts(lang, s, tags)
 	}
 	for i := range tags {
@@ -500,7 +507,7 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		}
 		r.usedSecret = r.usedSecret || (a.secret && *a.value != "")
 		v := *a.value
-		if lang == valueText || a.freeText || r.opts.verbatim() {
+		if lang == ValueText || a.freeText || r.opts.verbatim() {
 			length += int64(len(v))
 			continue
 		}
@@ -509,7 +516,7 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 			case t.ctx.inEscape:
 				r.add(field, fmt.Sprintf("%s%s%s stands within an escape sequence of the string literal it is in (after its backslash), "+
 					"so that the value's first characters would be read as part of the sequence; finish the escape sequence before the tag", openTag, t.raw, closeTag))
-			case lang == promQL && t.ctx.quote == '`' && strings.Contains(v, "`"):
+			case lang == PromQL && t.ctx.quote == '`' && strings.Contains(v, "`"):
 				r.add(a.field, fmt.Sprintf("%s cannot be substituted into %s inside a `…` string: a PromQL raw string cannot hold a backtick; "+
 					"write the string with \"…\" in the template, where any value is escaped", a.describe(), field))
 			}
@@ -547,9 +554,9 @@ func (r *resolver) optIn() string {
 
 // fieldLimit is the limit on the length of the string at rel, what to call
 // the string, and the flag that sets the limit (with its parentheses).
-func (o ResolveOptions) fieldLimit(lang language, rel string) (limit int, what, flag string) {
+func (o ResolveOptions) fieldLimit(lang Language, rel string) (limit int, what, flag string) {
 	switch {
-	case lang == promQL:
+	case lang == PromQL:
 		return o.MaxQueryLength, "query", " (--max-query-length)"
 	case rel == "successCondition" || rel == "failureCondition":
 		return o.MaxConditionLength, "condition", " (--max-condition-length)"

@@ -123,7 +123,7 @@ func TestResolveQuery(t *testing.T) {
 		if got == nil {
 			continue
 		}
-		if q := got.Metrics[0].Provider.Prometheus.Query; q != tt.want {
+		if q := prom(got.Metrics[0].Provider).Query; q != tt.want {
 			t.Errorf("%s: got query %q, want %q", tt.name, q, tt.want)
 		}
 	}
@@ -177,18 +177,23 @@ dryRun: [{metricName: "{{args.nm}}"}]
 		ConsecutiveSuccessLimit: strOrStr("2"),
 		SuccessCondition:        "result[0] >= 2",
 		FailureCondition:        "result[0] < 2",
-		Provider: MetricProvider{Prometheus: &PrometheusMetric{
+		Provider: MetricProvider{Prometheus: raw(&PrometheusMetric{
 			Address:    "https://prom.example:9090",
 			Query:      `up{tenant="team \"a\""}`,
 			Headers:    []Header{{Key: "X-metric", Value: `team "a"`}},
 			RangeQuery: &PrometheusRangeQueryArgs{Start: `now() - duration("30s")`, End: "now()", Step: "30s"},
-			Authentication: Authentication{OAuth2: OAuth2Config{
+			Authentication: &Authentication{OAuth2: &OAuth2Config{
 				TokenURL: "https://prom.example/token", ClientID: "metric", Scopes: []string{"metric"},
 			}},
-		}},
+		})},
 	}
-	if !reflect.DeepEqual(got.Metrics[0], want) {
-		t.Errorf("resolved metric:\ngot  %+v\nwant %+v", got.Metrics[0], want)
+	gotMetric := got.Metrics[0]
+	if !reflect.DeepEqual(prom(gotMetric.Provider), prom(want.Provider)) {
+		t.Errorf("resolved provider:\ngot  %s\nwant %s", gotMetric.Provider.Prometheus, want.Provider.Prometheus)
+	}
+	gotMetric.Provider, want.Provider = MetricProvider{}, MetricProvider{}
+	if !reflect.DeepEqual(gotMetric, want) {
+		t.Errorf("resolved metric:\ngot  %+v\nwant %+v", gotMetric, want)
 	}
 	// Argo does not template rule names.
 	if got.DryRun[0].MetricName != "{{args.nm}}" {
@@ -198,7 +203,7 @@ dryRun: [{metricName: "{{args.nm}}"}]
 	if v := got.Args[5].Value; v == nil || *v != `team "a"` {
 		t.Errorf("args[5].value: got %v", v)
 	}
-	if errs := got.Validate(); !reflect.DeepEqual(errs, []api.FieldError{fe("dryRun[0].metricName", "Rule didn't match any metric name(s)")}) {
+	if errs := got.Validate(testScored); !reflect.DeepEqual(errs, []api.FieldError{fe("dryRun[0].metricName", "Rule didn't match any metric name(s)")}) {
 		t.Errorf("Validate: got\n%s", formatErrors(errs))
 	}
 }
@@ -276,7 +281,7 @@ metrics:
 			t.Errorf("%s: Resolve: %s", tt.name, formatErrors(errs))
 			continue
 		}
-		checkErrors(t, tt.name, resolved.Validate(), tt.wantErrs)
+		checkErrors(t, tt.name, resolved.Validate(testScored), tt.wantErrs)
 		if tt.wantErrs == nil {
 			if got := resolved.Metrics[0].CountValue(); got != tt.want {
 				t.Errorf("%s: CountValue() = %d, want %d", tt.name, got, tt.want)
@@ -298,7 +303,7 @@ func TestResolveDoesNotChangeTheSpec(t *testing.T) {
 	if string(before) != string(after) {
 		t.Errorf("Resolve changed its receiver:\nbefore %s\nafter  %s", before, after)
 	}
-	if got := resolved.Metrics[0].Provider.Prometheus.Headers[0].Value; got != "web" {
+	if got := prom(resolved.Metrics[0].Provider).Headers[0].Value; got != "web" {
 		t.Errorf("header: got %q, want web", got)
 	}
 	if got := resolved.Metrics[0].SuccessCondition; got != "len(result) == 0 || result[0] >= 0.9" {
@@ -344,7 +349,7 @@ metrics:
       query: 'up{l="{{ args.v }}"}'
       headers: [{key: K, value: "{{args.v}}"}]
 `)
-		res, errs := doc.Spec.Resolve(map[string]string{"v": v}, ResolveOptions{Argo: true, VerbatimArgs: true})
+		res, errs := doc.Spec.Resolve(map[string]string{"v": v}, ResolveOptions{Argo: true, VerbatimArgs: true, Languages: testLanguages})
 		if len(errs) > 0 {
 			t.Errorf("value %q: %s", v, formatErrors(errs))
 			continue

@@ -129,15 +129,17 @@ type Metric struct {
 }
 
 // MetricProvider holds exactly one provider. Which of them canaryd runs is
-// the registry's business (internal/compile's Providers): a provider that none is
-// registered for is an error naming it. Prometheus and canaryd's judge are
-// decoded here; every other provider's configuration is kept as its JSON,
-// for its provider to decode (the web provider's, in internal/provider/web).
+// the registry's business (internal/compile's Providers): a provider that
+// none is registered for is an error naming it. Each provider's
+// configuration is kept as its JSON, for its provider to decode
+// (DecodeStrict) and check: Prometheus' in internal/provider/prometheus,
+// the judge's in internal/provider/judge, the web provider's in
+// internal/provider/web.
 type MetricProvider struct {
-	Prometheus *PrometheusMetric `json:"prometheus,omitempty"`
+	Prometheus json.RawMessage `json:"prometheus,omitempty"`
 	// Judge is canaryd's canary-versus-baseline provider, an extension
-	// that bare specs and canaryd templates may use (see JudgeMetric).
-	Judge *JudgeMetric `json:"judge,omitempty"`
+	// that bare specs and canaryd templates may use.
+	Judge json.RawMessage `json:"judge,omitempty"`
 
 	Kayenta    json.RawMessage `json:"kayenta,omitempty"`
 	Web        json.RawMessage `json:"web,omitempty"`
@@ -150,63 +152,6 @@ type MetricProvider struct {
 	Influxdb   json.RawMessage `json:"influxdb,omitempty"`
 	SkyWalking json.RawMessage `json:"skywalking,omitempty"`
 	Plugin     json.RawMessage `json:"plugin,omitempty"`
-}
-
-// PrometheusMetric is Argo's Prometheus provider configuration.
-type PrometheusMetric struct {
-	Address        string         `json:"address,omitempty"`
-	Query          string         `json:"query,omitempty"`
-	Authentication Authentication `json:"authentication,omitempty"`
-	// Timeout is in seconds; nil means 30.
-	Timeout    *int64                    `json:"timeout,omitempty"`
-	Insecure   bool                      `json:"insecure,omitempty"`
-	Headers    []Header                  `json:"headers,omitempty"`
-	RangeQuery *PrometheusRangeQueryArgs `json:"rangeQuery,omitempty"`
-}
-
-// PrometheusRangeQueryArgs turns the query into a range query. Start and
-// End are expressions that evaluate to a time (`now() - duration("5m")`).
-type PrometheusRangeQueryArgs struct {
-	Start string `json:"start,omitempty"`
-	End   string `json:"end,omitempty"`
-	Step  string `json:"step,omitempty"`
-}
-
-// Header is one HTTP header sent with every query.
-type Header struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
-// Authentication configures how queries authenticate.
-type Authentication struct {
-	Sigv4     Sigv4Config     `json:"sigv4,omitempty"`
-	OAuth2    OAuth2Config    `json:"oauth2,omitempty"`
-	BasicAuth BasicAuthConfig `json:"basicAuth,omitempty"`
-}
-
-// OAuth2Config is the OAuth2 client-credentials flow.
-type OAuth2Config struct {
-	TokenURL     string   `json:"tokenUrl,omitempty"`
-	ClientID     string   `json:"clientId,omitempty"`
-	ClientSecret string   `json:"clientSecret,omitempty"`
-	Scopes       []string `json:"scopes,omitempty"`
-}
-
-// Sigv4Config is AWS SigV4 signing (Amazon Managed Prometheus).
-type Sigv4Config struct {
-	Region  string `json:"region,omitempty"`
-	Profile string `json:"profile,omitempty"`
-	RoleARN string `json:"roleArn,omitempty"`
-}
-
-// IsZero reports whether no SigV4 field is set.
-func (s Sigv4Config) IsZero() bool { return s == Sigv4Config{} }
-
-// BasicAuthConfig is HTTP basic authentication.
-type BasicAuthConfig struct {
-	Username string `json:"username,omitempty"`
-	Password string `json:"password,omitempty"`
 }
 
 // IntOrString is Kubernetes' int-or-string: counts and limits may be given

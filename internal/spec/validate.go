@@ -32,19 +32,25 @@ import (
 //   - names (metric, argument, rule) and header keys must not be empty.
 //
 // canaryd's extensions are checked too: the spec's scoring (see
-// validateScoring), and a judge metric's fields that depend on it; the
-// judge's other fields are its provider's (see JudgeProvider).
+// validateScoring), and the fields of a metric's provider that depend on
+// it (a judge's critical and group), which scored tells for each metric
+// (nil: every metric is in DefaultGroup and sets none); the provider's
+// other fields are its own to check.
 //
 // Conditions and addresses are not checked here.
-func (s *Spec) Validate() []api.FieldError {
+func (s *Spec) Validate(scored func(m *Metric) Scored) []api.FieldError {
 	var errs []api.FieldError
 	if len(s.Metrics) == 0 {
 		errs = append(errs, api.FieldError{Field: "metrics", Message: "no metrics specified"})
 	}
 	seen := make(map[string]bool, len(s.Metrics))
+	groups := make([]Scored, len(s.Metrics))
 	for i := range s.Metrics {
 		m := &s.Metrics[i]
 		path := indexPath("metrics", i)
+		if scored != nil {
+			groups[i] = scored(m)
+		}
 		errs = append(errs, shapeErrors(path, m)...)
 		if m.Name != "" {
 			if seen[m.Name] {
@@ -52,7 +58,7 @@ func (s *Spec) Validate() []api.FieldError {
 			}
 			seen[m.Name] = true
 		}
-		errs = append(errs, validateMetric(path, m, s.Scoring != nil)...)
+		errs = append(errs, validateMetric(path, m, groups[i], s.Scoring != nil)...)
 	}
 	for i := range s.Args {
 		errs = append(errs, shapeErrors(indexPath("args", i), &s.Args[i])...)
@@ -71,7 +77,7 @@ func (s *Spec) Validate() []api.FieldError {
 		retention[i] = s.MeasurementRetention[i].MetricName
 	}
 	errs = append(errs, validateRules("measurementRetention", retention, s.Metrics, "two Measurement Retention metric rules have the same name '%s'")...)
-	errs = append(errs, s.validateScoring()...)
+	errs = append(errs, s.validateScoring(groups)...)
 	return errs
 }
 
@@ -79,7 +85,7 @@ func (s *Spec) Validate() []api.FieldError {
 // the first problem; this reports all of them, but checks a combination of
 // fields only when each of them is valid on its own, so that one mistake
 // gives one message.
-func validateMetric(path string, m *Metric, scored bool) []api.FieldError {
+func validateMetric(path string, m *Metric, sc Scored, scoring bool) []api.FieldError {
 	var errs []api.FieldError
 	add := func(field, msg string) {
 		errs = append(errs, api.FieldError{Field: path + "." + field, Message: msg})
@@ -155,27 +161,26 @@ func validateMetric(path string, m *Metric, scored bool) []api.FieldError {
 		add("initialDelay", err.Error())
 	}
 
-	if m.NoData != "" && m.Provider.Judge != nil {
+	if m.NoData != "" && isSet(m.Provider.Judge) {
 		add("noData", `noData does not apply to a judge metric, whose missing data the judge classifies (Nodata, or NodataFailMetric with mustHaveData); `+
 			`decide it with the conditions instead, e.g. failureCondition: result.classification != "Pass"`)
 	}
-	errs = append(errs, validateProvider(path+".provider", &m.Provider, scored)...)
-	return errs
+	if problems := validateProvider(path+".provider", &m.Provider); len(problems) > 0 {
+		return append(errs, problems...)
+	}
+	return append(errs, validateScored(path, sc, scoring)...)
 }
 
 // validateProvider applies Argo's one-provider rule. Which providers
 // canaryd runs, and what each one's configuration must be, is for the
-// provider the registry finds (see internal/compile): each reports its own problems,
-// once. Only what the provider cannot see is checked here: a judge metric's
-// critical and group, which need the spec's scoring.
-func validateProvider(path string, p *MetricProvider, scored bool) []api.FieldError {
+// provider the registry finds (see internal/compile): each reports its own
+// problems, once.
+func validateProvider(path string, p *MetricProvider) []api.FieldError {
 	switch names := p.Names(); {
 	case len(names) == 0:
 		return []api.FieldError{{Field: path, Message: "no provider specified"}}
 	case len(names) > 1:
 		return []api.FieldError{{Field: path, Message: "multiple providers specified"}}
-	case names[0] == "judge":
-		return validateJudgeScoring(path+".judge", p.Judge, scored)
 	}
 	return nil
 }
@@ -184,12 +189,6 @@ func validateProvider(path string, p *MetricProvider, scored bool) []api.FieldEr
 // counts them: each entry of plugin is one provider.
 func (p *MetricProvider) Names() []string {
 	var names []string
-	if p.Prometheus != nil {
-		names = append(names, "prometheus")
-	}
-	if p.Judge != nil {
-		names = append(names, "judge")
-	}
 	for _, o := range p.raw() {
 		if isSet(o.raw) {
 			names = append(names, o.name)

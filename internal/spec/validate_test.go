@@ -9,7 +9,7 @@ import (
 
 // validMetric is a metric that passes every rule.
 func validMetric(name string) Metric {
-	return Metric{Name: name, Provider: MetricProvider{Prometheus: &PrometheusMetric{Query: "up"}}}
+	return Metric{Name: name, Provider: MetricProvider{Prometheus: raw(&PrometheusMetric{Query: "up"})}}
 }
 
 func TestValidateMetric(t *testing.T) {
@@ -150,7 +150,7 @@ func TestValidateMetric(t *testing.T) {
 		m := validMetric("m")
 		tt.edit(&m)
 		s := &Spec{Metrics: []Metric{m}}
-		checkErrors(t, tt.name, s.Validate(), tt.want)
+		checkErrors(t, tt.name, s.Validate(testScored), tt.want)
 	}
 }
 
@@ -167,7 +167,7 @@ func TestValidateSpec(t *testing.T) {
 			fe("metrics[3].name", "duplicate name 'a'"),
 		}},
 		{name: "problems in several metrics", spec: Spec{Metrics: []Metric{
-			{Name: "a", Count: intOrStr(2), Provider: MetricProvider{Prometheus: &PrometheusMetric{Query: "up"}}},
+			{Name: "a", Count: intOrStr(2), Provider: MetricProvider{Prometheus: raw(&PrometheusMetric{Query: "up"})}},
 			{Name: "b"},
 		}}, want: []api.FieldError{
 			fe("metrics[0].interval", "interval must be specified when count > 1"),
@@ -227,7 +227,7 @@ func TestValidateSpec(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		checkErrors(t, tt.name, tt.spec.Validate(), tt.want)
+		checkErrors(t, tt.name, tt.spec.Validate(testScored), tt.want)
 	}
 }
 
@@ -245,7 +245,7 @@ func TestValidateFixtures(t *testing.T) {
 			t.Errorf("%s: Resolve:\n%s", file, formatErrors(errs))
 			continue
 		}
-		checkErrors(t, file, resolved.Validate(), nil)
+		checkErrors(t, file, resolved.Validate(testScored), nil)
 	}
 }
 
@@ -262,8 +262,8 @@ func TestValidateNoData(t *testing.T) {
 		{"failed", []api.FieldError{{Field: "metrics[0].noData", Message: `noData must be one of Inconclusive, Failed, Error, got "failed"`}}},
 	}
 	for _, tt := range tests {
-		s := &Spec{Metrics: []Metric{{Name: "m", NoData: tt.value, Provider: MetricProvider{Prometheus: &PrometheusMetric{Query: "up"}}}}}
-		got := s.Validate()
+		s := &Spec{Metrics: []Metric{{Name: "m", NoData: tt.value, Provider: MetricProvider{Prometheus: raw(&PrometheusMetric{Query: "up"})}}}}
+		got := s.Validate(testScored)
 		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("noData %q: got %v, want %v", tt.value, got, tt.want)
 		}

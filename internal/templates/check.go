@@ -11,6 +11,7 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -51,23 +52,29 @@ func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldErr
 }
 
 // checkProviders stands in for the service's providers: it accepts every
-// provider name and builds nothing, but checks a judge's configuration,
-// which is canaryd's own. Whether this canaryd runs a provider, and what
-// its configuration may reach, is the Check callback's business.
+// provider name and builds nothing, but checks the configurations of
+// canaryd's own providers (Prometheus' shape, the judge's rules), and
+// knows which of their fields are queries. Whether this canaryd runs a
+// provider, and what its configuration may reach, is the Check callback's
+// business.
 type checkProviders struct{}
 
-func (checkProviders) Lookup(name string) (provider.Provider, bool) {
-	if name == "judge" {
-		return compile.JudgeProvider(compile.PrometheusProvider(noSources)), true
-	}
-	return provider.Func(func(any) (analysis.Source, map[string]string, []api.FieldError) { return nil, nil, nil }), true
-}
+// builtin are canaryd's own providers, over a Prometheus that builds
+// nothing.
+var builtin = compile.Builtin(noSources)
 
-func (checkProviders) Names() []string { return nil }
-
-func noSources(*spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func noSources(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	return nil, nil, nil
 }
+
+func (checkProviders) Lookup(name string) (provider.Provider, bool) {
+	if p, ok := builtin.Lookup(name); ok {
+		return p, true
+	}
+	return provider.Func(func(json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) { return nil, nil, nil }), true
+}
+
+func (checkProviders) Names() []string { return builtin.Names() }
 
 // withPlaceholders returns a copy of doc whose arguments without a value of
 // their own carry a placeholder, substituted as it is, and the names of

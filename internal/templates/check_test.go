@@ -7,6 +7,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -179,7 +180,8 @@ func TestCheckCallback(t *testing.T) {
 		seen = append(seen, doc)
 		var errs []api.FieldError
 		for i, m := range doc.Spec.Metrics {
-			if a := m.Provider.Prometheus.Address; a != "" && a != allowed {
+			p, _ := prometheus.Decode(m.Provider.Prometheus)
+			if a := p.Address; p != nil && a != "" && a != allowed {
 				errs = append(errs, fe("metrics["+string(rune('0'+i))+"].provider.prometheus.address", "address "+a+" is not allowed"))
 			}
 		}

@@ -344,6 +344,14 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 		return broken("", "", append([]api.FieldError{{Field: "kind", Message: "a bare spec cannot be a named template: give it apiVersion " +
 			spec.APIVersion + ", kind " + spec.KindAnalysisTemplate + " or " + spec.KindClusterAnalysisTemplate + ", and metadata.name"}}, errs...))
 	default: // an AnalysisRun
+		// A typo in a provider's configuration is found by compiling
+		// (its provider decodes it): it keeps the run from being
+		// skipped silently too.
+		for _, e := range checkDocument(withValues(doc, s.args), nil) {
+			if e.Message == "unknown field" {
+				errs = append(errs, e)
+			}
+		}
 		if len(errs) > 0 {
 			return broken(doc.Metadata.Name, doc.Kind, errs)
 		}

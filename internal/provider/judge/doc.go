@@ -1,16 +1,24 @@
-// Package judge measures canaryd's judge metrics (`provider.judge`): each
-// measurement range-queries a canary query and a baseline query over the
-// same window and compares the two samples with internal/judge, Kayenta's
-// NetflixACAJudge.
+// Package judge is the provider of canaryd's judge metrics
+// (`provider.judge`): each measurement range-queries a canary query and a
+// baseline query over the same window and compares the two samples with
+// internal/judge, Kayenta's NetflixACAJudge.
+//
+// Its configuration is Metric (with Control and EffectSize), decoded from
+// the metric's JSON by Decode (spec.DecodeStrict) and checked by
+// Metric.Validate, which the Provider calls; the rules that need the spec
+// (critical and group only with scoring) are spec's, from what
+// Provider.Scored tells. The Provider also declares canary and baseline
+// PromQL, the credentials of the connection fields, and the default
+// conditions (DefaultSuccessCondition, DefaultFailureCondition).
 //
 // A Source does not speak to Prometheus itself. It is built from two
 // analysis.Sources that the Prometheus provider made (see
 // internal/provider/prometheus), one range query per side, so that both go
 // through the configured datasources with their allow-lists, credentials,
 // shared transports, timeouts and scrubbing of secrets, exactly as a
-// `provider.prometheus` range query does. internal/spec builds them with the
-// Prometheus provider the judge is registered over (compile.JudgeProvider), so
-// every caller that can run a Prometheus metric can run a judge metric.
+// `provider.prometheus` range query does. The Provider builds them with the
+// Prometheus provider it is registered over (NewProvider, compile.Builtin),
+// so every caller that can run a Prometheus metric can run a judge metric.
 //
 // # The window
 //

@@ -22,7 +22,6 @@ import (
 	"github.com/prometheus/common/config"
 
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // recorder is a fake Prometheus that remembers the headers of each query.
@@ -84,51 +83,51 @@ func TestHeadersAndCredentials(t *testing.T) {
 
 	tests := []struct {
 		name string
-		m    spec.PrometheusMetric
+		m    prometheus.Metric
 		want map[string]string // header → value; "" means absent
 	}{
 		{
 			name: "datasource bearer token and tenant",
-			m:    spec.PrometheusMetric{Address: srv.URL + "/bearer"},
+			m:    prometheus.Metric{Address: srv.URL + "/bearer"},
 			want: map[string]string{"Authorization": "Bearer ds-token-1", "X-Scope-Orgid": "tenant-a"},
 		},
 		{
 			name: "metric headers are added; the datasource's tenant cannot be overridden",
-			m:    spec.PrometheusMetric{Address: srv.URL + "/bearer", Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "tenant-b"}, {Key: "X-Extra", Value: "1"}, {Key: "x-extra", Value: "2"}}},
+			m:    prometheus.Metric{Address: srv.URL + "/bearer", Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "tenant-b"}, {Key: "X-Extra", Value: "1"}, {Key: "x-extra", Value: "2"}}},
 			want: map[string]string{"Authorization": "Bearer ds-token-1", "X-Scope-Orgid": "tenant-a", "X-Extra": "2"},
 		},
 		{
 			name: "metric basic auth replaces the datasource's token",
-			m:    spec.PrometheusMetric{Address: srv.URL + "/bearer", Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Username: "myuser", Password: "mypassword"}}},
+			m:    prometheus.Metric{Address: srv.URL + "/bearer", Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Username: "myuser", Password: "mypassword"}}},
 			want: map[string]string{"Authorization": basic("myuser", "mypassword")},
 		},
 		{
 			name: "a metric Authorization header beats its basic auth (Argo's order)",
-			m: spec.PrometheusMetric{
+			m: prometheus.Metric{
 				Address:        srv.URL + "/plain",
-				Headers:        []spec.Header{{Key: "Authorization", Value: "Bearer from-header"}},
-				Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Username: "myuser", Password: "mypassword"}},
+				Headers:        []prometheus.Header{{Key: "Authorization", Value: "Bearer from-header"}},
+				Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Username: "myuser", Password: "mypassword"}},
 			},
 			want: map[string]string{"Authorization": "Bearer from-header"},
 		},
 		{
 			name: "datasource basic auth from a password file",
-			m:    spec.PrometheusMetric{Address: srv.URL + "/basic"},
+			m:    prometheus.Metric{Address: srv.URL + "/basic"},
 			want: map[string]string{"Authorization": basic("ds-user", "file-password")},
 		},
 		{
 			name: "datasource URL userinfo becomes basic auth",
-			m:    spec.PrometheusMetric{Address: srv.URL + "/userinfo"},
+			m:    prometheus.Metric{Address: srv.URL + "/userinfo"},
 			want: map[string]string{"Authorization": basic("ds-user", "url-password")},
 		},
 		{
 			name: "metric address userinfo becomes basic auth",
-			m:    spec.PrometheusMetric{Address: "http://m-user:m-password@" + hostPort + "/plain"},
+			m:    prometheus.Metric{Address: "http://m-user:m-password@" + hostPort + "/plain"},
 			want: map[string]string{"Authorization": basic("m-user", "m-password")},
 		},
 		{
 			name: "nothing configured",
-			m:    spec.PrometheusMetric{Address: srv.URL + "/plain"},
+			m:    prometheus.Metric{Address: srv.URL + "/plain"},
 			want: map[string]string{"Authorization": "", "X-Scope-Orgid": ""},
 		},
 	}
@@ -149,12 +148,12 @@ func TestHeadersAndCredentials(t *testing.T) {
 	// A rotated token file is used by the next query, and a missing one is
 	// an error that names the file but never a token.
 	writeFile(t, tokenFile, "ds-token-2")
-	measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/bearer"}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "up", Address: srv.URL + "/bearer"}, time.Now())
 	if got := rec.last(t).Get("Authorization"); got != "Bearer ds-token-2" {
 		t.Errorf("after rotation: Authorization = %q, want the new token", got)
 	}
 	os.Remove(tokenFile)
-	obs := measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/bearer"}, time.Now())
+	obs := measure(t, p, prometheus.Metric{Query: "up", Address: srv.URL + "/bearer"}, time.Now())
 	want := fmt.Sprintf(`Post "%s/bearer/api/v1/query": unable to read authorization credentials: unable to read file %s: open %s: no such file or directory`, srv.URL, tokenFile, tokenFile)
 	if got := errText(obs.Err); got != want {
 		t.Errorf("missing token file: err = %q, want %q", got, want)
@@ -203,7 +202,7 @@ func TestOAuth2(t *testing.T) {
 		Datasources: []prometheus.Datasource{{URL: prom.URL, HTTP: bearerFile(tokenFile), Headers: map[string]string{"X-Scope-OrgID": "tenant"}}},
 		TokenURLs:   []string{idp.URL + "/token"},
 	})
-	m := spec.PrometheusMetric{Query: "up", Authentication: spec.Authentication{OAuth2: spec.OAuth2Config{
+	m := prometheus.Metric{Query: "up", Authentication: prometheus.Authentication{OAuth2: prometheus.OAuth2{
 		TokenURL: idp.URL + "/token", ClientID: "id", ClientSecret: "client-s3cret", Scopes: []string{"read"},
 	}}}
 	src, _, errs := p.Source(&m)
@@ -298,12 +297,12 @@ func TestTLS(t *testing.T) {
 	tests := []struct {
 		name    string
 		ds      prometheus.Datasource
-		m       spec.PrometheusMetric
+		m       prometheus.Metric
 		wantErr string
 		wantCN  string
 	}{
 		{name: "unknown CA", ds: prometheus.Datasource{URL: srv.URL}, wantErr: "tls: failed to verify certificate: x509: certificate signed by unknown authority"},
-		{name: "metric insecure (Argo)", ds: prometheus.Datasource{URL: srv.URL}, m: spec.PrometheusMetric{Insecure: true}},
+		{name: "metric insecure (Argo)", ds: prometheus.Datasource{URL: srv.URL}, m: prometheus.Metric{Insecure: true}},
 		{name: "datasource insecure", ds: prometheus.Datasource{URL: srv.URL, HTTP: tlsConfig(config.TLSConfig{InsecureSkipVerify: true})}},
 		{name: "datasource CA", ds: prometheus.Datasource{URL: srv.URL, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile})}},
 		{name: "wrong name", ds: prometheus.Datasource{URL: byName, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile})}, wantErr: "x509: certificate is valid for example.com"},
@@ -332,7 +331,7 @@ func TestTLS(t *testing.T) {
 
 	// Rotation: new files under the same names are used for new connections.
 	p := newProvider(t, prometheus.Options{Datasources: []prometheus.Datasource{{URL: srv.URL, HTTP: tlsConfig(config.TLSConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile})}}})
-	measure(t, p, spec.PrometheusMetric{Query: "up"}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "up"}, time.Now())
 	rotated := t.TempDir()
 	newCertFile, newKeyFile, _ := newCert(t, rotated, "client-2")
 	later := time.Now().Add(time.Minute)
@@ -343,7 +342,7 @@ func TestTLS(t *testing.T) {
 		os.Chtimes(to, later, later)
 	}
 	p.CloseIdleConnections()
-	if obs := measure(t, p, spec.PrometheusMetric{Query: "up"}, time.Now()); obs.Err != nil {
+	if obs := measure(t, p, prometheus.Metric{Query: "up"}, time.Now()); obs.Err != nil {
 		t.Fatalf("after rotation: %v", obs.Err)
 	}
 	mu.Lock()
@@ -400,13 +399,13 @@ func TestSecretsNeverInErrors(t *testing.T) {
 		TokenURLs:  []string{idp.URL + "/"},
 		MaxTimeout: 300 * time.Millisecond,
 	})
-	auths := []spec.PrometheusMetric{
+	auths := []prometheus.Metric{
 		{},
-		{Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Username: "m", Password: "m-basic-pw"}}},
-		{Headers: []spec.Header{{Key: "Authorization", Value: "Bearer m-header-tok"}}},
-		{Headers: []spec.Header{{Key: "X-Api-Key", Value: "m-header-tok"}}},
-		{Authentication: spec.Authentication{OAuth2: spec.OAuth2Config{TokenURL: idp.URL + "/token", ClientID: "id", ClientSecret: "client-s3cret"}}},
-		{Authentication: spec.Authentication{OAuth2: spec.OAuth2Config{TokenURL: idp.URL + "/token", ClientID: "wrong", ClientSecret: "client-s3cret"}}},
+		{Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Username: "m", Password: "m-basic-pw"}}},
+		{Headers: []prometheus.Header{{Key: "Authorization", Value: "Bearer m-header-tok"}}},
+		{Headers: []prometheus.Header{{Key: "X-Api-Key", Value: "m-header-tok"}}},
+		{Authentication: prometheus.Authentication{OAuth2: prometheus.OAuth2{TokenURL: idp.URL + "/token", ClientID: "id", ClientSecret: "client-s3cret"}}},
+		{Authentication: prometheus.Authentication{OAuth2: prometheus.OAuth2{TokenURL: idp.URL + "/token", ClientID: "wrong", ClientSecret: "client-s3cret"}}},
 	}
 	addresses := []string{
 		"", "http://m:m-url-pw@" + hostPort(echo.URL), echo.URL + "/bearer", echo.URL + "/redirect", echo.URL + "/stall", closed.URL,

@@ -5,6 +5,14 @@
 // Rollouts does: a scalar becomes a float64, a vector or a flattened matrix a
 // []float64, and the measurement's value is written the way Argo writes it.
 //
+// A metric's provider.prometheus is Metric, Argo's PrometheusMetric (its
+// address, query, headers, authentication, timeout, insecure, rangeQuery),
+// decoded from the metric's JSON by Decode (spec.DecodeStrict). Func, the
+// form of Provider.Source that builds a decoded Metric, is the
+// provider.Provider of provider.prometheus; it tells which fields are
+// PromQL (query) and expr (rangeQuery.start and end), and the credentials
+// a configuration sends (Credentials).
+//
 // The configuration, not the caller's spec, decides where queries go. A
 // metric's address must name one of the configured datasources, and an
 // OAuth2 token URL must be on the configured allow-list; anything else is

@@ -11,7 +11,6 @@ import (
 
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // fuzzToken is the credential the fuzzed responses may echo back: the
@@ -71,13 +70,13 @@ func FuzzPrometheusResponse(f *testing.F) {
 	}
 	defer p.CloseIdleConnections()
 	timeout := int64(5)
-	headers := []spec.Header{{Key: "Authorization", Value: "Bearer " + fuzzToken}}
-	instant, _, errs := p.Source(&spec.PrometheusMetric{Query: "q", Timeout: &timeout, Headers: headers})
+	headers := []prometheus.Header{{Key: "Authorization", Value: "Bearer " + fuzzToken}}
+	instant, _, errs := p.Source(&prometheus.Metric{Query: "q", Timeout: &timeout, Headers: headers})
 	if errs != nil {
 		f.Fatal(errs)
 	}
-	ranged, _, errs := p.Source(&spec.PrometheusMetric{Query: "q", Timeout: &timeout, Headers: headers,
-		RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("5m")`, End: "now()", Step: "1m"}})
+	ranged, _, errs := p.Source(&prometheus.Metric{Query: "q", Timeout: &timeout, Headers: headers,
+		RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("5m")`, End: "now()", Step: "1m"}})
 	if errs != nil {
 		f.Fatal(errs)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // fakeProm is a Prometheus stand-in for the faults and requests a real one
@@ -69,7 +68,7 @@ func tlsConfig(t config.TLSConfig) *config.HTTPClientConfig {
 }
 
 // measure validates m and takes one measurement at at.
-func measure(t *testing.T, p *prometheus.Provider, m spec.PrometheusMetric, at time.Time) analysis.Observation {
+func measure(t *testing.T, p *prometheus.Provider, m prometheus.Metric, at time.Time) analysis.Observation {
 	t.Helper()
 	src, _, errs := p.Source(&m)
 	if len(errs) > 0 {

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/common/config"
 
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // TestHTTPClientConfig: the keys of Prometheus' HTTP client configuration
@@ -54,15 +53,15 @@ func TestHTTPClientConfig(t *testing.T) {
 		})},
 	}})
 
-	obs := measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/old"}, time.Now())
+	obs := measure(t, p, prometheus.Metric{Query: "up", Address: srv.URL + "/old"}, time.Now())
 	if obs.Err == nil || !strings.Contains(obs.Err.Error(), "307") {
 		t.Errorf("follow_redirects: false: (%q, %v), want the redirect's 307 as an error", obs.Display, obs.Err)
 	}
-	if obs := measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/old/x"}, time.Now()); obs.Err != nil || obs.Display != "1" {
+	if obs := measure(t, p, prometheus.Metric{Query: "up", Address: srv.URL + "/old/x"}, time.Now()); obs.Err != nil || obs.Display != "1" {
 		t.Errorf("follow_redirects by default: (%q, %v), want 1", obs.Display, obs.Err)
 	}
 
-	if obs := measure(t, p, spec.PrometheusMetric{Query: "up", Address: "http://prometheus.invalid:9090"}, time.Now()); obs.Err != nil || obs.Display != "5" {
+	if obs := measure(t, p, prometheus.Metric{Query: "up", Address: "http://prometheus.invalid:9090"}, time.Now()); obs.Err != nil || obs.Display != "5" {
 		t.Errorf("proxy_url: (%q, %v), want the proxy's 5", obs.Display, obs.Err)
 	}
 	mu.Lock()
@@ -72,17 +71,17 @@ func TestHTTPClientConfig(t *testing.T) {
 	mu.Unlock()
 
 	for range 3 {
-		measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/headers"}, time.Now())
+		measure(t, p, prometheus.Metric{Query: "up", Address: srv.URL + "/headers"}, time.Now())
 		if got := rec.last(t).Values("X-From-Config"); len(got) != 1 || got[0] != "v" {
 			t.Errorf("http_headers: X-From-Config %q, want v once", got)
 		}
 	}
-	measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/oauth2"}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "up", Address: srv.URL + "/oauth2"}, time.Now())
 	if got := rec.last(t).Get("Authorization"); got != "Bearer MyAccessToken" {
 		t.Errorf("oauth2: Authorization %q, want the token endpoint's", got)
 	}
 	// What one datasource's configuration adds is its own.
-	measure(t, p, spec.PrometheusMetric{Query: "up", Address: srv.URL + "/old/x"}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "up", Address: srv.URL + "/old/x"}, time.Now())
 	if h := rec.last(t); h.Get("Authorization") != "" || h.Get("X-From-Config") != "" {
 		t.Errorf("another datasource's query carried Authorization %q, X-From-Config %q", h.Get("Authorization"), h.Get("X-From-Config"))
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // TestRealPrometheus runs the provider against a real Prometheus holding
@@ -23,13 +22,13 @@ func TestRealPrometheus(t *testing.T) {
 	p := newProvider(t, urls(srv.URL))
 	now := time.Now()
 	known := time.Date(2024, 1, 1, 0, 10, 0, 0, time.UTC)
-	last5m := &spec.PrometheusRangeQueryArgs{Start: `now() - duration("5m")`, End: `now()`, Step: "1m"}
+	last5m := &prometheus.RangeQuery{Start: `now() - duration("5m")`, End: `now()`, Step: "1m"}
 
 	t.Run("seed query", func(t *testing.T) {
 		for _, ns := range promtest.Namespaces() {
 			// The seed template's query as written, address and all but the
 			// namespace.
-			obs := measure(t, p, spec.PrometheusMetric{Address: srv.URL + "/", Query: promtest.SeedQuery(ns.Name)}, now)
+			obs := measure(t, p, prometheus.Metric{Address: srv.URL + "/", Query: promtest.SeedQuery(ns.Name)}, now)
 			got, ok := obs.Value.([]float64)
 			if obs.Err != nil || !ok || len(got) != 1 || math.Abs(got[0]-ns.SuccessRate) > 1e-9 {
 				t.Errorf("%s: got (%v, %q, %v), want a vector ≈ [%v]", ns.Name, obs.Value, obs.Display, obs.Err, ns.SuccessRate)
@@ -43,26 +42,26 @@ func TestRealPrometheus(t *testing.T) {
 
 	tests := []struct {
 		name        string
-		m           spec.PrometheusMetric
+		m           prometheus.Metric
 		at          time.Time
 		wantValue   any
 		wantDisplay string
 	}{
-		{name: "scalar", m: spec.PrometheusMetric{Query: "scalar(vector(10))"}, at: now, wantValue: 10.0, wantDisplay: "10"},
-		{name: "scalar literal", m: spec.PrometheusMetric{Query: "0.5"}, at: now, wantValue: 0.5, wantDisplay: "0.5"},
-		{name: "timeout Prometheus must parse (1m30s)", m: spec.PrometheusMetric{Query: "1", Timeout: seconds(90)}, at: now, wantValue: 1.0, wantDisplay: "1"},
-		{name: "long timeout", m: spec.PrometheusMetric{Query: "1", Timeout: seconds(1 << 40)}, at: now, wantValue: 1.0, wantDisplay: "1"},
-		{name: "scalar NaN", m: spec.PrometheusMetric{Query: `scalar(canaryd_test_special{kind="nan"})`}, at: known, wantValue: math.NaN(), wantDisplay: "NaN"},
-		{name: "scalar +Inf", m: spec.PrometheusMetric{Query: `scalar(canaryd_test_special{kind="inf"})`}, at: known, wantValue: math.Inf(1), wantDisplay: "+Inf"},
-		{name: "vector", m: spec.PrometheusMetric{Query: `sort(canaryd_test_gauge)`}, at: known, wantValue: []float64{10, 110}, wantDisplay: "[10,110]"},
-		{name: "vector in Prometheus' order", m: spec.PrometheusMetric{Query: `sort_desc(canaryd_test_gauge)`}, at: known, wantValue: []float64{110, 10}, wantDisplay: "[110,10]"},
-		{name: "empty vector", m: spec.PrometheusMetric{Query: `canaryd_test_gauge{series="none"}`}, at: known, wantValue: []float64{}, wantDisplay: "[]"},
+		{name: "scalar", m: prometheus.Metric{Query: "scalar(vector(10))"}, at: now, wantValue: 10.0, wantDisplay: "10"},
+		{name: "scalar literal", m: prometheus.Metric{Query: "0.5"}, at: now, wantValue: 0.5, wantDisplay: "0.5"},
+		{name: "timeout Prometheus must parse (1m30s)", m: prometheus.Metric{Query: "1", Timeout: seconds(90)}, at: now, wantValue: 1.0, wantDisplay: "1"},
+		{name: "long timeout", m: prometheus.Metric{Query: "1", Timeout: seconds(1 << 40)}, at: now, wantValue: 1.0, wantDisplay: "1"},
+		{name: "scalar NaN", m: prometheus.Metric{Query: `scalar(canaryd_test_special{kind="nan"})`}, at: known, wantValue: math.NaN(), wantDisplay: "NaN"},
+		{name: "scalar +Inf", m: prometheus.Metric{Query: `scalar(canaryd_test_special{kind="inf"})`}, at: known, wantValue: math.Inf(1), wantDisplay: "+Inf"},
+		{name: "vector", m: prometheus.Metric{Query: `sort(canaryd_test_gauge)`}, at: known, wantValue: []float64{10, 110}, wantDisplay: "[10,110]"},
+		{name: "vector in Prometheus' order", m: prometheus.Metric{Query: `sort_desc(canaryd_test_gauge)`}, at: known, wantValue: []float64{110, 10}, wantDisplay: "[110,10]"},
+		{name: "empty vector", m: prometheus.Metric{Query: `canaryd_test_gauge{series="none"}`}, at: known, wantValue: []float64{}, wantDisplay: "[]"},
 		{
 			name: "matrix flattened series by series (backtest: now() is the measurement's instant)",
-			m:    spec.PrometheusMetric{Query: `canaryd_test_gauge`, RangeQuery: last5m},
+			m:    prometheus.Metric{Query: `canaryd_test_gauge`, RangeQuery: last5m},
 			at:   known, wantValue: []float64{5, 6, 7, 8, 9, 10, 105, 106, 107, 108, 109, 110}, wantDisplay: "[5,6,7,8,9,10,105,106,107,108,109,110]",
 		},
-		{name: "empty matrix", m: spec.PrometheusMetric{Query: `canaryd_test_gauge{series="none"}`, RangeQuery: last5m}, at: known, wantValue: []float64{}, wantDisplay: "[]"},
+		{name: "empty matrix", m: prometheus.Metric{Query: `canaryd_test_gauge{series="none"}`, RangeQuery: last5m}, at: known, wantValue: []float64{}, wantDisplay: "[]"},
 	}
 	for _, tc := range tests {
 		obs := measure(t, p, tc.m, tc.at)
@@ -72,7 +71,7 @@ func TestRealPrometheus(t *testing.T) {
 	}
 
 	t.Run("range query on the seed data now", func(t *testing.T) {
-		obs := measure(t, p, spec.PrometheusMetric{Query: promtest.SeedQuery("echo-bad"), RangeQuery: last5m}, now)
+		obs := measure(t, p, prometheus.Metric{Query: promtest.SeedQuery("echo-bad"), RangeQuery: last5m}, now)
 		got, _ := obs.Value.([]float64)
 		if obs.Err != nil || len(got) != 6 {
 			t.Fatalf("got (%v, %v), want 6 values", obs.Value, obs.Err)
@@ -85,7 +84,7 @@ func TestRealPrometheus(t *testing.T) {
 	})
 
 	t.Run("syntax error", func(t *testing.T) {
-		obs := measure(t, p, spec.PrometheusMetric{Query: `sum(rate(istio_requests_total[1m])`}, now)
+		obs := measure(t, p, prometheus.Metric{Query: `sum(rate(istio_requests_total[1m])`}, now)
 		want := `bad_data: invalid parameter "query": 1:35: parse error: unclosed left parenthesis`
 		if got := errText(obs.Err); got != want {
 			t.Errorf("err = %q, want %q", got, want)
@@ -94,7 +93,7 @@ func TestRealPrometheus(t *testing.T) {
 
 	t.Run("execution error", func(t *testing.T) {
 		// Prometheus refuses a range query of more than 11,000 points.
-		obs := measure(t, p, spec.PrometheusMetric{Query: "up", RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("24h")`, End: `now()`, Step: "1s"}}, now)
+		obs := measure(t, p, prometheus.Metric{Query: "up", RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("24h")`, End: `now()`, Step: "1s"}}, now)
 		want := "bad_data: exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)"
 		if got := errText(obs.Err); got != want {
 			t.Errorf("err = %q, want %q", got, want)
@@ -110,7 +109,7 @@ func TestRealPrometheusWarnings(t *testing.T) {
 		ExtraConfig: "remote_read:\n  - url: http://127.0.0.1:1/api/v1/read\n    read_recent: true\n",
 	})
 	p := newProvider(t, prometheus.Options{Datasources: []prometheus.Datasource{{URL: srv.URL}}})
-	obs := measure(t, p, spec.PrometheusMetric{Query: promtest.SeedQuery("echo")}, time.Now())
+	obs := measure(t, p, prometheus.Metric{Query: promtest.SeedQuery("echo")}, time.Now())
 	// Joined as Argo joins them: each in quotes, inner quotes as they are.
 	want := `"remote_read: error sending request: Post "http://127.0.0.1:1/api/v1/read": dial tcp 127.0.0.1:1: connect: connection refused"`
 	if obs.Err != nil || obs.Metadata["warnings"] != want {
@@ -132,12 +131,12 @@ func TestRealPrometheusResultCap(t *testing.T) {
 	now := time.Now()
 	over := []struct {
 		name string
-		m    spec.PrometheusMetric
+		m    prometheus.Metric
 	}{
-		{"subquery", spec.PrometheusMetric{Query: `vector(1)[30m:1s]`}},
-		{"subquery of many series", spec.PrometheusMetric{Query: `(vector(1) or label_replace(vector(2), "s", "b", "", ""))[10m:1s]`}},
-		{"range query", spec.PrometheusMetric{Query: `vector(1)`, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("30m")`, End: `now()`, Step: "1s"}}},
-		{"decoded by client_golang", spec.PrometheusMetric{Query: `label_replace(vector(1), "q", "a\"b", "", "")[30m:1s]`}},
+		{"subquery", prometheus.Metric{Query: `vector(1)[30m:1s]`}},
+		{"subquery of many series", prometheus.Metric{Query: `(vector(1) or label_replace(vector(2), "s", "b", "", ""))[10m:1s]`}},
+		{"range query", prometheus.Metric{Query: `vector(1)`, RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("30m")`, End: `now()`, Step: "1s"}}},
+		{"decoded by client_golang", prometheus.Metric{Query: `label_replace(vector(1), "q", "a\"b", "", "")[30m:1s]`}},
 	}
 	for _, tc := range over {
 		obs := measure(t, p, tc.m, now)
@@ -150,7 +149,7 @@ func TestRealPrometheusResultCap(t *testing.T) {
 
 	// Under the cap: every value is there; the display is cut at
 	// MaxValueBytes and says how many there were.
-	obs := measure(t, p, spec.PrometheusMetric{Query: `vector(0.123456789)[10m:1s]`}, now)
+	obs := measure(t, p, prometheus.Metric{Query: `vector(0.123456789)[10m:1s]`}, now)
 	values, _ := obs.Value.([]float64)
 	if obs.Err != nil || len(values) < 600 || len(values) > 1000 {
 		t.Fatalf("under the cap: %d values, %v", len(values), obs.Err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // TestConvert is §3.2 of the reference: what each result type becomes.
@@ -58,7 +57,7 @@ func TestConvert(t *testing.T) {
 	}
 	for _, tc := range tests {
 		srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) { answer(w, tc.resultType, tc.result) })
-		obs := measure(t, newProvider(t, urls(srv.URL)), spec.PrometheusMetric{Query: "q"}, time.Now())
+		obs := measure(t, newProvider(t, urls(srv.URL)), prometheus.Metric{Query: "q"}, time.Now())
 		if got := errText(obs.Err); got != tc.wantErr {
 			t.Errorf("%s: err = %q, want %q", tc.name, got, tc.wantErr)
 			continue
@@ -98,7 +97,7 @@ func TestNilResultNotSupported(t *testing.T) {
 	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"status":"success","data":null}`))
 	})
-	obs := measure(t, newProvider(t, urls(srv.URL)), spec.PrometheusMetric{Query: "q"}, time.Now())
+	obs := measure(t, newProvider(t, urls(srv.URL)), prometheus.Metric{Query: "q"}, time.Now())
 	if got, want := errText(obs.Err), "Prometheus metric type not supported"; got != want {
 		t.Errorf("err = %q, want %q", got, want)
 	}
@@ -108,7 +107,7 @@ func TestWarnings(t *testing.T) {
 	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"status":"success","data":{"resultType":"scalar","result":[1,"10"]},"warnings":["warning","warning2"],"infos":["info"]}`))
 	})
-	obs := measure(t, newProvider(t, urls(srv.URL)), spec.PrometheusMetric{Query: "q"}, time.Now())
+	obs := measure(t, newProvider(t, urls(srv.URL)), prometheus.Metric{Query: "q"}, time.Now())
 	want := map[string]string{"warnings": `"warning", "warning2"`, "infos": `"info"`}
 	if !equalValue(obs.Metadata, want) || obs.Display != "10" {
 		t.Errorf("got metadata %v and value %q, want %v and 10", obs.Metadata, obs.Display, want)
@@ -133,11 +132,11 @@ func TestRequests(t *testing.T) {
 	})
 	p := newProvider(t, urls(srv.URL+"/prefix/"))
 	at := time.Date(2023, 8, 14, 0, 0, 0, 0, time.UTC)
-	metrics := []spec.PrometheusMetric{
+	metrics := []prometheus.Metric{
 		{Query: "up == 1"},
 		{Query: "up", Timeout: seconds(5)},
-		{Query: "rate(x[1m])", RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("1h")`, End: `now()`, Step: "1m"}},
-		{Query: "x", RangeQuery: &spec.PrometheusRangeQueryArgs{
+		{Query: "rate(x[1m])", RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("1h")`, End: `now()`, Step: "1m"}},
+		{Query: "x", RangeQuery: &prometheus.RangeQuery{
 			Start: `date("2023-08-14 00:00:00", "2006-01-02 15:04:05", "UTC") - duration("1h")`,
 			End:   `date("2023-08-14 00:00:00", "2006-01-02 15:04:05", "UTC")`, Step: "90s",
 		}},
@@ -223,7 +222,7 @@ func TestFaults(t *testing.T) {
 		opts := urls(srv.URL)
 		opts.MaxTimeout = tc.max
 		began := time.Now()
-		obs := measure(t, newProvider(t, opts), spec.PrometheusMetric{Query: "q", Timeout: tc.timeout}, time.Now())
+		obs := measure(t, newProvider(t, opts), prometheus.Metric{Query: "q", Timeout: tc.timeout}, time.Now())
 		want := strings.ReplaceAll(tc.want, "%s", srv.URL)
 		if got := errText(obs.Err); got != want {
 			t.Errorf("%s: err = %q, want %q", tc.name, got, want)
@@ -258,8 +257,8 @@ func TestAcceptEncoding(t *testing.T) {
 		answer(w, "scalar", `[1,"1"]`)
 	})
 	p := newProvider(t, urls(srv.URL))
-	instant := measure(t, p, spec.PrometheusMetric{Query: "q"}, time.Now())
-	ranged := measure(t, p, spec.PrometheusMetric{Query: "q", RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("1m")`, End: "now()", Step: "1m"}}, time.Now())
+	instant := measure(t, p, prometheus.Metric{Query: "q"}, time.Now())
+	ranged := measure(t, p, prometheus.Metric{Query: "q", RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("1m")`, End: "now()", Step: "1m"}}, time.Now())
 	if instant.Display != "1" || ranged.Display != "[3]" {
 		t.Errorf("got %q (%v) and %q (%v), want 1 and [3]", instant.Display, instant.Err, ranged.Display, ranged.Err)
 	}
@@ -284,7 +283,7 @@ func TestGetFallback(t *testing.T) {
 			answer(w, "vector", `[{"metric":{},"value":[1,"0.5"]}]`)
 		})
 		at := time.Date(2023, 8, 14, 0, 0, 0, 0, time.UTC)
-		obs := measure(t, newProvider(t, urls(srv.URL)), spec.PrometheusMetric{Query: "up"}, at)
+		obs := measure(t, newProvider(t, urls(srv.URL)), prometheus.Metric{Query: "up"}, at)
 		want := []string{"POST ", "GET " + url.Values{"query": {"up"}, "time": {"1691971200"}, "timeout": {"30s"}}.Encode()}
 		if obs.Err != nil || obs.Display != "[0.5]" || !equalValue(got, want) {
 			t.Errorf("%d: got (%q, %v) after requests %q, want [0.5] after %q", status, obs.Display, obs.Err, got, want)
@@ -304,7 +303,7 @@ func TestGetFallbackResultCap(t *testing.T) {
 	})
 	opts := urls(srv.URL)
 	opts.MaxResultValues = 2
-	obs := measure(t, newProvider(t, opts), spec.PrometheusMetric{Query: "up"}, time.Now())
+	obs := measure(t, newProvider(t, opts), prometheus.Metric{Query: "up"}, time.Now())
 	want := "the query returned 3 values, more than the 2 a measurement may have (--max-result-values); ask for fewer series, a shorter range or a larger step"
 	if got := errText(obs.Err); got != want || obs.Value != nil {
 		t.Errorf("got (%v, %q); want %q", obs.Value, got, want)
@@ -319,7 +318,7 @@ func TestUnreachable(t *testing.T) {
 	srv := fakeProm(t, func(http.ResponseWriter, *http.Request) {})
 	addr := srv.URL
 	srv.Close()
-	obs := measure(t, newProvider(t, urls(addr)), spec.PrometheusMetric{Query: "q"}, time.Now())
+	obs := measure(t, newProvider(t, urls(addr)), prometheus.Metric{Query: "q"}, time.Now())
 	want := `Post "` + addr + `/api/v1/query": dial tcp ` + strings.TrimPrefix(addr, "http://") + ": connect: connection refused"
 	if got := errText(obs.Err); got != want {
 		t.Errorf("err = %q, want %q", got, want)
@@ -331,7 +330,7 @@ func TestCanceled(t *testing.T) {
 		r.ParseForm()
 		<-r.Context().Done()
 	})
-	src, _, _ := newProvider(t, urls(srv.URL)).Source(&spec.PrometheusMetric{Query: "q"})
+	src, _, _ := newProvider(t, urls(srv.URL)).Source(&prometheus.Metric{Query: "q"})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	obs := src.Measure(ctx, time.Now())
@@ -382,7 +381,7 @@ func TestRedirects(t *testing.T) {
 		{address: ds.URL + "/userinfo", want: `Post "` + other.URL + `/api/v1/query": redirect to ` + otherOrigin + ` refused: queries only follow redirects within the datasource's own address ` + ds.URL},
 	}
 	for _, tc := range tests {
-		obs := measure(t, p, spec.PrometheusMetric{Query: "q", Address: tc.address}, time.Now())
+		obs := measure(t, p, prometheus.Metric{Query: "q", Address: tc.address}, time.Now())
 		if got := errText(obs.Err); got != tc.want || obs.Display != tc.wantDisplay {
 			t.Errorf("%s: got (%q, %q), want (%q, %q)", tc.address, obs.Display, got, tc.wantDisplay, tc.want)
 		}
@@ -408,10 +407,10 @@ func TestQueryDurationMetric(t *testing.T) {
 	opts := prometheus.Options{Registerer: reg, Datasources: []prometheus.Datasource{{Name: "main", URL: srv.URL}}}
 	p := newProvider(t, opts)
 	newProvider(t, opts) // a second provider on the same registry shares the histogram
-	measure(t, p, spec.PrometheusMetric{Query: "good"}, time.Now())
-	measure(t, p, spec.PrometheusMetric{Query: "good"}, time.Now())
-	measure(t, p, spec.PrometheusMetric{Query: "bad"}, time.Now())
-	measure(t, p, spec.PrometheusMetric{Query: "good", Timeout: seconds(0)}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "good"}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "good"}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "bad"}, time.Now())
+	measure(t, p, prometheus.Metric{Query: "good", Timeout: seconds(0)}, time.Now())
 
 	families, err := reg.Gather()
 	if err != nil {
@@ -445,7 +444,7 @@ func TestQueryDurationMetric(t *testing.T) {
 func TestConcurrentMeasure(t *testing.T) {
 	srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) { answer(w, "vector", `[{"metric":{},"value":[1,"1"]}]`) })
 	p := newProvider(t, prometheus.Options{Registerer: promclient.NewRegistry(), Datasources: []prometheus.Datasource{{URL: srv.URL, Headers: map[string]string{"X-A": "1"}}}})
-	src, _, errs := p.Source(&spec.PrometheusMetric{Query: "q", Headers: []spec.Header{{Key: "X-B", Value: "2"}}})
+	src, _, errs := p.Source(&prometheus.Metric{Query: "q", Headers: []prometheus.Header{{Key: "X-B", Value: "2"}}})
 	if errs != nil {
 		t.Fatal(errs)
 	}

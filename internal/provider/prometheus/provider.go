@@ -26,7 +26,6 @@ import (
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/redact"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // ResolvedPrometheusQuery is the metric-result metadata key under which the
@@ -312,7 +311,7 @@ func (p *Provider) CloseIdleConnections() {
 // (ResolvedPrometheusQuery). Problems are reported as FieldErrors with paths
 // relative to the metric ("provider.prometheus.address"); then the Source
 // is nil and no request is ever made.
-func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string]string, []api.FieldError) {
+func (p *Provider) Source(m *Metric) (analysis.Source, map[string]string, []api.FieldError) {
 	const base = "provider.prometheus"
 	var errs []api.FieldError
 	add := func(field, format string, args ...any) {
@@ -371,7 +370,7 @@ func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string
 		// Go's HTTP client sends an address' userinfo as basic auth; Argo
 		// users rely on it. The datasource URL itself never carries it.
 		password, _ := urlUser.Password()
-		ba = spec.BasicAuthConfig{Username: urlUser.Username(), Password: password}
+		ba = BasicAuth{Username: urlUser.Username(), Password: password}
 	}
 	o := auth.OAuth2
 	oauthSet := o.TokenURL != "" || o.ClientID != "" || o.ClientSecret != "" || len(o.Scopes) > 0
@@ -402,7 +401,7 @@ func (p *Provider) Source(m *spec.PrometheusMetric) (analysis.Source, map[string
 	}
 	rt := ds.transports[insecure]
 	if len(m.Headers) > 0 {
-		rt = &metricHeaders{headers: append([]spec.Header(nil), m.Headers...), next: rt}
+		rt = &metricHeaders{headers: append([]Header(nil), m.Headers...), next: rt}
 	}
 	if ba.Username != "" {
 		rt = &metricBasicAuth{username: ba.Username, password: ba.Password, next: rt}
@@ -483,7 +482,7 @@ func (p *Provider) datasourceFor(address string, add func(field, format string, 
 	return p.datasources[0], nil
 }
 
-func (p *Provider) rangeQuery(rq *spec.PrometheusRangeQueryArgs, add func(field, format string, args ...any)) *rangeQuery {
+func (p *Provider) rangeQuery(rq *RangeQuery, add func(field, format string, args ...any)) *rangeQuery {
 	r := &rangeQuery{}
 	now := time.Now()
 	var start, end time.Time
@@ -524,7 +523,7 @@ func (p *Provider) rangeQuery(rq *spec.PrometheusRangeQueryArgs, add func(field,
 // may ask for SigV4 only of a datasource configured with it (whose
 // settings apply: the metric's region, profile and roleArn are not used),
 // and may not send other credentials to one.
-func (p *Provider) checkSigV4(ds *datasource, m *spec.PrometheusMetric, urlUser *url.Userinfo, add func(field, format string, args ...any)) {
+func (p *Provider) checkSigV4(ds *datasource, m *Metric, urlUser *url.Userinfo, add func(field, format string, args ...any)) {
 	const f = ".authentication"
 	auth := m.Authentication
 	if !ds.sigv4 {
@@ -550,7 +549,7 @@ func (p *Provider) checkSigV4(ds *datasource, m *spec.PrometheusMetric, urlUser 
 	}
 }
 
-func (p *Provider) checkOAuth2(o spec.OAuth2Config, add func(field, format string, args ...any)) {
+func (p *Provider) checkOAuth2(o OAuth2, add func(field, format string, args ...any)) {
 	const f = ".authentication.oauth2"
 	if o.TokenURL == "" {
 		add(f+".tokenUrl", "missing mandatory parameter in metric for OAuth2 setup: tokenUrl")

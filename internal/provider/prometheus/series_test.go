@@ -11,10 +11,9 @@ import (
 
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/series"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
-func seriesSource(t *testing.T, p *prometheus.Provider, m spec.PrometheusMetric) series.Source {
+func seriesSource(t *testing.T, p *prometheus.Provider, m prometheus.Metric) series.Source {
 	t.Helper()
 	src, _, errs := p.Source(&m)
 	if len(errs) > 0 {
@@ -56,7 +55,7 @@ func TestQuerySeries(t *testing.T) {
 		answer(w, "matrix", b.String())
 	})
 	p := newProvider(t, urls(srv.URL))
-	src := seriesSource(t, p, spec.PrometheusMetric{Query: "up", Headers: []spec.Header{{Key: "X-Scope-OrgID", Value: "tenant"}}})
+	src := seriesSource(t, p, prometheus.Metric{Query: "up", Headers: []prometheus.Header{{Key: "X-Scope-OrgID", Value: "tenant"}}})
 	from := time.Unix(1700000000, 0)
 	q := series.Query{Start: from, End: from.Add(99 * time.Second), Step: time.Second, MaxSeries: 8, MaxPoints: 100}
 	set, err := src.QuerySeries(context.Background(), q)
@@ -97,7 +96,7 @@ func TestQuerySeriesBounds(t *testing.T) {
 		fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"1:1: parse error: unexpected end of input"}`)
 	})
 	p := newProvider(t, urls(srv.URL))
-	src := seriesSource(t, p, spec.PrometheusMetric{Query: "up"})
+	src := seriesSource(t, p, prometheus.Metric{Query: "up"})
 	from := time.Unix(1700000000, 0)
 	_, err := src.QuerySeries(context.Background(), series.Query{Start: from, End: from.Add(time.Hour), Step: time.Second, MaxSeries: 8, MaxPoints: 240})
 	if err == nil || !strings.Contains(err.Error(), "more than 240 points") || requests.Load() != 0 {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 const (
@@ -119,11 +118,11 @@ func TestSigV4(t *testing.T) {
 		},
 	}})
 
-	argo := spec.Authentication{Sigv4: spec.Sigv4Config{Region: "us-east-1", RoleARN: "arn:aws:iam::123:role/from-template"}}
-	for _, m := range []spec.PrometheusMetric{
+	argo := prometheus.Authentication{Sigv4: prometheus.SigV4{Region: "us-east-1", RoleARN: "arn:aws:iam::123:role/from-template"}}
+	for _, m := range []prometheus.Metric{
 		{Address: amp, Query: "up"},
 		{Address: amp, Query: "up", Authentication: argo},
-		{Address: amp, Query: "up", RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("5m")`, End: "now()", Step: "1m"}},
+		{Address: amp, Query: "up", RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("5m")`, End: "now()", Step: "1m"}},
 	} {
 		obs := measure(t, p, m, time.Now())
 		if obs.Err != nil || obs.Display != "3" {
@@ -143,7 +142,7 @@ func TestSigV4(t *testing.T) {
 
 	// The secret key never shows, even when the server echoes the
 	// request's Authorization header.
-	obs := measure(t, p, spec.PrometheusMetric{Address: amp, Query: "fail"}, time.Now())
+	obs := measure(t, p, prometheus.Metric{Address: amp, Query: "fail"}, time.Now())
 	if obs.Err == nil || strings.Contains(obs.Err.Error(), testSecretKey) || strings.Contains(obs.Err.Error(), "Signature=") {
 		t.Errorf("an echoing server's error: %v", obs.Err)
 	}
@@ -154,22 +153,22 @@ func TestSigV4(t *testing.T) {
 	const signs = `datasource "amp" signs its queries with SigV4, which replaces any other credentials; remove `
 	for _, tc := range []struct {
 		name string
-		m    spec.PrometheusMetric
+		m    prometheus.Metric
 		want []api.FieldError
 	}{
 		{
 			name: "sigv4 towards a datasource without it",
-			m:    spec.PrometheusMetric{Address: srv.URL + "/plain", Authentication: argo},
+			m:    prometheus.Metric{Address: srv.URL + "/plain", Authentication: argo},
 			want: []api.FieldError{fe("authentication.sigv4", `datasource "plain" does not sign its queries with SigV4; canaryd takes AWS credentials from its configuration, never from a template: give the datasource a sigv4 block (region, and access_key and secret_key, profile or role_arn) in the prometheus datasources of canaryd's configuration file`)},
 		},
 		{
 			name: "an Authorization header would replace the signature",
-			m:    spec.PrometheusMetric{Address: amp, Headers: []spec.Header{{Key: "authorization", Value: "Bearer x"}}},
+			m:    prometheus.Metric{Address: amp, Headers: []prometheus.Header{{Key: "authorization", Value: "Bearer x"}}},
 			want: []api.FieldError{fe("headers[0].key", signs+"the Authorization header")},
 		},
 		{
 			name: "basic auth",
-			m:    spec.PrometheusMetric{Address: amp, Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Username: "u", Password: "p"}}},
+			m:    prometheus.Metric{Address: amp, Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Username: "u", Password: "p"}}},
 			want: []api.FieldError{fe("authentication.basicAuth", signs+"basicAuth")},
 		},
 	} {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // TestTokenURLPathSpellings tries, against an allowed prefix, the path
@@ -39,7 +38,7 @@ func TestTokenURLPathSpellings(t *testing.T) {
 		{"overlong dot", "https://idp.example.com/allowed/%c0%ae%c0%ae/admin", "not UTF-8"},
 		{"outside the prefix", "https://idp.example.com/admin", "is not an allowed OAuth2 token endpoint"},
 	} {
-		m := spec.PrometheusMetric{Query: "up", Authentication: spec.Authentication{OAuth2: spec.OAuth2Config{
+		m := prometheus.Metric{Query: "up", Authentication: prometheus.Authentication{OAuth2: prometheus.OAuth2{
 			TokenURL: tc.tokenURL, ClientID: "id", ClientSecret: "s3cr3t"}}}
 		_, _, errs := p.Source(&m)
 		if tc.want == "" {

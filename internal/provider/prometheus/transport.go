@@ -18,7 +18,6 @@ import (
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/redact"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // maxResponseBytes bounds what one query may return whatever
@@ -243,7 +242,7 @@ func (b *limitedBody) Close() error {
 // metricHeaders sets (overwrites) a metric's headers on every request, as
 // Argo's headers round tripper does.
 type metricHeaders struct {
-	headers []spec.Header
+	headers []Header
 	next    http.RoundTripper
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 func TestSourceValidation(t *testing.T) {
@@ -25,7 +24,7 @@ func TestSourceValidation(t *testing.T) {
 		TokenURLs: []string{"https://idp.example.com/token", "https://kc.example.com/realms/"},
 	})
 	const q = "up"
-	oauth := func(o spec.OAuth2Config) spec.Authentication { return spec.Authentication{OAuth2: o} }
+	oauth := func(o prometheus.OAuth2) prometheus.Authentication { return prometheus.Authentication{OAuth2: o} }
 	fe := func(field, msg string) api.FieldError {
 		return api.FieldError{Field: "provider.prometheus." + field, Message: msg}
 	}
@@ -33,63 +32,63 @@ func TestSourceValidation(t *testing.T) {
 
 	tests := []struct {
 		name string
-		m    spec.PrometheusMetric
+		m    prometheus.Metric
 		want []api.FieldError
 	}{
-		{name: "default address", m: spec.PrometheusMetric{Query: q}},
-		{name: "exact address", m: spec.PrometheusMetric{Query: q, Address: "http://prometheus:9090"}},
-		{name: "case, default port and trailing slash do not matter", m: spec.PrometheusMetric{Query: q, Address: "HTTPS://MIMIR.example.com:443/prometheus//"}},
-		{name: "userinfo is basic auth, not part of the match", m: spec.PrometheusMetric{Query: q, Address: "http://u:p@prometheus:9090/"}},
+		{name: "default address", m: prometheus.Metric{Query: q}},
+		{name: "exact address", m: prometheus.Metric{Query: q, Address: "http://prometheus:9090"}},
+		{name: "case, default port and trailing slash do not matter", m: prometheus.Metric{Query: q, Address: "HTTPS://MIMIR.example.com:443/prometheus//"}},
+		{name: "userinfo is basic auth, not part of the match", m: prometheus.Metric{Query: q, Address: "http://u:p@prometheus:9090/"}},
 		{
-			name: "other host", m: spec.PrometheusMetric{Query: q, Address: "http://other:9090"},
+			name: "other host", m: prometheus.Metric{Query: q, Address: "http://other:9090"},
 			want: []api.FieldError{fe("address", disallowed)},
 		},
 		{
 			name: "credentials in a disallowed address are not echoed",
-			m:    spec.PrometheusMetric{Query: q, Address: "http://admin:s3cr3t@other:9090/?token=abc"},
+			m:    prometheus.Metric{Query: q, Address: "http://admin:s3cr3t@other:9090/?token=abc"},
 			want: []api.FieldError{fe("address", "prometheus address must not have a query string or fragment")},
 		},
 		{
 			name: "userinfo of a disallowed address is not echoed",
-			m:    spec.PrometheusMetric{Query: q, Address: "http://admin:s3cr3t@other:9090"},
+			m:    prometheus.Metric{Query: q, Address: "http://admin:s3cr3t@other:9090"},
 			want: []api.FieldError{fe("address", disallowed)},
 		},
 		{
-			name: "other path on an allowed host", m: spec.PrometheusMetric{Query: q, Address: "https://mimir.example.com/"},
+			name: "other path on an allowed host", m: prometheus.Metric{Query: q, Address: "https://mimir.example.com/"},
 			want: []api.FieldError{fe("address", strings.NewReplacer("http://other:9090", "https://mimir.example.com").Replace(disallowed))},
 		},
 		{
-			name: "scheme matters", m: spec.PrometheusMetric{Query: q, Address: "https://prometheus:9090"},
+			name: "scheme matters", m: prometheus.Metric{Query: q, Address: "https://prometheus:9090"},
 			want: []api.FieldError{fe("address", strings.NewReplacer("http://other:9090", "https://prometheus:9090").Replace(disallowed))},
 		},
 		{
-			name: "not a URL (Argo's text)", m: spec.PrometheusMetric{Query: q, Address: ":invalid::url"},
+			name: "not a URL (Argo's text)", m: prometheus.Metric{Query: q, Address: ":invalid::url"},
 			want: []api.FieldError{fe("address", "prometheus address is not is url format")},
 		},
 		{
-			name: "no host (Argo's text)", m: spec.PrometheusMetric{Query: q, Address: "prometheus:9090"},
+			name: "no host (Argo's text)", m: prometheus.Metric{Query: q, Address: "prometheus:9090"},
 			want: []api.FieldError{fe("address", "prometheus address is not is url format")},
 		},
 		{
-			name: "not http", m: spec.PrometheusMetric{Query: q, Address: "file://prometheus/etc/passwd"},
+			name: "not http", m: prometheus.Metric{Query: q, Address: "file://prometheus/etc/passwd"},
 			want: []api.FieldError{fe("address", "prometheus address must be an http or https URL")},
 		},
 		{
-			name: "no query", m: spec.PrometheusMetric{Query: "  \n"},
+			name: "no query", m: prometheus.Metric{Query: "  \n"},
 			want: []api.FieldError{fe("query", "query is required")},
 		},
-		{name: "timeout 0 is allowed (Argo: every query fails)", m: spec.PrometheusMetric{Query: q, Timeout: seconds(0)}},
+		{name: "timeout 0 is allowed (Argo: every query fails)", m: prometheus.Metric{Query: q, Timeout: seconds(0)}},
 		{
-			name: "negative timeout (Argo's text)", m: spec.PrometheusMetric{Query: q, Timeout: seconds(-20)},
+			name: "negative timeout (Argo's text)", m: prometheus.Metric{Query: q, Timeout: seconds(-20)},
 			want: []api.FieldError{fe("timeout", "prometheus timeout should not be negative")},
 		},
 		{
 			name: "range query",
-			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("5m")`, End: "now()", Step: "1m"}},
+			m:    prometheus.Metric{Query: q, RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("5m")`, End: "now()", Step: "1m"}},
 		},
 		{
 			name: "range query that cannot evaluate (Argo's texts)",
-			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now() - duration("??")`, End: `now() - duration("??")`, Step: "??"}},
+			m:    prometheus.Metric{Query: q, RangeQuery: &prometheus.RangeQuery{Start: `now() - duration("??")`, End: `now() - duration("??")`, Step: "??"}},
 			want: []api.FieldError{
 				fe("rangeQuery.start", `failed to parse rangeQuery.start as time: time: invalid duration "??"`),
 				fe("rangeQuery.end", `failed to parse rangeQuery.end as time: time: invalid duration "??"`),
@@ -98,7 +97,7 @@ func TestSourceValidation(t *testing.T) {
 		},
 		{
 			name: "range query that does not compile",
-			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now( -`, End: `"yesterday"`, Step: ""}},
+			m:    prometheus.Metric{Query: q, RangeQuery: &prometheus.RangeQuery{Start: `now( -`, End: `"yesterday"`, Step: ""}},
 			want: []api.FieldError{
 				fe("rangeQuery.start", "failed to parse rangeQuery.start as time: unexpected token EOF"),
 				fe("rangeQuery.end", "failed to parse rangeQuery.end as time: expected time.Time, but got string"),
@@ -107,7 +106,7 @@ func TestSourceValidation(t *testing.T) {
 		},
 		{
 			name: "range query whose expressions could cost without bound",
-			m: spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{
+			m: prometheus.Metric{Query: q, RangeQuery: &prometheus.RangeQuery{
 				Start: `now() - duration(repeat("1", 3) + "h")`, End: `all(1..999999, {# > 0}) ? now() : now()`, Step: "1m"}},
 			want: []api.FieldError{
 				fe("rangeQuery.start", "failed to parse rangeQuery.start as time: repeat() is not allowed in a time expression; the functions allowed are Argo's (asInt, asFloat, isNaN, isInf, isNil, default) and "+strings.Join(condition.AllowedBuiltins(), ", ")),
@@ -116,7 +115,7 @@ func TestSourceValidation(t *testing.T) {
 		},
 		{
 			name: "range query backwards, step not positive",
-			m:    spec.PrometheusMetric{Query: q, RangeQuery: &spec.PrometheusRangeQueryArgs{Start: `now()`, End: `now() - duration("1h")`, Step: "-1m"}},
+			m:    prometheus.Metric{Query: q, RangeQuery: &prometheus.RangeQuery{Start: `now()`, End: `now() - duration("1h")`, Step: "-1m"}},
 			want: []api.FieldError{
 				fe("rangeQuery.end", "rangeQuery.end is before rangeQuery.start"),
 				fe("rangeQuery.step", `rangeQuery.step must be a positive duration, got "-1m"`),
@@ -124,30 +123,30 @@ func TestSourceValidation(t *testing.T) {
 		},
 		{
 			name: "sigv4",
-			m:    spec.PrometheusMetric{Query: q, Authentication: spec.Authentication{Sigv4: spec.Sigv4Config{Region: "eu-west-1"}}},
+			m:    prometheus.Metric{Query: q, Authentication: prometheus.Authentication{Sigv4: prometheus.SigV4{Region: "eu-west-1"}}},
 			want: []api.FieldError{fe("authentication.sigv4", `datasource "http://prometheus:9090" does not sign its queries with SigV4; canaryd takes AWS credentials from its configuration, never from a template: give the datasource a sigv4 block (region, and access_key and secret_key, profile or role_arn) in the prometheus datasources of canaryd's configuration file`)},
 		},
 		{
 			name: "basic auth without password (Argo master's text)",
-			m:    spec.PrometheusMetric{Query: q, Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Username: "u"}}},
+			m:    prometheus.Metric{Query: q, Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Username: "u"}}},
 			want: []api.FieldError{fe("authentication.basicAuth.password", "missing mandatory parameter in metric for basic auth setup: password")},
 		},
 		{
 			name: "basic auth without username (Argo master's text)",
-			m:    spec.PrometheusMetric{Query: q, Authentication: spec.Authentication{BasicAuth: spec.BasicAuthConfig{Password: "p"}}},
+			m:    prometheus.Metric{Query: q, Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Password: "p"}}},
 			want: []api.FieldError{fe("authentication.basicAuth.username", "missing mandatory parameter in metric for basic auth setup: username")},
 		},
 		{
 			name: "oauth2",
-			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://idp.example.com/token", ClientID: "id", ClientSecret: "secret"})},
+			m:    prometheus.Metric{Query: q, Authentication: oauth(prometheus.OAuth2{TokenURL: "https://idp.example.com/token", ClientID: "id", ClientSecret: "secret"})},
 		},
 		{
 			name: "oauth2 under an allowed prefix, without scopes",
-			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://KC.example.com/realms/prod/protocol/openid-connect/token", ClientID: "id", ClientSecret: "secret"})},
+			m:    prometheus.Metric{Query: q, Authentication: oauth(prometheus.OAuth2{TokenURL: "https://KC.example.com/realms/prod/protocol/openid-connect/token", ClientID: "id", ClientSecret: "secret"})},
 		},
 		{
 			name: "oauth2 without client id or secret (Argo's text)",
-			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://idp.example.com/token", Scopes: []string{"read"}})},
+			m:    prometheus.Metric{Query: q, Authentication: oauth(prometheus.OAuth2{TokenURL: "https://idp.example.com/token", Scopes: []string{"read"}})},
 			want: []api.FieldError{
 				fe("authentication.oauth2.clientId", "missing mandatory parameter in metric for OAuth2 setup"),
 				fe("authentication.oauth2.clientSecret", "missing mandatory parameter in metric for OAuth2 setup"),
@@ -155,27 +154,27 @@ func TestSourceValidation(t *testing.T) {
 		},
 		{
 			name: "oauth2 without token URL",
-			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{ClientID: "id", ClientSecret: "secret"})},
+			m:    prometheus.Metric{Query: q, Authentication: oauth(prometheus.OAuth2{ClientID: "id", ClientSecret: "secret"})},
 			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", "missing mandatory parameter in metric for OAuth2 setup: tokenUrl")},
 		},
 		{
 			name: "oauth2 token URL not allowed (SSRF)",
-			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "http://169.254.169.254/latest/meta-data", ClientID: "id", ClientSecret: "secret"})},
+			m:    prometheus.Metric{Query: q, Authentication: oauth(prometheus.OAuth2{TokenURL: "http://169.254.169.254/latest/meta-data", ClientID: "id", ClientSecret: "secret"})},
 			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", `oauth2 tokenUrl "http://169.254.169.254/latest/meta-data" is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url http://169.254.169.254/latest/meta-data (repeatable) or add it to the OAuth2 token URLs of its configuration file`)},
 		},
 		{
 			name: "oauth2 token URL on the datasource is not allowed either",
-			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "http://prometheus:9090/api/v1/admin/tsdb/delete_series", ClientID: "id", ClientSecret: "secret"})},
+			m:    prometheus.Metric{Query: q, Authentication: oauth(prometheus.OAuth2{TokenURL: "http://prometheus:9090/api/v1/admin/tsdb/delete_series", ClientID: "id", ClientSecret: "secret"})},
 			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", `oauth2 tokenUrl "http://prometheus:9090/api/v1/admin/tsdb/delete_series" is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url http://prometheus:9090/api/v1/admin/tsdb/delete_series (repeatable) or add it to the OAuth2 token URLs of its configuration file`)},
 		},
 		{
 			name: "oauth2 token URL that only shares a prefix with an allowed one",
-			m:    spec.PrometheusMetric{Query: q, Authentication: oauth(spec.OAuth2Config{TokenURL: "https://idp.example.com/token-evil", ClientID: "id", ClientSecret: "secret"})},
+			m:    prometheus.Metric{Query: q, Authentication: oauth(prometheus.OAuth2{TokenURL: "https://idp.example.com/token-evil", ClientID: "id", ClientSecret: "secret"})},
 			want: []api.FieldError{fe("authentication.oauth2.tokenUrl", `oauth2 tokenUrl "https://idp.example.com/token-evil" is not an allowed OAuth2 token endpoint; to allow it, start canaryd with --prometheus-oauth2-token-url https://idp.example.com/token-evil (repeatable) or add it to the OAuth2 token URLs of its configuration file`)},
 		},
 		{
 			name: "bad headers; the value is not echoed",
-			m:    spec.PrometheusMetric{Query: q, Headers: []spec.Header{{Key: "X-Ok", Value: "fine"}, {Key: "Bad Name", Value: "v"}, {Key: "Authorization", Value: "Bearer abc\r\nX-Injected: 1"}}},
+			m:    prometheus.Metric{Query: q, Headers: []prometheus.Header{{Key: "X-Ok", Value: "fine"}, {Key: "Bad Name", Value: "v"}, {Key: "Authorization", Value: "Bearer abc\r\nX-Injected: 1"}}},
 			want: []api.FieldError{
 				fe("headers[1].key", `invalid HTTP header name "Bad Name"`),
 				fe("headers[2].value", "invalid HTTP header value: it must not contain control characters such as line breaks"),

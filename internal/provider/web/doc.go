@@ -4,8 +4,10 @@
 // Configuration, with Argo's field names (see Metric): url, method (GET,
 // the default, POST or PUT), headers (a list of key/value), body or
 // jsonBody (POST and PUT only; jsonBody is sent as application/json),
-// jsonPath, timeoutSeconds (0 means 10) and insecure. The result is read
-// as Argo reads it:
+// jsonPath, timeoutSeconds (0 means 10) and insecure, decoded strictly by
+// spec.DecodeStrict (unknown fields and wrong types on their paths) and
+// checked when the metric is compiled. The result is read as Argo reads
+// it:
 //
 //   - a transport error, or a status outside 2xx, is an Error measurement
 //     ("received non 2xx response code: 503"); the body is then not read;

@@ -113,12 +113,8 @@ func (p *Provider) CloseIdleConnections() {
 // decodes and checks the metric's configuration, its JSON with the
 // arguments substituted, and returns the source that measures it. Web
 // metrics carry no metadata, as in Argo.
-func (p *Provider) Source(config any) (analysis.Source, map[string]string, []api.FieldError) {
-	raw, ok := config.(json.RawMessage)
-	if !ok {
-		return nil, nil, []api.FieldError{{Field: base, Message: fmt.Sprintf("web configuration of type %T", config)}}
-	}
-	m, errs := decode(raw)
+func (p *Provider) Source(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) {
+	m, errs := decode(config)
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
@@ -131,6 +127,23 @@ func (p *Provider) Source(config any) (analysis.Source, map[string]string, []api
 		client = p.clients[1]
 	}
 	return &source{client: client, r: r, maxValues: p.maxValues}, nil, nil
+}
+
+// Credentials lists the values of the credential headers
+// (redact.IsCredentialHeader) that config sends (see
+// provider.Credentials).
+func (*Provider) Credentials(config json.RawMessage) []string {
+	var m Metric
+	if json.Unmarshal(config, &m) != nil {
+		return nil
+	}
+	var out []string
+	for _, h := range m.Headers {
+		if h.Value != "" && redact.IsCredentialHeader(h.Key) {
+			out = append(out, h.Value)
+		}
+	}
+	return out
 }
 
 type source struct {
