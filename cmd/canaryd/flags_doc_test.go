@@ -191,7 +191,8 @@ func TestDocumentedFlags(t *testing.T) {
 // TestCommandSettingsShared: where a command's flag is a setting of
 // canaryd serve, it takes the setting's environment variable and default
 // from the table of settings, not from a copy: --prometheus-url reads
-// serve's variable, --max-result-values defaults to serve's default, and
+// serve's variable, --max-result-values defaults to serve's default, a
+// metric without an address queries serve's default Prometheus, and
 // migrate's --store reads serve's $CANARYD_STORE.
 func TestCommandSettingsShared(t *testing.T) {
 	const url = "http://prometheus.example:9090"
@@ -214,6 +215,11 @@ func TestCommandSettingsShared(t *testing.T) {
 		if got := flags["max-result-values"].defValue; got != wantValues {
 			t.Errorf("canaryd %s: --max-result-values defaults to %q; serve's --max-result-values to %s", command, got, wantValues)
 		}
+	}
+
+	// A metric that names no address queries serve's default Prometheus.
+	if defaultPrometheusURL != config.DefaultPrometheusURL {
+		t.Errorf("a metric without an address queries %s from the command line, %s from serve", defaultPrometheusURL, config.DefaultPrometheusURL)
 	}
 
 	// migrate reads the store's variable when --store is not given: a
