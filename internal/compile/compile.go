@@ -112,11 +112,13 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 
 // ParseAndCompile parses data (spec.Parse) and compiles it, returning every problem of
 // both steps: a document whose only problems are unknown fields is still
-// compiled, so that a typo and a bad condition are reported together.
+// compiled, so that a typo and a bad condition are reported together; one
+// that cannot be decoded has its providers' configurations checked for
+// their shape (ShapeProblems).
 func ParseAndCompile(data []byte, overrides map[string]string, providers Providers) (*spec.Document, *Compiled, []api.FieldError) {
 	doc, problems := spec.Parse(data)
 	if doc == nil {
-		return nil, nil, problems
+		return nil, nil, append(problems, ShapeProblems(data, providers)...)
 	}
 	compiled, more := Compile(doc, overrides, providers)
 	problems = append(problems, more...)

@@ -11,8 +11,10 @@
 // JSON, arguments substituted, decodes and checks it, and reports its
 // problems once, with their paths, so spec's Validate leaves a provider's
 // fields alone. What compile needs besides from a provider it asks through
-// the optional interfaces of internal/provider: the fields that are
-// queries or expressions, for Resolve (Languages); the credentials a
+// the optional interfaces of internal/provider: the shape of a
+// configuration alone, for a document that spec.Parse cannot decode
+// (Decoder, ShapeProblems); the fields that are queries or expressions,
+// for Resolve (Languages); the credentials a
 // metric sends (Credentials); and a compared metric's scoring group,
 // whether it is critical, and its default conditions (Judged, the
 // judge's). Builtin registers canaryd's Prometheus provider and the judge

@@ -2,6 +2,11 @@ package compile
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/canaryd/canaryd/api"
 
 	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/judge"
@@ -93,4 +98,25 @@ func holdsCredentials(s *spec.Spec, providers Providers) bool {
 		}
 	}
 	return false
+}
+
+// ShapeProblems are the problems of the providers' configurations in data,
+// a document that spec.Parse could not decode: the unknown fields and
+// wrong types that each provider finds (provider.Decoder), each on its
+// path relative to the spec, to be listed with the document's others.
+func ShapeProblems(data []byte, providers Providers) []api.FieldError {
+	configs := spec.ProviderConfigs(data)
+	var out []api.FieldError
+	for _, path := range slices.Sorted(maps.Keys(configs)) {
+		name := path[strings.LastIndexByte(path, '.')+1:]
+		p, _ := providers.Lookup(name)
+		if d, ok := p.(provider.Decoder); ok {
+			for _, e := range d.Decode(configs[path]) {
+				// The provider's paths are relative to the metric.
+				e.Field = path[:strings.Index(path, ".provider.")+1] + e.Field
+				out = append(out, e)
+			}
+		}
+	}
+	return out
 }

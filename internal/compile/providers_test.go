@@ -165,3 +165,36 @@ func TestCompiledCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A document that spec.Parse cannot decode is compiled no further, but its
+// providers' configurations are checked for their shape, so that their
+// unknown fields and wrong types are listed with the document's.
+func TestShapeProblemsOfADocumentThatDoesNotDecode(t *testing.T) {
+	input := `metrics:
+- name: 5
+  count: true
+  provider:
+    prometheus: {query: {a: b}, timeout: "10", insecure: "yes", headers: {key: a}, rangeQuery: [now], adress: x}
+- name: w
+  provider: {judge: {canary: c, lookback: 30}}
+- "just a name"
+`
+	_, _, errs := ParseAndCompile([]byte(input), nil, Builtin(noSources))
+	checkErrors(t, "shape problems", errs, []api.FieldError{
+		fe("metrics[0].count", "must be an integer or a string, got a boolean"),
+		fe("metrics[0].name", "must be a string, got a number (quote the value in YAML)"),
+		fe("metrics[2]", "must be an object, got a string"),
+		fe("metrics[0].provider.prometheus.adress", "unknown field"),
+		fe("metrics[0].provider.prometheus.headers", "must be a list, got an object"),
+		fe("metrics[0].provider.prometheus.insecure", "must be true or false, got a string"),
+		fe("metrics[0].provider.prometheus.query", "must be a string, got an object"),
+		fe("metrics[0].provider.prometheus.rangeQuery", "must be an object, got a list"),
+		fe("metrics[0].provider.prometheus.timeout", "must be an integer, got a string"),
+		fe("metrics[1].provider.judge.lookback", "must be a string, got a number (quote the value in YAML)"),
+	})
+	// A wrong kind keeps the spec from being checked at all.
+	_, _, errs = ParseAndCompile([]byte("apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nspec: {metrics: [{name: m, provider: {prometheus: {adress: x}}}]}\n"), nil, Builtin(noSources))
+	if len(errs) != 1 || errs[0].Field != "kind" {
+		t.Errorf("a wrong kind: got %v", errs)
+	}
+}

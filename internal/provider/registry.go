@@ -8,8 +8,9 @@
 // arguments substituted, which it decodes with spec.DecodeStrict), its
 // validation, reported as api.FieldErrors with paths relative to the
 // metric ("provider.web.url"), and its source. What else it may tell is an
-// optional interface: which of its fields are queries or expressions
-// (Languages), the credentials a configuration carries (Credentials), and
+// optional interface: the shape of its configuration alone (Decoder),
+// which of its fields are queries or expressions (Languages), the
+// credentials a configuration carries (Credentials), and
 // a compared metric's scoring group and default conditions (Judged). The
 // registration is a call to Register where the service assembles its
 // providers (cmd/canaryd).
@@ -51,6 +52,15 @@ func (f Func) Source(config json.RawMessage) (analysis.Source, map[string]string
 
 // What a provider may tell besides, each an optional interface that
 // internal/compile asks for.
+
+// Decoder is implemented by a provider that checks a configuration's
+// shape alone, before its arguments are substituted: its unknown fields
+// and values of the wrong type (spec.DecodeStrict), on their paths. They
+// are listed with the problems of a document that spec.Parse cannot
+// decode, which is then compiled no further.
+type Decoder interface {
+	Decode(config json.RawMessage) []api.FieldError
+}
 
 // Languages is implemented by a provider whose configuration has fields
 // written in a query or an expression language, into which an argument's

@@ -171,6 +171,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	}
 	doc, problems := spec.Parse(body)
 	if doc == nil {
+		problems = append(problems, compile.ShapeProblems(body, in.sources)...)
 		return nil, ptr(invalidInput(append(errs, locateInDocument(problems, body, isJSON)...)))
 	}
 	// A document whose only problems are unknown fields is compiled still,

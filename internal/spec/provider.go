@@ -30,3 +30,48 @@ func (p *MetricProvider) raw() []struct {
 		{"influxdb", p.Influxdb}, {"skywalking", p.SkyWalking},
 	}
 }
+
+// ProviderConfigs reads the providers' configurations of a document that
+// Parse could not decode, by the path of each relative to the spec
+// ("metrics[0].provider.prometheus"), so that they can be checked by their
+// providers and their problems listed with the document's others (unless
+// its apiVersion or kind is wrong, which keeps Parse from checking the
+// spec at all): the
+// configuration of every metric that names exactly one provider. It
+// returns nothing for input that is not a document
+// or a bare spec at all.
+func ProviderConfigs(data []byte) map[string]json.RawMessage {
+	root, _, _, fatal := decode(data)
+	obj, ok := root.(map[string]any)
+	if fatal != nil || !ok {
+		return nil
+	}
+	if isDocument(obj) {
+		// A wrong apiVersion or kind: the spec is not checked at all.
+		if !(&checker{}).document(obj) {
+			return nil
+		}
+		if obj, ok = obj["spec"].(map[string]any); !ok {
+			return nil
+		}
+	}
+	metrics, _ := obj["metrics"].([]any)
+	out := map[string]json.RawMessage{}
+	for i, m := range metrics {
+		metric, _ := m.(map[string]any)
+		provider, _ := metric["provider"].(map[string]any)
+		var set []string
+		for name, v := range provider {
+			if v != nil {
+				set = append(set, name)
+			}
+		}
+		if len(set) != 1 {
+			continue
+		}
+		if raw, err := json.Marshal(provider[set[0]]); err == nil {
+			out[indexPath("metrics", i)+".provider."+set[0]] = raw
+		}
+	}
+	return out
+}

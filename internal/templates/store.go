@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -336,7 +337,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 		if otherKind(errs) {
 			return nil, nil, cmp.Or(kind, "unknown")
 		}
-		return broken(name, kind, errs)
+		return broken(name, kind, append(errs, compile.ShapeProblems(d.data, checkProviders{})...))
 	}
 	switch doc.Kind {
 	case spec.KindAnalysisTemplate, spec.KindClusterAnalysisTemplate:

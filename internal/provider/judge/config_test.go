@@ -113,11 +113,13 @@ func TestDecode(t *testing.T) {
 			fe("metrics[0].provider.judge.lookbak", "unknown field"),
 			fe("metrics[0].provider.judge", "provider.judge is a canaryd extension that Argo Rollouts does not have (it would refuse the metric): use it in a bare spec or in a canaryd template (apiVersion canaryd.io/v1alpha1), not in an argoproj.io/v1alpha1 document"),
 		}},
-		{name: "wrong types", input: judgeSpec("      canary: c\n      baseline: b\n      step: 15s\n      confidenceLevel: high\n      tolerance: [1]\n      critical: \"yes\"\n      lookback: 30\n", ""), want: []api.FieldError{
+		{name: "wrong types, with the document's, which keep it from being compiled", input: judgeSpec("      canary: c\n      baseline: b\n      step: 15s\n      confidenceLevel: high\n      tolerance: [1]\n      critical: \"yes\"\n      lookback: 30\n", "scoring: {groups: {a: x}, pass: true}\n"), want: []api.FieldError{
 			fe("metrics[0].provider.judge.confidenceLevel", "must be a number, got a string"),
 			fe("metrics[0].provider.judge.critical", "must be true or false, got a string"),
 			fe("metrics[0].provider.judge.lookback", "must be a string, got a number (quote the value in YAML)"),
 			fe("metrics[0].provider.judge.tolerance", "must be a number, got a list"),
+			fe("scoring.groups.a", "must be a number, got a string"),
+			fe("scoring.pass", "must be a number, got a boolean"),
 		}},
 		{name: "integers are numbers", input: judgeSpec(validJudgeYAML+"      confidenceLevel: 0\n", ""), want: []api.FieldError{
 			fe("metrics[0].provider.judge.confidenceLevel", "confidenceLevel must be strictly between 0 and 1 (default 0.98), got 0"),

@@ -51,6 +51,12 @@ func (p *Provider) Source(config json.RawMessage) (analysis.Source, map[string]s
 	return p.build(j)
 }
 
+// Decode checks config's shape (see Decode).
+func (*Provider) Decode(config json.RawMessage) []api.FieldError {
+	_, errs := Decode(config)
+	return errs
+}
+
 // Languages are the configuration's PromQL fields, the two queries.
 func (*Provider) Languages() map[string]spec.Language {
 	return map[string]spec.Language{"canary": spec.PromQL, "baseline": spec.PromQL}

@@ -117,6 +117,12 @@ func (f Func) Source(config json.RawMessage) (analysis.Source, map[string]string
 	return f(m)
 }
 
+// Decode checks config's shape (see Decode).
+func (Func) Decode(config json.RawMessage) []api.FieldError {
+	_, errs := Decode(config)
+	return errs
+}
+
 // Languages are the configuration's fields written in PromQL (query) and
 // in expr (the range query's start and end).
 func (Func) Languages() map[string]spec.Language {

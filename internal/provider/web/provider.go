@@ -129,6 +129,13 @@ func (p *Provider) Source(config json.RawMessage) (analysis.Source, map[string]s
 	return &source{client: client, r: r, maxValues: p.maxValues}, nil, nil
 }
 
+// Decode checks config's shape: its unknown fields and wrong types, and
+// authentication and jsonBody as decode refuses them.
+func (*Provider) Decode(config json.RawMessage) []api.FieldError {
+	_, errs := decode(config)
+	return errs
+}
+
 // Credentials lists the values of the credential headers
 // (redact.IsCredentialHeader) that config sends (see
 // provider.Credentials).
