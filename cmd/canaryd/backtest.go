@@ -13,7 +13,7 @@ import (
 )
 
 // backtestSynopsis is the first line of backtest's usage.
-const backtestSynopsis = "backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL] [--report FILE]\n\n" +
+const backtestSynopsis = "backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL] [--max-result-values N] [--report FILE]\n\n" +
 	"Runs a template against history, at once: each measurement is queried as of its\n" +
 	"own past instant. Prints a table of verdicts to standard error and the result as\n" +
 	"JSON to standard output (--report also writes it as an HTML file, with --every a\n" +

@@ -152,16 +152,22 @@ func sameDefault(shown, def string) bool {
 // documentation to their flags, as `canaryd COMMAND -h` prints them: every
 // synopsis of a command names each of its flags and no other, and a value
 // it shows in place of a placeholder is the flag's default
-// (`[--error-retry 10s]`). The synopsis -h prints names no flag the
-// command lacks.
+// (`[--error-retry 10s]`). The synopsis -h prints names every flag the
+// command has and no other.
 func TestDocumentedFlags(t *testing.T) {
 	documented := documentedSynopses(t)
 	noEnv := func(string) string { return "" }
 	for _, command := range documentedCommands {
 		synopsis, flags := commandFlags(t, command, noEnv)
-		for name := range synopsisFlags("canaryd " + synopsis) {
+		printed := synopsisFlags("canaryd " + synopsis)
+		for name := range printed {
 			if _, ok := flags[name]; !ok {
 				t.Errorf("canaryd %s -h: its synopsis %q names -%s, which the command does not have", command, synopsis, name)
+			}
+		}
+		for name := range flags {
+			if _, ok := printed[name]; !ok {
+				t.Errorf("canaryd %s -h: its synopsis %q lacks its flag -%s", command, synopsis, name)
 			}
 		}
 		lines := documented[command]

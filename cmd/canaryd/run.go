@@ -21,7 +21,7 @@ import (
 )
 
 // defaultPrometheusURL is queried by metrics that name no address.
-const defaultPrometheusURL = "http://localhost:9090"
+const defaultPrometheusURL = config.DefaultPrometheusURL
 
 // argFlags collects repeated --arg NAME=VALUE flags.
 type argFlags map[string]string
@@ -105,8 +105,9 @@ func (e *environment) newSpecFlagSet(name string) (*flag.FlagSet, *specFlags) {
 		fs.Var(&f.files, "f", "the AnalysisTemplate, ClusterAnalysisTemplate, AnalysisRun or bare spec to use, a `FILE` of YAML or JSON (- for standard input)")
 	}
 	fs.Var(f.args, "arg", "an argument value, `NAME=VALUE` (repeatable); overrides the template's value")
-	fs.StringVar(&f.prometheusURL, "prometheus-url", e.getenv("CANARYD_PROMETHEUS_URL"),
-		"query the Prometheus at `URL` for every metric, whatever address the template names (e.g. a port-forward); env CANARYD_PROMETHEUS_URL")
+	env := config.EnvName("prometheus-url")
+	fs.StringVar(&f.prometheusURL, "prometheus-url", e.getenv(env),
+		"query the Prometheus at `URL` for every metric, whatever address the template names (e.g. a port-forward); env "+env)
 	if name != "validate" {
 		fs.IntVar(&f.maxResultValues, "max-result-values", prometheus.DefaultMaxResultValues,
 			"most values one measurement's query result may have; a larger result is an Error measurement")
@@ -257,7 +258,7 @@ func (c *cliSources) source(m *prometheus.Metric) (analysis.Source, map[string]s
 }
 
 // runSynopsis is the first line of run's usage.
-const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [-o FORMAT] [--report FILE] [-q]\n\n" +
+const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [--max-result-values N] [-o FORMAT] [--report FILE] [-q]\n\n" +
 	"Runs one analysis here and now, printing each measurement to standard error and\n" +
 	"the finished analysis to standard output: -o text (the default on a terminal:\n" +
 	"the verdict, the reason and a table of the metrics), json (the default\n" +
