@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // Template delimiters, as in Argo Rollouts (valyala/fasttemplate).
@@ -79,8 +80,9 @@ type Resolution struct {
 	Secrets []string
 }
 
-// Masked replaces a secret value wherever it would be shown.
-const Masked = "*****"
+// Masked replaces a secret value wherever it would be shown: redact's one
+// mask.
+const Masked = redact.Mask
 
 // Resolve returns a copy of the spec with its arguments substituted into
 // every string field of every metric, as Argo Rollouts does, except that a
