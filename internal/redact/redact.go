@@ -4,7 +4,8 @@
 //
 //   - URLs (URL, URLString): userinfo and fragment dropped, a query
 //     replaced whole by Placeholder, since any of its parameters may be a
-//     token ("https://hooks.example.com/ci?REDACTED");
+//     token ("https://hooks.example.com/ci?REDACTED"); in a text shown
+//     whole (Userinfo), the userinfo of every URL replaced by Mask;
 //   - names (IsSecretName, IsCredentialHeader): the one list of words that
 //     make an argument's value or a header's value a secret;
 //   - errors (Error, Scrub): the cause of a *url.Error without the URL it
@@ -20,6 +21,7 @@ import (
 	"cmp"
 	"errors"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -33,6 +35,18 @@ const Placeholder = "REDACTED"
 // password's in a spec as canaryd shows it or a store keeps it, and the
 // password of a URL's userinfo there. spec.Masked is the same text.
 const Mask = "*****"
+
+// userinfo matches the credentials of a URL (scheme://user:password@) in
+// a text, wherever in the text it is.
+var userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@`)
+
+// Userinfo returns text with the userinfo of every URL in it replaced by
+// Mask ("http://*****@prometheus:9090"), the rest as it is: for a value
+// shown whole, an argument or a template's address, that may hold a URL
+// with credentials.
+func Userinfo(text string) string {
+	return userinfo.ReplaceAllString(text, "${1}"+Mask+"@")
+}
 
 // URL returns u as it may be shown: without userinfo and fragment, and
 // with its query, if any, replaced by Placeholder. "" for nil.

@@ -29,6 +29,29 @@ func TestURL(t *testing.T) {
 	}
 }
 
+func TestUserinfo(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"a plain value", "echo", "echo"},
+		{"a URL without credentials", "http://prometheus:9090", "http://prometheus:9090"},
+		{"user and password", "http://user:pa55@prometheus:9090/x", "http://*****@prometheus:9090/x"},
+		{"a user alone", "https://token@mimir/prometheus", "https://*****@mimir/prometheus"},
+		{"an @ in the path is not userinfo", "http://prometheus:9090/a@b", "http://prometheus:9090/a@b"},
+		{"an e-mail address is not a URL", "ops@example.com", "ops@example.com"},
+		{"a URL inside a longer value", "address http://u:p@h:1 and more", "address http://*****@h:1 and more"},
+		{"two URLs", "http://a:b@h1 http://c:d@h2", "http://*****@h1 http://*****@h2"},
+		{"upper-case scheme", "HTTP://U:P@H", "HTTP://*****@H"},
+	}
+	for _, tt := range tests {
+		if got := Userinfo(tt.in); got != tt.want {
+			t.Errorf("%s: Userinfo(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestError(t *testing.T) {
 	u, _ := url.Parse("https://bob:hunter2@api.example.com/v1?token=s3cr3t")
 	// An error of http.Client.Do quotes the URL whole, and its cause may

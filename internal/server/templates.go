@@ -152,7 +152,7 @@ func specView(s *spec.Spec) map[string]any {
 func maskConnection(config map[string]any) {
 	for _, key := range []string{"address", "url"} {
 		if address, ok := config[key].(string); ok {
-			config[key] = userinfo.ReplaceAllString(address, "${1}"+redact.Mask+"@")
+			config[key] = redact.Userinfo(address)
 		}
 	}
 	for _, h := range list(config["headers"]) {
