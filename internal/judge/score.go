@@ -3,7 +3,9 @@ package judge
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,12 +87,7 @@ func (c ScoreConfig) WithDefaults() ScoreConfig {
 func (c ScoreConfig) Validate() error {
 	var errs []error
 	var sum float64
-	names := make([]string, 0, len(c.GroupWeights))
-	for g := range c.GroupWeights {
-		names = append(names, g)
-	}
-	sort.Strings(names)
-	for _, g := range names {
+	for _, g := range slices.Sorted(maps.Keys(c.GroupWeights)) {
 		w := c.GroupWeights[g]
 		if !(w >= 0) || math.IsInf(w, 0) {
 			errs = append(errs, fmt.Errorf("group %q: weight %v: want a positive number", g, w))

@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,12 +87,7 @@ func (s *Spec) validateScoring(groups []Scored) []api.FieldError {
 
 	var sum float64
 	weightsOK := true
-	names := make([]string, 0, len(sc.Groups))
-	for g := range sc.Groups {
-		names = append(names, g)
-	}
-	sort.Strings(names)
-	for _, g := range names {
+	for _, g := range slices.Sorted(maps.Keys(sc.Groups)) {
 		w := sc.Groups[g]
 		field := "groups." + g
 		switch {
