@@ -51,7 +51,7 @@ func (s *Spec) Validate(scored func(m *Metric) Scored) []api.FieldError {
 		if scored != nil {
 			groups[i] = scored(m)
 		}
-		errs = append(errs, shapeErrors(path, m)...)
+		errs = append(errs, StructRules(path, m)...)
 		if m.Name != "" {
 			if seen[m.Name] {
 				errs = append(errs, api.FieldError{Field: path + ".name", Message: fmt.Sprintf("duplicate name '%s'", m.Name)})
@@ -61,19 +61,19 @@ func (s *Spec) Validate(scored func(m *Metric) Scored) []api.FieldError {
 		errs = append(errs, validateMetric(path, m, groups[i], s.Scoring != nil)...)
 	}
 	for i := range s.Args {
-		errs = append(errs, shapeErrors(indexPath("args", i), &s.Args[i])...)
+		errs = append(errs, StructRules(indexPath("args", i), &s.Args[i])...)
 	}
 
 	dryRun := make([]string, len(s.DryRun))
 	for i := range s.DryRun {
-		errs = append(errs, shapeErrors(indexPath("dryRun", i), &s.DryRun[i])...)
+		errs = append(errs, StructRules(indexPath("dryRun", i), &s.DryRun[i])...)
 		dryRun[i] = s.DryRun[i].MetricName
 	}
 	errs = append(errs, validateRules("dryRun", dryRun, s.Metrics, "two Dry-Run metric rules have the same name '%s'")...)
 
 	retention := make([]string, len(s.MeasurementRetention))
 	for i := range s.MeasurementRetention {
-		errs = append(errs, shapeErrors(indexPath("measurementRetention", i), &s.MeasurementRetention[i])...)
+		errs = append(errs, StructRules(indexPath("measurementRetention", i), &s.MeasurementRetention[i])...)
 		retention[i] = s.MeasurementRetention[i].MetricName
 	}
 	errs = append(errs, validateRules("measurementRetention", retention, s.Metrics, "two Measurement Retention metric rules have the same name '%s'")...)
@@ -266,7 +266,7 @@ func newShapeValidator() *validator.Validate {
 
 // shapeErrors validates one element of the spec (a metric, an argument, a
 // rule) whose path is prefix.
-func shapeErrors(prefix string, v any) []api.FieldError {
+func StructRules(prefix string, v any) []api.FieldError {
 	err := shape.Struct(v)
 	if err == nil {
 		return nil

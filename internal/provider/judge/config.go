@@ -3,13 +3,13 @@ package judge
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/canaryd/canaryd/api"
 	stats "github.com/canaryd/canaryd/internal/judge"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Metric is canaryd's judge provider configuration, a metric's
@@ -35,8 +35,8 @@ type Metric struct {
 	Insecure bool                `json:"insecure,omitempty"`
 	Headers  []prometheus.Header `json:"headers,omitempty"`
 
-	// Canary is the PromQL query of the canary's metric (required).
-	Canary string `json:"canary,omitempty"`
+	// Canary is the PromQL query of the canary's metric.
+	Canary string `json:"canary,omitempty" validate:"required"`
 	// Baseline is the PromQL query of the baseline's metric, queried over
 	// the same window. Exactly one of Baseline and Control is set.
 	Baseline string `json:"baseline,omitempty"`
@@ -46,15 +46,15 @@ type Metric struct {
 	Control *Control `json:"control,omitempty"`
 	// Lookback is the window of each measurement, ending at the
 	// measurement's instant; Step is the resolution of the range queries.
-	// Both are Go durations ("30m", "1m"), and required.
-	Lookback string `json:"lookback,omitempty"`
-	Step     string `json:"step,omitempty"`
+	// Both are Go durations ("30m", "1m").
+	Lookback string `json:"lookback,omitempty" validate:"required"`
+	Step     string `json:"step,omitempty" validate:"required"`
 
 	// Direction is increase, decrease or either (the default): which
 	// change fails.
-	Direction string `json:"direction,omitempty"`
+	Direction string `json:"direction,omitempty" validate:"omitempty,oneof=increase decrease either"`
 	// NaNStrategy is remove (the default) or replace (NaN counts as 0).
-	NaNStrategy string `json:"nanStrategy,omitempty"`
+	NaNStrategy string `json:"nanStrategy,omitempty" validate:"omitempty,oneof=remove replace"`
 	// RemoveOutliers drops each sample's outliers by Kayenta's IQR rule,
 	// with OutlierFactor (default 3) as the IQR multiplier.
 	RemoveOutliers bool     `json:"removeOutliers,omitempty"`
@@ -78,8 +78,8 @@ type Metric struct {
 
 // Control takes the baseline from the canary query itself, Offset earlier.
 type Control struct {
-	// Offset is a Go duration ("1h", "24h", "168h"), required.
-	Offset string `json:"offset,omitempty"`
+	// Offset is a Go duration ("1h", "24h", "168h").
+	Offset string `json:"offset,omitempty" validate:"required"`
 }
 
 // EffectSize is Kayenta's effectSize: the measure of the change, and the
@@ -88,7 +88,7 @@ type Control struct {
 type EffectSize struct {
 	// Measure is meanRatio (the default: canary mean / baseline mean) or
 	// cles (the probability that a canary point exceeds a baseline point).
-	Measure string `json:"measure,omitempty"`
+	Measure string `json:"measure,omitempty" validate:"omitempty,oneof=meanRatio cles"`
 	// Each threshold defaults to 1 for meanRatio (any change), 0.5 for
 	// cles.
 	AllowedIncrease  *float64 `json:"allowedIncrease,omitempty"`
@@ -142,35 +142,6 @@ func deref(f *float64) float64 {
 	return *f
 }
 
-// shape applies the rules of the configuration's shape, with the messages
-// of internal/spec's struct rules: the required fields, and the values
-// each enumeration takes.
-func (j *Metric) shape(path string) []api.FieldError {
-	var errs []api.FieldError
-	required := func(field, name, v string) {
-		if v == "" {
-			errs = append(errs, api.FieldError{Field: path + "." + field, Message: name + " must be specified"})
-		}
-	}
-	oneOf := func(field, name, v string, values ...string) {
-		if v != "" && !slices.Contains(values, v) {
-			errs = append(errs, api.FieldError{Field: path + "." + field, Message: fmt.Sprintf("%s must be one of %s, got %q", name, strings.Join(values, ", "), v)})
-		}
-	}
-	required("canary", "canary", j.Canary)
-	if j.Control != nil {
-		required("control.offset", "offset", j.Control.Offset)
-	}
-	required("lookback", "lookback", j.Lookback)
-	required("step", "step", j.Step)
-	oneOf("direction", "direction", j.Direction, "increase", "decrease", "either")
-	oneOf("nanStrategy", "nanStrategy", j.NaNStrategy, "remove", "replace")
-	if j.EffectSize != nil {
-		oneOf("effectSize.measure", "measure", j.EffectSize.Measure, "meanRatio", "cles")
-	}
-	return errs
-}
-
 // maxPoints is the most points per series a Prometheus range query may
 // return (Prometheus refuses more: "exceeded maximum resolution of 11,000
 // points per timeseries").
@@ -198,8 +169,9 @@ const maxPoints = 11000
 // Zero values cannot be given for the numbers, since the judge reads 0 as
 // "the default": each must be positive.
 func (j *Metric) Validate(path string) []api.FieldError {
-	// The shape rules (required fields, enumerations) first.
-	errs := j.shape(path)
+	// The shape rules (required fields, enumerations: the validate tags)
+	// first.
+	errs := spec.StructRules(path, j)
 	add := func(field, format string, args ...any) {
 		errs = append(errs, api.FieldError{Field: strings.TrimSuffix(path+"."+field, "."), Message: fmt.Sprintf(format, args...)})
 	}
@@ -277,10 +249,7 @@ func (j *Metric) Validate(path string) []api.FieldError {
 	if j.MustHaveData && j.NaNStrategy == string(stats.NaNReplace) {
 		add("mustHaveData", "mustHaveData has no effect with nanStrategy replace, under which a sample without data passes")
 	}
-	enumerations := slices.Contains([]string{"", "increase", "decrease", "either"}, j.Direction) &&
-		slices.Contains([]string{"", "remove", "replace"}, j.NaNStrategy) &&
-		(j.EffectSize == nil || slices.Contains([]string{"", "meanRatio", "cles"}, j.EffectSize.Measure))
-	if len(errs) == 0 && enumerations { // the tags report bad enumerations
+	if len(errs) == 0 { // the tags report bad enumerations
 		// Everything above covers the judge's own rules; this is the
 		// backstop that keeps the two in step.
 		if err := j.Config().Validate(); err != nil {
