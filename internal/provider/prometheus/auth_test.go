@@ -433,3 +433,37 @@ func TestSecretsNeverInErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuth2TokenAnswerBounded sends a token endpoint's answer longer than
+// the 1 MiB golang.org/x/oauth2 reads of it: a whole, valid answer of 4 MiB
+// whose token would be accepted if it were read to the end. It is read no
+// further than the bound, so the answer is cut and refused.
+func TestOAuth2TokenAnswerBounded(t *testing.T) {
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"%s","token_type":"Bearer","expires_in":3600}`, strings.Repeat("t", 4<<20))
+	}))
+	t.Cleanup(idp.Close)
+	rec := &recorder{}
+	prom := fakeProm(t, rec.handler)
+	p := newProvider(t, prometheus.Options{
+		Datasources: []prometheus.Datasource{{URL: prom.URL}},
+		TokenURLs:   []string{idp.URL + "/token"},
+	})
+	m := prometheus.Metric{Query: "up", Authentication: prometheus.Authentication{OAuth2: prometheus.OAuth2{
+		TokenURL: idp.URL + "/token", ClientID: "id", ClientSecret: "client-s3cret",
+	}}}
+	src, _, errs := p.Source(&m)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	obs := src.Measure(t.Context(), time.Now())
+	if obs.Err == nil || !strings.Contains(errText(obs.Err), "oauth2: cannot fetch token") {
+		t.Fatalf("a 4 MiB token answer: err = %v, want the token refused as cut", obs.Err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.headers) != 0 {
+		t.Errorf("Prometheus was queried %d times with a token read past the bound", len(rec.headers))
+	}
+}
