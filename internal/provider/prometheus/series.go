@@ -44,13 +44,15 @@ func (s *source) QuerySeries(ctx context.Context, q series.Query) (series.Set, e
 		"&start=" + url.QueryEscape(formatTime(q.Start)) +
 		"&step=" + url.QueryEscape(strconv.FormatFloat(q.Step.Seconds(), 'f', -1, 64)) +
 		s.timeoutParam
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.ep.rangeURL, strings.NewReader(form))
-	if err != nil {
-		return fail(err)
-	}
-	req.Header = s.p.rangeHeader
 	began := time.Now()
-	resp, err := s.ep.client.Do(req)
+	resp, err := s.sendRange(ctx, http.MethodPost, form)
+	if err == nil && refusesPost(resp.StatusCode) {
+		// client_golang's fallback: a server that refuses the POST is
+		// asked again with GET.
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		resp, err = s.sendRange(ctx, http.MethodGet, form)
+	}
 	if err != nil {
 		s.observe(began, err)
 		return fail(err)
@@ -72,6 +74,33 @@ func (s *source) QuerySeries(ctx context.Context, q series.Query) (series.Set, e
 	}
 	set.Step = q.Step
 	return set, nil
+}
+
+// sendRange sends a query_range request with form as its body (POST) or
+// its URL's query (GET).
+func (s *source) sendRange(ctx context.Context, method, form string) (*http.Response, error) {
+	target, body := s.ep.rangeURL, io.Reader(nil)
+	if method == http.MethodGet {
+		target += "?" + form
+	} else {
+		body = strings.NewReader(form)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = s.p.rangeHeader
+	if method == http.MethodGet {
+		req.Header = req.Header.Clone()
+		req.Header.Del("Content-Type")
+	}
+	return s.ep.client.Do(req)
+}
+
+// refusesPost says whether a status is one after which client_golang asks
+// again with GET: 403, 405 or 501.
+func refusesPost(status int) bool {
+	return status == http.StatusForbidden || status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented
 }
 
 // decodeSeries reads a query_range answer, keeping q.MaxSeries series of

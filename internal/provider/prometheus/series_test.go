@@ -108,3 +108,40 @@ func TestQuerySeriesBounds(t *testing.T) {
 		t.Errorf("a refused query: %v, %d requests", err, requests.Load())
 	}
 }
+
+// TestQuerySeriesGetFallback checks that a server refusing the range
+// query's POST, as some Prometheus-compatible servers and proxies do, is
+// asked again with GET and the same parameters, as client_golang (and so
+// a measurement) does after a 403, 405 or 501; other statuses are not.
+func TestQuerySeriesGetFallback(t *testing.T) {
+	for _, status := range []int{http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented, http.StatusBadRequest} {
+		var gets atomic.Value
+		srv := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodGet {
+				http.Error(w, "no POST here", status)
+				return
+			}
+			gets.Store(r.URL.RawQuery + " Content-Type=" + r.Header.Get("Content-Type"))
+			answer(w, "matrix", `[{"metric":{"__name__":"up"},"values":[[1700000000,"1"],[1700000001,"2"]]}]`)
+		})
+		src := seriesSource(t, newProvider(t, urls(srv.URL)), prometheus.Metric{Query: "up"})
+		from := time.Unix(1700000000, 0)
+		set, err := src.QuerySeries(context.Background(), series.Query{Start: from, End: from.Add(time.Second), Step: time.Second, MaxSeries: 8, MaxPoints: 100})
+		got, _ := gets.Load().(string)
+		if status == http.StatusBadRequest {
+			if err == nil || got != "" {
+				t.Errorf("POST answered %d: err %v, GET %q; want the error and no GET", status, err, got)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("POST answered %d: %v", status, err)
+		}
+		if want := "end=1700000001&query=up&start=1700000000&step=1&timeout=30s Content-Type="; got != want {
+			t.Errorf("POST answered %d: GET %q, want %q", status, got, want)
+		}
+		if len(set.Series) != 1 || len(set.Series[0].Points) != 2 {
+			t.Errorf("POST answered %d: %+v", status, set)
+		}
+	}
+}
