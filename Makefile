@@ -11,7 +11,7 @@ FUZZTIME    ?= 10s
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test unit lint fuzz demo bench prometheus xmllint postgresql chromium clean docs
+.PHONY: all build test unit lint fuzz demo bench bench-once prometheus xmllint postgresql chromium clean docs
 
 all: build
 
@@ -62,6 +62,7 @@ test: prometheus xmllint postgresql chromium lint
 	cd deploy && $(GO) test -count=1 ./...
 	cd test && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory bench-once
 	$(MAKE) --no-print-directory demo
 
 unit:
@@ -116,6 +117,9 @@ demo: prometheus build
 # the load average: other work on the machine shows in the numbers, so run
 # it on a quiet one.
 BENCH_OUT ?= bench.txt
+# BENCH_ONCE, when set, is added to every benchmark's command line (make
+# bench-once sets it to -benchtime 1x).
+BENCH_ONCE ?=
 
 bench: prometheus postgresql
 	@set -e; out="$(BENCH_OUT)"; \
@@ -126,15 +130,23 @@ bench: prometheus postgresql
 		{ echo; echo "== $$*"; echo "# load average $$(cut -d' ' -f1-3 /proc/loadavg)"; } >> "$$out"; \
 		"$$@" >> "$$out" 2>&1 || { echo "failed; see $$out" >&2; exit 1; }; \
 	}; \
-	run $(GO) test -run '^$$' -bench . -benchmem ./internal/condition/; \
-	run $(GO) test -run '^$$' -bench BacktestDay -benchmem ./internal/analysis/; \
-	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/; \
-	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/; \
-	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/; \
-	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/; \
-	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/; \
-	run $(GO) test -run '^$$' -bench StoreReplicas -benchtime 1x ./cmd/canaryd/; \
+	run $(GO) test -run '^$$' -bench . -benchmem ./internal/condition/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench BacktestDay -benchmem ./internal/analysis/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
+	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench StoreReplicas -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
 	echo "results in $$out"
+
+# bench-once runs every benchmark of make bench once, with small
+# populations, so that make test runs what make bench runs: the figures it
+# writes mean nothing.
+bench-once:
+	@out="$$(mktemp)"; trap 'rm -f "$$out"' EXIT; \
+	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_STORE_ANALYSES=20 \
+		$(MAKE) --no-print-directory bench BENCH_OUT="$$out" BENCH_ONCE='-benchtime 1x' || { cat "$$out"; exit 1; }
 
 clean:
 	rm -rf bin .demo bench.txt
