@@ -107,7 +107,7 @@ demo: prometheus build
 
 # bench runs the benchmarks behind docs/performance.md (about
 # four minutes) and writes what they print to bench.txt: the conditions
-# beside compiling them per measurement, a day's backtest (the engine alone,
+# beside compiling them per measurement, the judge's statistics, a day's backtest (the engine alone,
 # and against a real Prometheus), /v1/evaluate beside the same query sent
 # straight to Prometheus and through a do-nothing proxy, and 10,000
 # concurrent analyses (conditions compiled per analysis or shared, and
@@ -131,6 +131,7 @@ bench: prometheus postgresql
 		"$$@" >> "$$out" 2>&1 || { echo "failed; see $$out" >&2; exit 1; }; \
 	}; \
 	run $(GO) test -run '^$$' -bench . -benchmem ./internal/condition/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench . -benchmem ./internal/judge/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem ./internal/analysis/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
