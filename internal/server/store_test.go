@@ -492,6 +492,7 @@ func TestStoreAdoptsOwedDeliveries(t *testing.T) {
 	started := time.Now().Add(-time.Minute)
 	ended := started.Add(30 * time.Second)
 	hook := &store.Webhook{URL: rc.prefix() + "/x", Events: []string{"completed"}}
+	enqueued := map[string]string{}
 	for _, id := range []string{"dead.done", "dead.ending"} {
 		final := api.Analysis{ID: id, Phase: api.PhaseSuccessful, StartedAt: &started, CompletedAt: &ended,
 			MetricResults: []api.MetricResult{{Name: "slowly", Phase: api.PhaseSuccessful, Count: 1, Successful: 1, Measurements: []api.Measurement{}}}}
@@ -509,15 +510,22 @@ func TestStoreAdoptsOwedDeliveries(t *testing.T) {
 		if err := st.Enqueue(ctx, l, store.Delivery{WebhookID: id + ".1", Seq: 1, Event: body}); err != nil {
 			t.Fatal(err)
 		}
+		enqueued[id+".1"] = string(body)
 	}
 	clk.Advance(2 * time.Minute)
 
 	waitFor(t, "both owed events delivered", func() bool { return len(rc.deliveries()) >= 2 })
 	got := map[string]bool{}
 	for _, d := range rc.deliveries() {
-		got[d.header.Get("webhook-id")] = true
+		wid := d.header.Get("webhook-id")
+		got[wid] = true
 		if ev := d.event(t); ev.Type != api.EventCompleted || ev.Analysis == nil || ev.Analysis.Phase != api.PhaseSuccessful {
 			t.Errorf("delivered %s", d.body)
+		}
+		// Sent as the dead replica made it, byte for byte: a receiver
+		// that had it from there gets the same body and signature.
+		if string(d.body) != enqueued[wid] {
+			t.Errorf("%s delivered as\n%s\nnot as it was made:\n%s", wid, d.body, enqueued[wid])
 		}
 	}
 	if !got["dead.done.1"] || !got["dead.ending.1"] || len(got) != 2 {

@@ -266,6 +266,9 @@ func (r *MeasurementRange) limit() (int, error) {
 
 // Delivery is a webhook event owed. WebhookID is chosen once per event and
 // carried by every attempt, on any replica; Seq orders the deliveries.
+// Event is the body every attempt sends, kept byte for byte (Owed returns
+// it as Enqueue was given it), so that an attempt from another replica
+// sends what the first did.
 type Delivery struct {
 	WebhookID   string
 	Seq         int64
