@@ -490,8 +490,8 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 			// Send only queues: it never waits for the receiver.
 			switch {
 			case hook != nil && writer != nil:
-				if webhookID := hook.SendID(ev); webhookID != "" {
-					writer.owe(webhookID, ev)
+				if webhookID, body := hook.SendID(ev); webhookID != "" {
+					writer.owe(webhookID, body)
 				}
 			case hook != nil:
 				hook.Send(ev)

@@ -424,13 +424,11 @@ func (p *persister) hooks(resumed *resumption) webhook.Hooks {
 	return h
 }
 
-// owe records that the event ev is owed to the webhook as webhookID. It
-// is called on the run's goroutine: it only queues.
-func (p *persister) owe(webhookID string, ev api.Event) {
-	body, err := api.Marshal(ev)
-	if err != nil {
-		return
-	}
+// owe records that the event whose body is body (as the webhook's stream
+// sends it: a replica that sends it again sends the same bytes) is owed
+// to the webhook as webhookID. It is called on the run's goroutine: it
+// only queues.
+func (p *persister) owe(webhookID string, body []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lost {

@@ -31,20 +31,31 @@ func TestHooks(t *testing.T) {
 	}
 	owed, _ := api.Marshal(measurement("a1", 3))
 	st.Redeliver("a1.4", api.EventMeasurement, owed)
-	if id := st.SendID(measurement("a1", 4)); id != "a1.5" {
+	bodies := map[string]string{"a1.4": string(owed)}
+	if id, body := st.SendID(measurement("a1", 4)); id != "a1.5" {
 		t.Errorf("SendID = %q, want a1.5: numbered on from FirstSeq", id)
+	} else {
+		bodies[id] = string(body)
 	}
-	if id := st.SendID(completed("a1")); id != "a1.6" {
+	if id, body := st.SendID(completed("a1")); id != "a1.6" {
 		t.Errorf("SendID of the completed event = %q, want a1.6", id)
+	} else {
+		bodies[id] = string(body)
 	}
-	if id := st.SendID(measurement("a1", 5)); id != "" {
-		t.Errorf("SendID after the completed event = %q, want none", id)
+	if id, body := st.SendID(measurement("a1", 5)); id != "" || body != nil {
+		t.Errorf("SendID after the completed event = %q, %q; want none", id, body)
 	}
 	waitFor(t, st)
 
 	var ids []string
 	for _, h := range rc.Hits() {
-		ids = append(ids, h.header.Get("webhook-id"))
+		id := h.header.Get("webhook-id")
+		ids = append(ids, id)
+		// The body SendID returned is the one sent: what records the
+		// event owed keeps the bytes a later attempt sends.
+		if string(h.body) != bodies[id] {
+			t.Errorf("%s sent as %s, SendID returned %s", id, h.body, bodies[id])
+		}
 	}
 	want := []string{"a1.4", "a1.5", "a1.6"}
 	mu.Lock()

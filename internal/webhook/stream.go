@@ -146,10 +146,11 @@ func (s *Sender) StreamWith(analysisID, rawURL string, events []string, hooks Ho
 	return st, nil
 }
 
-// SendID is Send, returning the webhook-id the event is delivered with: ""
-// when it is not queued (a type not asked for, a refused URL, or after the
-// stream was closed).
-func (st *Stream) SendID(ev api.Event) string { return st.send(ev) }
+// SendID is Send, returning the webhook-id the event is delivered with
+// and the body every attempt sends, so that what records the event owed
+// keeps those very bytes: "" and nil when it is not queued (a type not
+// asked for, a refused URL, or after the stream was closed).
+func (st *Stream) SendID(ev api.Event) (webhookID string, body []byte) { return st.send(ev) }
 
 // Redeliver queues an event owed from before (recorded by another process,
 // or an earlier run) with its webhook-id, ahead of the events sent since.
@@ -180,15 +181,15 @@ func (st *Stream) Redeliver(webhookID string, typ api.EventType, body []byte) {
 // and is delivered after every measurement event still queued.
 func (st *Stream) Send(ev api.Event) { st.send(ev) }
 
-func (st *Stream) send(ev api.Event) string {
+func (st *Stream) send(ev api.Event) (string, []byte) {
 	switch ev.Type {
 	case api.EventMeasurement:
 		if !st.measurements {
-			return ""
+			return "", nil
 		}
 	case api.EventCompleted:
 	default:
-		return ""
+		return "", nil
 	}
 	var body []byte
 	var merr error
@@ -202,7 +203,7 @@ func (st *Stream) send(ev api.Event) string {
 	defer st.mu.Unlock()
 	if st.closed {
 		st.log.Debug("webhook event after the stream was closed; ignored", zap.String("event", string(ev.Type)))
-		return ""
+		return "", nil
 	}
 	if ev.Type == api.EventCompleted {
 		st.closed = true
@@ -212,11 +213,11 @@ func (st *Stream) send(ev api.Event) string {
 	switch {
 	case st.refused != nil:
 		st.failLocked(outcomeRefused, st.refused.Error())
-		return ""
+		return "", nil
 	case merr != nil:
 		st.failLocked(outcomeFailed, "encoding the event failed: "+merr.Error())
 		st.log.Error("webhook event not encoded", zap.String("webhook_id", d.id), zap.Error(merr))
-		return ""
+		return "", nil
 	case ev.Type == api.EventCompleted:
 		st.completed = d
 	default:
@@ -236,7 +237,7 @@ func (st *Stream) send(ev api.Event) string {
 		st.queue = append(st.queue, d)
 	}
 	st.signal()
-	return d.id
+	return d.id, d.body
 }
 
 // Close says that no more events will come: those queued are still
