@@ -446,13 +446,17 @@ func seqOf(webhookID string) int64 {
 }
 
 // waitRecorded waits, on the webhook stream's goroutine, until the event
-// is recorded as owed, at most storeTimeout: a store that does not answer
-// delays the webhook that long, not for ever.
-func (p *persister) waitRecorded(webhookID string) {
+// is recorded as owed, and says whether the stream may send it: not when
+// this replica lost the analysis (the replica that has it now sends what
+// it owes), nor when ctx ends first (the shutdown). It waits as long as the
+// store takes: an event sent before it is recorded could be made again by
+// the replica that takes the analysis over, under its webhook-id, with
+// another body (the end of a run that replica finished itself).
+func (p *persister) waitRecorded(ctx context.Context, webhookID string) bool {
 	p.mu.Lock()
 	if p.lost || p.recorded[webhookID] {
-		p.mu.Unlock()
-		return
+		defer p.mu.Unlock()
+		return !p.lost
 	}
 	w, ok := p.waiters[webhookID]
 	if !ok {
@@ -460,12 +464,14 @@ func (p *persister) waitRecorded(webhookID string) {
 		p.waiters[webhookID] = w
 	}
 	p.mu.Unlock()
-	t := time.NewTimer(storeTimeout)
-	defer t.Stop()
 	select {
 	case <-w:
-	case <-t.C:
+	case <-ctx.Done():
+		return false
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.lost
 }
 
 // delivered records that a webhook event is done; it only queues.

@@ -257,15 +257,20 @@ func TestStoreLeaseLost(t *testing.T) {
 
 // TestStoreOutage: while the store does not answer, /readyz is not ready
 // and what needs the store is a 503 with Retry-After; the analysis running
-// goes on, and its results reach the store once it is back.
+// goes on, and its results reach the store once it is back. Its webhook's
+// completed event waits for the store too, however long it is down: sent
+// before it is recorded, it could be made again, with another body, by a
+// replica that takes the analysis over.
 func TestStoreOutage(t *testing.T) {
 	prom := promtest.Start(t)
 	pg := pgtest.Start(t)
+	rc := newReceiver(t, nil)
 	st := openStore(t, pg.Database(t).URL, store.Options{})
-	a := start(t, options{prometheus: []string{prom.URL}, store: st})
+	a := start(t, options{prometheus: []string{prom.URL}, store: st, webhookAllow: []string{rc.prefix()}})
 	b := start(t, options{prometheus: []string{prom.URL}, store: st})
 
-	id := a.do(http.MethodPost, "/v1/analyses", yamlType, slowly("echo-good", 6, "300ms")).analysis(t).ID
+	query := "?webhook=" + url.QueryEscape(rc.prefix()+"/x")
+	id := a.do(http.MethodPost, "/v1/analyses"+query, yamlType, slowly("echo-good", 6, "300ms")).analysis(t).ID
 	pg.Stop()
 
 	ready := b.do(http.MethodGet, "/readyz", "", "")
@@ -288,9 +293,18 @@ func TestStoreOutage(t *testing.T) {
 	if final := a.waitFinished(id); final.Phase != api.PhaseSuccessful || final.MetricResults[0].Count != 6 {
 		t.Fatalf("the owner's analysis during the outage: %s, count %d", final.Phase, final.MetricResults[0].Count)
 	}
+	// Longer than one call to the store may take: the event still waits.
+	time.Sleep(server.StoreTimeout + time.Second)
+	if n := len(rc.deliveries()); n != 0 {
+		t.Errorf("%d webhook deliveries while the store was down, want none before the event is recorded", n)
+	}
 
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
+	}
+	waitFor(t, "the completed event delivered once the store is back", func() bool { return len(rc.deliveries()) > 0 })
+	if d := rc.deliveries()[0]; d.header.Get("webhook-id") != id+".1" || d.event(t).Type != api.EventCompleted {
+		t.Errorf("delivered %s as %s, want the completed event as %s.1", d.body, d.header.Get("webhook-id"), id)
 	}
 	waitFor(t, "/readyz ready again", func() bool { return b.do(http.MethodGet, "/readyz", "", "").status == http.StatusOK })
 	// What the owner measured meanwhile reaches the store.

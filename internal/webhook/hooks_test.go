@@ -23,8 +23,13 @@ func TestHooks(t *testing.T) {
 	var queued, done []string
 	st, err := ts.StreamWith("a1", rc.URL(), []string{"measurement", "completed"}, Hooks{
 		FirstSeq: 4,
-		Queued:   func(id string) { mu.Lock(); queued = append(queued, id); mu.Unlock() },
-		Done:     func(id string) { mu.Lock(); done = append(done, id); mu.Unlock() },
+		Queued: func(_ context.Context, id string) bool {
+			mu.Lock()
+			queued = append(queued, id)
+			mu.Unlock()
+			return true
+		},
+		Done: func(id string) { mu.Lock(); done = append(done, id); mu.Unlock() },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -88,5 +93,57 @@ func TestHooksAbandonedIsNotDone(t *testing.T) {
 	defer mu.Unlock()
 	if len(done) != 0 {
 		t.Errorf("Done called for %s, abandoned at shutdown", strings.Join(done, ", "))
+	}
+}
+
+// TestHooksQueuedRefuses: an event Queued refuses is neither sent nor
+// counted, and Done is not called for it (the analysis is another
+// process's now); one refused because the stream is abandoned at shutdown
+// counts as failed.
+func TestHooksQueuedRefuses(t *testing.T) {
+	rc := newReceiver(t, nil)
+	ts := newTestSender(t, []string{rc.URL()}, nil)
+	var mu sync.Mutex
+	var done []string
+	st, err := ts.StreamWith("a3", rc.URL(), []string{"measurement", "completed"}, Hooks{
+		Queued: func(_ context.Context, id string) bool { return id != "a3.2" },
+		Done:   func(id string) { mu.Lock(); done = append(done, id); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(measurement("a3", 0))
+	st.Send(measurement("a3", 1))
+	st.Send(completed("a3"))
+	waitFor(t, st)
+	var ids []string
+	for _, h := range rc.Hits() {
+		ids = append(ids, h.header.Get("webhook-id"))
+	}
+	if want := []string{"a3.1", "a3.3"}; !slices.Equal(ids, want) {
+		t.Errorf("delivered %v, want %v", ids, want)
+	}
+	if s := st.Status(); s.Delivered != 2 || s.Failed != 0 || s.Pending != 0 {
+		t.Errorf("status %+v, want 2 delivered, none failed or pending", s)
+	}
+	mu.Lock()
+	if want := []string{"a3.1", "a3.3"}; !slices.Equal(done, want) {
+		t.Errorf("done %v, want %v", done, want)
+	}
+	mu.Unlock()
+
+	// Waiting for the store when the shutdown abandons the stream.
+	st, err = ts.StreamWith("a4", rc.URL(), nil, Hooks{Queued: func(ctx context.Context, _ string) bool { <-ctx.Done(); return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Send(completed("a4"))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := st.Wait(ctx); err == nil {
+		t.Fatal("Wait did not give up")
+	}
+	if s := st.Status(); s.Delivered != 0 || s.Failed != 1 || !strings.Contains(s.LastError, "abandoned at shutdown") {
+		t.Errorf("status %+v, want the event abandoned at shutdown", s)
 	}
 }

@@ -73,8 +73,12 @@ type Hooks struct {
 	// "<analysisID>.<FirstSeq+1>".
 	FirstSeq int
 	// Queued, when set, is called on the stream's goroutine before an
-	// event's first attempt; it may wait (for the event to be recorded).
-	Queued func(webhookID string)
+	// event's first attempt; it may wait (for the event to be recorded),
+	// until ctx ends (the stream is abandoned at shutdown). It reports
+	// whether the event may be sent: false drops it unsent and uncounted
+	// (the analysis is no longer this process's: whoever has it sends
+	// what it owes), or, once ctx has ended, counts it as abandoned.
+	Queued func(ctx context.Context, webhookID string) bool
 	// Done, when set, is called once an event was delivered, given up or
 	// dropped; not for an event abandoned at shutdown (Wait's context),
 	// which is still owed. It must not block: it may be called from
@@ -338,8 +342,18 @@ func (st *Stream) run() {
 		if d == nil {
 			return
 		}
-		if st.hooks.Queued != nil {
-			st.hooks.Queued(d.id)
+		if st.hooks.Queued != nil && !st.hooks.Queued(st.ctx, d.id) {
+			st.mu.Lock()
+			st.inFlight = false
+			abandoned := st.ctx.Err() != nil
+			if abandoned {
+				st.failLocked(outcomeFailed, fmt.Sprintf("event %s abandoned at shutdown before its first attempt", d.id))
+			}
+			st.mu.Unlock()
+			if !abandoned {
+				st.log.Debug("webhook event not sent: it is no longer this process's to send", zap.String("webhook_id", d.id))
+			}
+			continue
 		}
 		res := st.s.deliver(st.ctx, st, d)
 		st.record(d, res)

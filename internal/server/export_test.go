@@ -1,0 +1,4 @@
+package server
+
+// StoreTimeout is storeTimeout, for the tests outside the package.
+const StoreTimeout = storeTimeout
