@@ -41,13 +41,14 @@ type chaosHooks struct {
 	mu       sync.Mutex
 	rng      *rand.Rand
 	refuse   float64
-	seen     map[string]int // attempts by webhook-id
+	seen     map[string]int    // attempts by webhook-id
+	bodies   map[string]string // the first attempt's body, by webhook-id
 	byID     map[string][]chaosDelivery
 	problems []string
 }
 
 func newChaosHooks(tb testing.TB, seed uint64, refuse float64) *chaosHooks {
-	h := &chaosHooks{rng: rand.New(rand.NewPCG(seed, 1)), refuse: refuse, seen: map[string]int{}, byID: map[string][]chaosDelivery{}}
+	h := &chaosHooks{rng: rand.New(rand.NewPCG(seed, 1)), refuse: refuse, seen: map[string]int{}, bodies: map[string]string{}, byID: map[string][]chaosDelivery{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	tb.Cleanup(h.srv.Close)
 	return h
@@ -68,6 +69,13 @@ func (h *chaosHooks) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.seen[id]++
+	// Every attempt of an event, from whichever replica, sends the same
+	// bytes: the signature a receiver checked holds for the copy too.
+	if first, ok := h.bodies[id]; !ok {
+		h.bodies[id] = string(body)
+	} else if first != string(body) {
+		h.problems = append(h.problems, fmt.Sprintf("webhook-id %s was sent with two bodies:\n%.300s\n%.300s", id, first, body))
+	}
 	d := chaosDelivery{webhookID: id, event: ev, at: time.Now()}
 	if h.seen[id] == 1 && h.rng.Float64() < h.refuse {
 		d.refused = true
