@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,9 +26,9 @@ import (
 )
 
 // maxNoRun is how many blocks may be exempt from running: the ones that
-// need a Docker engine, a cluster, another tool's CLI, or that start a
-// service in the foreground. Keep it small.
-const maxNoRun = 10
+// need a Docker engine, a cluster, another tool's CLI, or that run for
+// minutes. Keep it small.
+const maxNoRun = 6
 
 // exampleTimeout bounds one example; the longest are a whole analysis of
 // the demo's templates, three measurements 30 s apart.
@@ -166,19 +167,38 @@ func runShell(w *world, dir string, b block) outcome {
 		return outcome{skipped: strings.TrimSpace(reason), err: err}
 	}
 	want := 0
-	if b.info != "" {
+	script, env := w.substitute(b.body), w.env()
+	switch {
+	case b.info == "serve":
+		var err error
+		if script, env, err = w.serving(dir, b.body); err != nil {
+			return outcome{err: err}
+		}
+	case b.info != "":
 		m := exitRE.FindStringSubmatch(b.info)
 		if m == nil {
-			return outcome{err: fmt.Errorf("unknown info string %q (want exit=N or no-run: REASON)", b.info)}
+			return outcome{err: fmt.Errorf("unknown info string %q (want exit=N, serve or no-run: REASON)", b.info)}
 		}
 		want, _ = strconv.Atoi(m[1])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
 	defer cancel()
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "bash", "-eo", "pipefail", "-c", w.substitute(b.body))
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, w.env(), &out, &out
+	cmd := exec.CommandContext(ctx, "bash", "-eo", "pipefail", "-c", script)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, &out, &out
+	// Its own process group, so that what it left running (a serve
+	// block's canaryd) is stopped with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
+	if cmd.Process != nil {
+		stopGroup(cmd.Process.Pid)
+	}
+	if err != nil && b.info == "serve" {
+		if log, rerr := os.ReadFile(filepath.Join(dir, "serve.log")); rerr == nil {
+			out.WriteString("\ncanaryd serve's log:\n" + string(log))
+		}
+	}
 	got := 0
 	var exit *exec.ExitError
 	switch {

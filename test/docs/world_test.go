@@ -25,6 +25,7 @@ type world struct {
 	root  string
 	bin   string // a directory holding canaryd, for PATH
 	tools string // a directory holding the examples' curl, for PATH
+	shim  string // a directory holding serveShim as canaryd, for serve blocks
 	prom  string // Prometheus' URL
 	base  string // canaryd serve's URL
 	serve *harness.Canaryd
@@ -92,6 +93,10 @@ func startWorld(t *testing.T) *world {
 	}
 	script := "#!/bin/sh\nexec " + curl + " --fail-with-body \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(w.tools, "curl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.shim = t.TempDir()
+	if err := os.WriteFile(filepath.Join(w.shim, "canaryd"), []byte(serveShim), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	w.prom = promtest.Start(t).URL
