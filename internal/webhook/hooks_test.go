@@ -83,12 +83,7 @@ func TestHooksAbandonedIsNotDone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Send(completed("a2"))
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if err := st.Wait(ctx); err == nil {
-		t.Fatal("Wait did not give up")
-	}
+	abandon(t, st, completed("a2"))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(done) != 0 {
@@ -137,13 +132,20 @@ func TestHooksQueuedRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Send(completed("a4"))
+	abandon(t, st, completed("a4"))
+	if s := st.Status(); s.Delivered != 0 || s.Failed != 1 || !strings.Contains(s.LastError, "abandoned at shutdown") {
+		t.Errorf("status %+v, want the event abandoned at shutdown", s)
+	}
+}
+
+// abandon sends ev and gives the stream 100 ms to deliver it, as a
+// shutdown would: Wait must give up.
+func abandon(t *testing.T, st *Stream, ev api.Event) {
+	t.Helper()
+	st.Send(ev)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := st.Wait(ctx); err == nil {
 		t.Fatal("Wait did not give up")
-	}
-	if s := st.Status(); s.Delivered != 0 || s.Failed != 1 || !strings.Contains(s.LastError, "abandoned at shutdown") {
-		t.Errorf("status %+v, want the event abandoned at shutdown", s)
 	}
 }
