@@ -81,11 +81,7 @@ func (s *source) QuerySeries(ctx context.Context, q series.Query) (series.Set, e
 func (s *source) sendRange(ctx context.Context, method, form string) (*http.Response, error) {
 	target, body := s.ep.rangeURL, io.Reader(nil)
 	if method == http.MethodGet {
-		sep := "?"
-		if strings.Contains(target, "?") {
-			sep = "&"
-		}
-		target += sep + form
+		target += "?" + form
 	} else {
 		body = strings.NewReader(form)
 	}
