@@ -46,6 +46,21 @@ const (
 	// MaxBodyBytes bounds a request body: an AnalysisTemplate is a few
 	// kilobytes, kubectl's managedFields included.
 	MaxBodyBytes = 1 << 20
+	// MaxYAMLNodes bounds the nodes of a YAML document (its scalars, keys
+	// included, lists, objects and aliases), counted while it is read, so
+	// that what reading it costs is bounded by its structure and not only
+	// by its bytes: a megabyte of "[1,1,1,…" is half a million nodes,
+	// some 120 MB as a tree. An AnalysisTemplate has a few hundred nodes,
+	// kubectl's managedFields and an AnalysisRun's status a few thousand;
+	// 20,000 nodes take a few megabytes.
+	MaxYAMLNodes = 20_000
+	// MaxDecodes is how many request bodies may be decoded (parsed,
+	// checked and compiled) at once; a request beyond it gets 429 at
+	// once rather than wait. Each decode is bounded by MaxBodyBytes and
+	// MaxYAMLNodes; four at once keep what a burst of the costliest
+	// bodies can take to some tens of megabytes, with both of a 2-core
+	// canaryd's cores busy.
+	MaxDecodes = 4
 	// MaxAnalyses is how many analyses may run at once.
 	MaxAnalyses = 100
 	// MaxStreams is how many streams may follow one analysis at once:
@@ -124,4 +139,22 @@ const (
 	// enough for a caller that polls (Argo, Spinnaker, a pipeline) to read
 	// a result it was told is ready.
 	MinRetention = time.Minute
+)
+
+// Bounds of the HTML reports (GET /v1/analyses/{id} with Accept:
+// text/html), which anyone who may read an analysis may ask for as often
+// as they like.
+const (
+	// MaxReportRenders is how many HTML reports may be drawn at once: a
+	// report is a query per metric and a few seconds of conditions at
+	// most, and a few at once are as many as people reading them need.
+	MaxReportRenders = 4
+	// ReportCacheBytes bounds the shaded bands and the series kept for
+	// reports drawn again: a finished analysis' do not change. A series
+	// chart is at most 8 series of 240 points, some 50 KiB.
+	ReportCacheBytes = 32 << 20
+	// ReportQueryRate is how many range queries a second the HTML reports
+	// may send to Prometheus, all reports together: a dashboard's worth,
+	// far below what a Prometheus answers.
+	ReportQueryRate = 10
 )

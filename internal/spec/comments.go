@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"bytes"
-
 	yamlv3 "go.yaml.in/yaml/v3"
 )
 
@@ -24,13 +22,9 @@ func (d *Document) CommentHint(path string) string {
 
 // conditionsCutByComments returns the spec-relative paths of the
 // successCondition and failureCondition fields that are plain YAML scalars
-// followed by a comment on their line. Only YAML with " #" in it is looked
-// at; the input has passed refuseAnchors, so parsing it again costs no
-// more than that did.
-func conditionsCutByComments(data []byte) map[string]bool {
-	if !bytes.Contains(data, []byte(" #")) {
-		return nil
-	}
+// followed by a comment on their line, in the tree of nodes the input
+// was read into (readYAML).
+func conditionsCutByComments(root *yamlv3.Node) map[string]bool {
 	var cut map[string]bool
 	var walk func(n *yamlv3.Node, path string, depth int)
 	walk = func(n *yamlv3.Node, path string, depth int) {
@@ -61,12 +55,6 @@ func conditionsCutByComments(data []byte) map[string]bool {
 			}
 		}
 	}
-	dec := yamlv3.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc yamlv3.Node
-		if dec.Decode(&doc) != nil {
-			return cut
-		}
-		walk(&doc, "", 0)
-	}
+	walk(root, "", 0)
+	return cut
 }

@@ -11,8 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	yamlv2 "go.yaml.in/yaml/v2"
-	"sigs.k8s.io/yaml"
+	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/canaryd/canaryd/api"
 )
@@ -50,7 +49,7 @@ const maxDepth = 256
 // the spec's content (internal/compile takes a document through every
 // step).
 func Parse(data []byte) (*Document, []api.FieldError) {
-	root, text, errs, fatal := decode(data)
+	root, text, tree, errs, fatal := decode(data)
 	if fatal != nil {
 		return nil, fatal
 	}
@@ -89,9 +88,9 @@ func Parse(data []byte) (*Document, []api.FieldError) {
 	if err := json.Unmarshal(text, target); err != nil {
 		return nil, []api.FieldError{{Field: bodyField, Message: err.Error()}}
 	}
-	if !bytes.Equal(text, bytes.TrimSpace(bytes.TrimPrefix(data, utf8BOM))) {
+	if tree != nil {
 		// YAML, not JSON: a comment may have cut a condition short.
-		doc.cutByComments = conditionsCutByComments(data)
+		doc.cutByComments = conditionsCutByComments(tree)
 	}
 	return &doc, c.errs
 }
@@ -113,50 +112,52 @@ func isDocument(obj map[string]any) bool {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // decode turns the input into a tree of map[string]any, []any, string,
-// json.Number, bool and nil, and returns the JSON text of that tree.
+// json.Number, bool and nil, and returns the JSON text of that tree and,
+// for YAML, the tree of nodes it was read into (lines and comments).
 // Duplicate keys are returned as errs (decoding goes on); any other problem
 // is fatal: the input as a whole is not a document (one error on "body"),
-// or it has YAML anchors or aliases (one error for each, up to a few).
-func decode(data []byte) (root any, text []byte, errs, fatal []api.FieldError) {
+// it has more than MaxYAMLNodes nodes, or it has YAML anchors or aliases
+// (one error for each, up to a few).
+func decode(data []byte) (root any, text []byte, tree *yamlv3.Node, errs, fatal []api.FieldError) {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return nil, nil, nil, emptyInput()
+		return nil, nil, nil, nil, emptyInput()
 	}
 
 	if trimmed[0] == '{' || trimmed[0] == '[' {
 		root, errs, err := decodeJSON(trimmed)
 		if err == nil {
-			return root, trimmed, errs, nil
+			return root, trimmed, nil, errs, nil
 		}
 		// A YAML flow mapping ({metrics: [...]}) starts with a brace too.
-		text, anchors, yerr := yamlToJSON(data)
-		if len(anchors) > 0 {
-			return nil, nil, nil, anchors
+		in, refused, yerr := readYAML(data, MaxYAMLNodes)
+		if len(refused) > 0 {
+			return nil, nil, nil, nil, refused
 		}
 		if yerr == nil {
-			if root, errs, jerr := decodeJSON(text); jerr == nil && root != nil {
-				return root, text, errs, nil
+			if root, errs, jerr := decodeJSON(in.text); jerr == nil && root != nil {
+				return root, in.text, in.root, errs, nil
 			}
 		}
-		return nil, nil, nil, bodyError("invalid JSON: " + err.Error())
+		return nil, nil, nil, nil, bodyError("invalid JSON: " + err.Error())
 	}
 
-	text, anchors, err := yamlToJSON(data)
-	if len(anchors) > 0 {
-		return nil, nil, nil, anchors
+	in, refused, err := readYAML(data, MaxYAMLNodes)
+	if len(refused) > 0 {
+		return nil, nil, nil, nil, refused
 	}
 	if err != nil {
-		return nil, nil, nil, bodyError("invalid YAML: " + err.Error())
+		return nil, nil, nil, nil, bodyError("invalid YAML: " + err.Error())
 	}
-	root, errs, err = decodeJSON(text)
+	root, errs, err = decodeJSON(in.text)
 	if err != nil {
-		return nil, nil, nil, bodyError("invalid YAML: " + err.Error())
+		return nil, nil, nil, nil, bodyError("invalid YAML: " + err.Error())
 	}
 	if root == nil {
-		return nil, nil, nil, emptyInput()
+		return nil, nil, nil, nil, emptyInput()
 	}
-	return root, text, errs, nil
+	return root, in.text, in.root, errs, nil
 }
 
 func bodyError(msg string) []api.FieldError {
@@ -167,53 +168,25 @@ func emptyInput() []api.FieldError {
 	return bodyError("empty input: expected an Argo Rollouts AnalysisTemplate, ClusterAnalysisTemplate or AnalysisRun, or a bare spec")
 }
 
-// yamlToJSON converts one YAML document to JSON. Anchors and aliases are
-// refused before anything expands them (see refuseAnchors), with one error
-// each. Duplicate keys are errors, and so is a second document:
-// sigs.k8s.io/yaml would silently drop it.
-func yamlToJSON(data []byte) ([]byte, []api.FieldError, error) {
-	anchors, err := refuseAnchors(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(anchors) > 0 {
-		return nil, anchors, errAnchors
-	}
-	dec := yamlv2.NewDecoder(bytes.NewReader(data))
-	for n := 0; ; n++ {
-		var doc any
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if n > 0 && doc != nil {
-			return nil, nil, errors.New("more than one YAML document (separated by ---); send one document per request")
-		}
-	}
-	text, err := yaml.YAMLToJSONStrict(data)
-	return text, nil, err
-}
-
 // YAMLToJSON converts one YAML document to JSON as Parse reads YAML, for
 // the other bodies that may be YAML (a template endpoint's arguments, a
 // refused body decoded again to point at its problems): anchors and
 // aliases are refused before anything expands them, with an *AnchorError;
 // duplicate keys and a second document are errors too.
 func YAMLToJSON(data []byte) ([]byte, error) {
-	text, anchors, err := yamlToJSON(data)
-	if len(anchors) > 0 {
-		return nil, &AnchorError{Errors: anchors}
+	in, refused, err := readYAML(data, MaxYAMLNodes)
+	if len(refused) > 0 {
+		return nil, &AnchorError{Errors: refused}
 	}
-	return text, err
+	return in.text, err
 }
 
-// AnchorError is YAMLToJSON's error for YAML with anchors or aliases.
+// AnchorError is YAMLToJSON's error for YAML refused while it was read:
+// with anchors or aliases, or more than MaxYAMLNodes nodes.
 type AnchorError struct {
 	// Errors has one error for each anchor and alias, up to a few, each on
-	// the field it is in (relative to an Argo document's spec).
+	// the field it is in (relative to an Argo document's spec), or the one
+	// error on body of too many nodes.
 	Errors []api.FieldError
 }
 

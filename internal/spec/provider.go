@@ -41,7 +41,7 @@ func (p *MetricProvider) raw() []struct {
 // returns nothing for input that is not a document
 // or a bare spec at all.
 func ProviderConfigs(data []byte) map[string]json.RawMessage {
-	root, _, _, fatal := decode(data)
+	root, _, _, _, fatal := decode(data)
 	obj, ok := root.(map[string]any)
 	if fatal != nil || !ok {
 		return nil
