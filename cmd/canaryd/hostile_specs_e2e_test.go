@@ -150,7 +150,18 @@ func iterationAttacks() []conditionAttack {
 		{"a range bounded by the result", "let r = 0..asInt(result[0] * 1e12); all(r, {# >= 0})"},
 		{"the result inside the result", "all(result, {all(result, {all(result, {# > 0})})})"},
 		{"the result inside a range", "all(1..999999, {any(result, {# < 0}) || true})"},
+		// A red team's: 95 entries built for each value, about 90 MB.
+		{"a map literal built for each value", "none(result, {" + mapLiteral(95) + ".k0 < 0})"},
 	}
+}
+
+// mapLiteral is a map literal of n entries, {k0: #, k1: #, …}.
+func mapLiteral(n int) string {
+	entries := make([]string, n)
+	for i := range entries {
+		entries[i] = fmt.Sprintf("k%d: #", i)
+	}
+	return "{" + strings.Join(entries, ", ") + "}"
 }
 
 // predicateBuiltins are expr's built-ins that go over a collection, each

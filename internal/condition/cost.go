@@ -59,6 +59,18 @@ const (
 	// zoneSteps is charged for date() with a time zone name, which loads
 	// the zone's rules.
 	zoneSteps = 1000
+	// mapSteps per map literal ({a: 1, b: 2}) each time it is built,
+	// and mapEntrySteps more per entry. expr builds a map into an empty
+	// Go map, an insertion an entry, growing it as it goes: Go 1.26
+	// allocates about 340 bytes for a map's first eight entries, then up
+	// to 165 bytes an entry at each doubling, and an entry takes as long
+	// as 30 to 50 steps; an array element is one step and 16 bytes.
+	// Charged so, a map is charged a step or more for each byte it
+	// allocates, as a string built is, and the steps bound its memory as
+	// they bound a string's. Argo's conditions build no maps: the charge
+	// is high rather than tuned.
+	mapSteps      = 400
+	mapEntrySteps = 200
 )
 
 // allowedBuiltins are the expr built-ins a condition may call: those Argo
@@ -281,6 +293,9 @@ type analyzer struct {
 	// kind is "condition" or "time expression", for messages.
 	kind string
 	err  error
+	// maps is set when the condition builds a map, charged mapSteps and
+	// mapEntrySteps an entry: a refusal says so.
+	maps bool
 }
 
 // frame is one predicate built-in being gone through.
@@ -305,19 +320,23 @@ func checkCost(node ast.Node, kind string) (cost, error) {
 	if a.err != nil {
 		return cost{}, a.err
 	}
+	step := "a step is one operation, or one byte of a string built or compared"
+	if a.maps {
+		step += fmt.Sprintf("; a map literal ({a: 1}) counts %d steps each time it is built, and %d more for each of its entries", mapSteps, mapEntrySteps)
+	}
 	switch {
 	case math.IsInf(c.per, 1):
 		return cost{}, limitErrorf("the work of this %s grows faster than the size of the result (%s)", kind, c.why)
 	case c.per > MaxStepsPerValue:
-		return cost{}, limitErrorf("this %s may take %s steps for each value of the result (through %s), more than the %d canaryd allows; a step is one operation, or one byte of a string built or compared",
-			kind, formatSteps(c.per), c.why, MaxStepsPerValue)
+		return cost{}, limitErrorf("this %s may take %s steps for each value of the result (through %s), more than the %d canaryd allows; %s",
+			kind, formatSteps(c.per), c.why, MaxStepsPerValue, step)
 	case c.fixed > MaxFixedSteps:
 		whatever := " whatever the result"
 		if kind != "condition" {
 			whatever = ""
 		}
-		return cost{}, limitErrorf("this %s may take %s steps%s, more than the %d canaryd allows; a step is one operation, or one byte of a string built or compared",
-			kind, formatSteps(c.fixed), whatever, MaxFixedSteps)
+		return cost{}, limitErrorf("this %s may take %s steps%s, more than the %d canaryd allows; %s",
+			kind, formatSteps(c.fixed), whatever, MaxFixedSteps, step)
 	}
 	return c, nil
 }
@@ -423,7 +442,8 @@ func (a *analyzer) visit(node ast.Node) (cost, *shape) {
 		}
 		return c, out
 	case *ast.MapNode:
-		c := constant(1 + float64(len(n.Pairs)))
+		a.maps = true
+		c := constant(1 + mapSteps + mapEntrySteps*float64(len(n.Pairs)))
 		out := &shape{n: constant(float64(len(n.Pairs)))}
 		for _, p := range n.Pairs {
 			pair, ok := p.(*ast.PairNode)

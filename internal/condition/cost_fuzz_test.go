@@ -2,8 +2,11 @@ package condition
 
 import (
 	"fmt"
+	"math"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/checker"
@@ -18,16 +21,24 @@ import (
 const cappedResultValues = 10_000
 
 // FuzzCostBound generates conditions from the grammar of what conditions
-// do with results (iteration, nesting, ranges, lists, let, membership) and
-// checks the cost bound against the work actually done: every condition
-// Compile accepts, evaluated on a result of cappedResultValues values,
-// evaluates no more syntax nodes than its bound allows. The nodes are
-// counted, not timed: each is wrapped in a call to a counting function.
+// do with results (iteration, nesting, ranges, lists, let, membership, map
+// literals) and checks the cost bound against the work actually done:
+// every condition Compile accepts, evaluated on a result of
+// cappedResultValues values, evaluates no more syntax nodes than its bound
+// allows. The nodes are counted, not timed: each is wrapped in a call to a
+// counting function. A map literal's work is not in its nodes (see
+// mapSteps): a condition that builds maps is also measured, in bytes and
+// in time (see checkMapCost).
 func FuzzCostBound(f *testing.F) {
 	for _, seed := range []string{
 		"", "\x01", "\x01\x00\x00", "\x01\x01\x02\x00\x00", "\x06\x02\x04\x01\x00\x03",
 		"\x01\x03\x00\x01\x00\x00", "\x03\x04\x00\x00\x05", "\x0a\x00\x00\x00\x00",
 		"\x01\x02\x04\x01\x02\x04\x00", "\x06\x00\x01\x01\x07\x00\x00\x00",
+		// A map built for each value: none(result, {{k0: #}.k0 > #}),
+		// and with 2 and with 95 entries (the red team's), refused.
+		"\x01\x02\x00\x00\x0d\x00\x00", "\x01\x02\x00\x00\x0d\x00\x01\x00", "\x01\x02\x00\x00\x0d\x00\x06\x00",
+		// A map built once: {k0: 0.5, …}.k0 > 0.5, with 57 entries.
+		"\x00\x0d\x00\x05\x00",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -49,7 +60,48 @@ func FuzzCostBound(f *testing.F) {
 		if limit := bound.At(len(result)); float64(steps) > limit {
 			t.Fatalf("%q evaluated %d nodes on %d values; its bound is %v (%.0f)", cond, steps, len(result), bound, limit)
 		}
+		if g.maps > 0 {
+			checkMapCost(t, cond, bound, (&grammar{b: program, noMaps: true}).boolean(4), result)
+		}
 	})
+}
+
+// stepTime is the most one step takes in the bound documented in
+// docs/templates.md: 10⁷ steps, tens of milliseconds. Measured, a step
+// takes 2 to 5 ns without the race detector.
+const stepTime = 10 * time.Nanosecond
+
+// checkMapCost holds the maps of cond, accepted with its bound, to what
+// they are charged: evaluated on result, cond allocates no more bytes
+// than plain, the same condition without its maps, and at most a byte
+// more for each step more in its bound (mapSteps); it takes no longer
+// than plain and stepTime more for each such step. The bytes are
+// counted: the margin, twice the charge and a MiB, is for what else the
+// process allocates meanwhile. The time is measured, the best of two
+// runs each: its margin is four times the charge and 20 ms (a busy
+// machine of two cores), and ten times that with the race detector.
+func checkMapCost(t *testing.T, cond string, bound cost, plain string, result []float64) {
+	t.Helper()
+	plainBound, err := validate(plain, 0)
+	if err != nil {
+		t.Fatalf("%q is accepted, but not %q, the same without its maps: %v", cond, plain, err)
+	}
+	charged := bound.At(len(result)) - plainBound.At(len(result))
+	withMaps, without := measure(t, cond, result, 2), measure(t, plain, result, 2)
+	extra := float64(withMaps.bytes) - float64(without.bytes)
+	if limit := 2*charged + 1<<20; extra > limit {
+		t.Fatalf("%q allocated %d bytes on %d values, %.0f more than %q; its maps are charged %.0f steps, a byte a step at most (limit %.0f)",
+			cond, withMaps.bytes, len(result), extra, plain, charged, limit)
+	}
+	margin := 4.0
+	if raceDetector {
+		margin *= 10
+	}
+	longer := withMaps.took - without.took
+	if limit := time.Duration(margin * (charged*float64(stepTime) + float64(20*time.Millisecond))); longer > limit {
+		t.Fatalf("%q took %s on %d values, %s more than %q; its maps are charged %.0f steps, %s a step at most (limit %s)",
+			cond, withMaps.took, len(result), longer, plain, charged, stepTime, limit)
+	}
 }
 
 // TestCostBoundHolds runs FuzzCostBound's check on conditions written out,
@@ -193,6 +245,11 @@ type grammar struct {
 	i      int
 	inPred int
 	vars   int
+	// maps counts the map literals written.
+	maps int
+	// noMaps writes the same condition with each map literal left out:
+	// the number taken from it instead.
+	noMaps bool
 }
 
 func (g *grammar) pick(n int) int {
@@ -234,6 +291,29 @@ func (g *grammar) list(d int) string {
 	return "result"
 }
 
+// mapSizes are the entries of the map literals the grammar writes, up to
+// the red team's 95 built for each value.
+var mapSizes = []int{1, 2, 8, 9, 30, 57, 95}
+
+// mapEntry writes a number taken from a map literal built there,
+// {k0: …, k1: …}.k0, its first value a number of depth d and the others
+// the simplest; with noMaps, the number alone.
+func (g *grammar) mapEntry(d int) string {
+	g.maps++
+	first := g.number(d)
+	size := mapSizes[g.pick(len(mapSizes))]
+	if g.noMaps {
+		return "(" + first + ")"
+	}
+	var b strings.Builder
+	b.WriteString("{k0: " + first)
+	for i := 1; i < size; i++ {
+		fmt.Fprintf(&b, ", k%d: %s", i, g.number(0))
+	}
+	b.WriteString("}.k0")
+	return b.String()
+}
+
 func (g *grammar) pred(body func() string) string {
 	g.inPred++
 	defer func() { g.inPred-- }()
@@ -247,7 +327,7 @@ func (g *grammar) number(d int) string {
 		}
 		return "0.5"
 	}
-	switch g.pick(13) {
+	switch g.pick(14) {
 	case 1:
 		return fmt.Sprint(g.pick(7))
 	case 2:
@@ -272,6 +352,8 @@ func (g *grammar) number(d int) string {
 		return fmt.Sprintf("findIndex(%s, {%s})", g.list(d-1), g.pred(func() string { return g.boolean(d - 1) }))
 	case 12:
 		return "result[0]"
+	case 13:
+		return g.mapEntry(d - 1)
 	}
 	if g.inPred > 0 {
 		return "#"
@@ -326,4 +408,35 @@ func TestGrammarWritesConditions(t *testing.T) {
 	if accepted == 0 {
 		t.Errorf("none of the grammar's conditions was accepted")
 	}
+}
+
+// evaluation is what evaluating a condition took, at best of a few runs.
+type evaluation struct {
+	bytes uint64
+	took  time.Duration
+}
+
+// measure evaluates cond as a measurement would, once to compile its
+// program for result's type and then runs times, and returns the fewest
+// bytes allocated and the shortest time of those runs.
+func measure(t *testing.T, cond string, result []float64, runs int) evaluation {
+	t.Helper()
+	c, errs := Compile(cond, "")
+	if errs != nil {
+		t.Fatalf("Compile(%q): %v", cond, errs)
+	}
+	c.Judge(result)
+	best := evaluation{bytes: math.MaxUint64, took: math.MaxInt64}
+	var ms runtime.MemStats
+	for range runs {
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		start := time.Now()
+		c.Judge(result)
+		took := time.Since(start)
+		runtime.ReadMemStats(&ms)
+		best.bytes = min(best.bytes, ms.TotalAlloc-before)
+		best.took = min(best.took, took)
+	}
+	return best
 }

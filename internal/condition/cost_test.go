@@ -3,6 +3,7 @@ package condition
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -251,6 +252,66 @@ func TestStringsBounded(t *testing.T) {
 	pattern := strings.Repeat("a{999}", 100)
 	if msg := refusal(t, "result.reason matches '"+pattern+"'"); !strings.Contains(msg, "steps whatever the result") {
 		t.Errorf("a large pattern: %q", msg)
+	}
+}
+
+// TestMapLiteralsCharged holds map literals to their charge (mapSteps,
+// mapEntrySteps). The red team's condition builds a map of 95 entries for
+// each value: charged as array elements, it was accepted, and on 10,000
+// values it allocated about 90 MB and took 50 times the documented bound.
+// It is refused on its field; the maps accepted allocate no more bytes
+// than their bound has steps, and take no longer than the bound's time.
+func TestMapLiteralsCharged(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("none(result, {{")
+	for i := range 95 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "k%02d: -#", i)
+	}
+	b.WriteString("}.k00 < 0})")
+	redTeam := b.String()
+	msg := refusal(t, redTeam)
+	for _, want := range []string{"this condition may take", "steps for each value of the result (through none()), more than the 1000 canaryd allows",
+		"a map literal ({a: 1}) counts 400 steps each time it is built, and 200 more for each of its entries"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the red team's condition (%d bytes, a map of 95 entries for each value): got %q; want a refusal saying %q", len(redTeam), msg, want)
+		}
+	}
+	// Nor is a map of three entries built for each value, nor one of one
+	// entry for each of a range's 1000 values.
+	for _, cond := range []string{"none(result, {{a: #, b: #, c: #}.a < 0})", "none(1..1000, {{a: #}.a < 0})"} {
+		if msg := refusal(t, cond); !strings.Contains(msg, "a map literal ({a: 1}) counts 400 steps") {
+			t.Errorf("%s: got %q; want refused for its maps", cond, msg)
+		}
+	}
+
+	result := make([]float64, cappedResultValues)
+	margin := 4.0
+	if raceDetector {
+		margin *= 10
+	}
+	for _, cond := range []string{
+		"none(result, {{k: #}.k < 0})",
+		"none(result, {{a: #, b: #}.a < 0})",
+		"none(1..100, {{a: #, b: #}.a < 0})",
+		"{" + strings.Repeat("a: 1, ", 56) + "b: 2}.b == 2 && none(result, {# < 0})",
+		`result[0] < {"p50": 0.5, "p99": 0.9}.p99`,
+	} {
+		bound, err := validate(cond, 0)
+		if err != nil {
+			t.Errorf("%s: refused: %v", cond, err)
+			continue
+		}
+		steps := bound.At(len(result))
+		e := measure(t, cond, result, 2)
+		if limit := steps + 1<<20; float64(e.bytes) > limit {
+			t.Errorf("%s allocated %d bytes on %d values; its bound is %.0f steps, a byte a step at most (limit %.0f)", cond, e.bytes, len(result), steps, limit)
+		}
+		if limit := time.Duration(margin * (steps*float64(stepTime) + float64(20*time.Millisecond))); e.took > limit {
+			t.Errorf("%s took %s on %d values; its bound is %.0f steps, %s a step at most (limit %s)", cond, e.took, len(result), steps, stepTime, limit)
+		}
 	}
 }
 
