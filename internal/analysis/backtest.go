@@ -98,6 +98,9 @@ type prefetcher struct {
 
 	mu      sync.Mutex
 	pending map[time.Time]chan Observation
+	// scheduled is set once ctx carries the run's Schedule (the same
+	// start and interval for every measurement of a metric).
+	scheduled bool
 }
 
 func newPrefetcher(ctx context.Context, source Source, interval time.Duration) *prefetcher {
@@ -106,8 +109,22 @@ func newPrefetcher(ctx context.Context, source Source, interval time.Duration) *
 
 // Measure returns the observation for at, from the cache when it was
 // prefetched, and sends the queries for the instants that follow.
+//
+// The queries sent ahead carry the measurement's Schedule with Last false:
+// the metric's last measurement, which a source may take differently, is
+// sent when it is asked for, not answered from the cache.
 func (p *prefetcher) Measure(ctx context.Context, at time.Time) Observation {
+	sched, scheduled := ScheduleFrom(ctx)
+	if scheduled && sched.Last {
+		p.mu.Lock()
+		delete(p.pending, at)
+		p.mu.Unlock()
+		return p.source.Measure(ctx, at)
+	}
 	p.mu.Lock()
+	if scheduled && !p.scheduled {
+		p.ctx, p.scheduled = WithSchedule(p.ctx, sched), true
+	}
 	ch := p.fetchLocked(at)
 	delete(p.pending, at)
 	for k := 1; k <= prefetchDepth; k++ {

@@ -57,6 +57,12 @@
 // canary (AssessScored, score.go): every metric runs to its end and the
 // phase follows judge.ScoreRun's score.
 //
+// A measurement's context carries its Schedule (ScheduleFrom): the
+// analysis' start, the metric's interval, and whether it is the metric's
+// last measurement. A source that counts from the start (the judge's
+// counts) reads it there, live, resumed and in a backtest alike; Evaluate's
+// round has none.
+//
 // Time comes from Options.Clock (internal/clock), the wall clock when nil:
 // with a fake one, a ten-minute schedule is tested in milliseconds. What
 // is kept is bounded: a metric's newest measurements (Metric.Retention), a

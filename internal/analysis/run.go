@@ -381,12 +381,13 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 		states[i].inFlight = true
 		states[i].retake = false
 		r.begin(i, now)
+		ctx := WithSchedule(measureCtx, r.schedule(i, startedAt))
 		wg.Add(1)
 		// Ends when the source returns; sources honour measureCtx, which
 		// is cancelled when the run stops.
 		go func() {
 			defer wg.Done()
-			outcomes <- outcome{metric: i, measurement: r.measure(measureCtx, i)}
+			outcomes <- outcome{metric: i, measurement: r.measure(ctx, i)}
 		}()
 	}
 
@@ -549,6 +550,23 @@ func (r *Run) due(i int, s *metricState, startedAt time.Time) (time.Time, bool) 
 		return s.lastFinished.Add(m.Interval), true
 	}
 	return time.Time{}, false
+}
+
+// schedule is the Schedule of metric i's next measurement in a run that
+// started at startedAt.
+func (r *Run) schedule(i int, startedAt time.Time) Schedule {
+	m := &r.plan.Metrics[i]
+	s := Schedule{Start: startedAt, Interval: m.Interval}
+	if m.Count != nil {
+		r.mu.Lock()
+		var count int32
+		if res := r.results[i]; res != nil {
+			count = res.Count
+		}
+		r.mu.Unlock()
+		s.Last = count+1 >= *m.Count
+	}
+	return s
 }
 
 // measurable reports whether metric i takes more measurements: it has not

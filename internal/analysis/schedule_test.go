@@ -1,0 +1,72 @@
+package analysis
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+)
+
+// scheduleRecorder is a source that keeps the Schedule of every instant
+// it measures (a Last one over one that is not: a backtest asks ahead
+// with Last false), and makes its first last measurement an Error.
+type scheduleRecorder struct {
+	t       *testing.T
+	mu      sync.Mutex
+	got     map[time.Time]Schedule
+	errOnce bool
+	erred   bool
+}
+
+func (r *scheduleRecorder) Measure(ctx context.Context, at time.Time) Observation {
+	s, ok := ScheduleFrom(ctx)
+	if !ok {
+		r.t.Errorf("the measurement at %s has no schedule", at)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, seen := r.got[at]; !seen || !prev.Last {
+		r.got[at] = s
+	}
+	if s.Last && r.errOnce && !r.erred {
+		r.erred = true
+		return Observation{Err: context.DeadlineExceeded}
+	}
+	return Observation{Value: api.PhaseSuccessful}
+}
+
+// TestSchedule checks the Schedule each measurement's source is handed:
+// the analysis' start, the metric's interval, and Last on the measurement
+// that reaches the count, an Error's retry included; through a
+// backtest's prefetching too, where only the last measurement is not
+// answered ahead.
+func TestSchedule(t *testing.T) {
+	t.Run("interval and count", func(t *testing.T) {
+		rec := &scheduleRecorder{t: t, got: map[time.Time]Schedule{}, errOnce: true}
+		m := metric("m", func(m *Metric) { m.Interval = 10 * time.Minute; m.Count = i32(3) })
+		m.Source, m.Judge = rec, phaseJudge{}
+		a := Backtest(context.Background(), &Plan{Metrics: []Metric{m}}, t0, t0.Add(time.Hour), Options{ID: "s", ErrorRetryInterval: time.Minute})
+		if a.Phase != api.PhaseSuccessful {
+			t.Fatalf("%s %s", a.Phase, a.Message)
+		}
+		for _, want := range []struct {
+			at   time.Duration
+			last bool
+		}{{0, false}, {10 * time.Minute, false}, {20 * time.Minute, true}, {21 * time.Minute, true}} {
+			s, ok := rec.got[t0.Add(want.at)]
+			if !ok || !s.Start.Equal(t0) || s.Interval != 10*time.Minute || s.Last != want.last {
+				t.Errorf("measurement at +%s: schedule %+v (%v), want start %s, interval 10m, last %v", want.at, s, ok, t0, want.last)
+			}
+		}
+	})
+	t.Run("one measurement", func(t *testing.T) {
+		rec := &scheduleRecorder{t: t, got: map[time.Time]Schedule{}}
+		m := Metric{Name: "m", Count: i32(1), Source: rec, Judge: phaseJudge{}}
+		Backtest(context.Background(), &Plan{Metrics: []Metric{m}}, t0, t0.Add(time.Hour), Options{ID: "s"})
+		if s := rec.got[t0]; !s.Last || !s.Start.Equal(t0) || s.Interval != 0 {
+			t.Errorf("schedule %+v, want the start %s and Last", s, t0)
+		}
+	})
+}
