@@ -148,7 +148,9 @@ func answerReport(ctx context.Context, w http.ResponseWriter, r *report.Report, 
 	}
 	h := w.Header()
 	h.Set("Content-Type", htmlContentType+"; charset=utf-8")
-	h.Set("Content-Security-Policy", report.ContentSecurityPolicy)
+	// frame-ancestors is obeyed in a header only, not in the report's meta.
+	h.Set("Content-Security-Policy", report.ContentSecurityPolicy+"; frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")

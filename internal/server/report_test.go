@@ -44,7 +44,7 @@ func TestGetAnalysisHTML(t *testing.T) {
 	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 		t.Fatalf("%d %s:\n%s", r.status, r.header.Get("Content-Type"), r.body)
 	}
-	if got := r.header.Get("Content-Security-Policy"); got != report.ContentSecurityPolicy {
+	if got := r.header.Get("Content-Security-Policy"); got != report.ContentSecurityPolicy+"; frame-ancestors 'none'" {
 		t.Errorf("Content-Security-Policy %q", got)
 	}
 	doc := string(r.body)
