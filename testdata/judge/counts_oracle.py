@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""An independent computation of the count judge's e-values, for
+internal/judge's TestCountOracle.
+
+It reads cases as JSON on standard input: a list of
+{"alpha", "tolerance", "direction", "looks": [{"canary": {"bad", "total"},
+"baseline": {...}}, ...]} with cumulative integer counts, and writes, for
+each case, the e-value at every look as JSON. Every likelihood is scipy's
+binomial log-pmf; the mixture is scipy's logsumexp; the dispersion is
+Pearson's statistic summed term by term. Nothing is shared with the Go code
+but the definition in internal/judge/doc.go.
+
+It also answers {"dirichlet": [{"counts", "theta0", "k"}, ...]} with the
+log Bayes factors of Lindon & Malek's Dirichlet-multinomial test, from
+scipy's loggamma.
+"""
+import json
+import sys
+
+import numpy as np
+from scipy.special import logsumexp, loggamma
+from scipy.stats import binom
+
+ALTERNATIVES = [1.1, 1.25, 1.5, 2, 3, 5, 10]
+PRIOR, WEIGHT = 2.0, 2.0
+
+
+def pearson(bad, total):
+    pairs = [(b, t) for b, t in zip(bad, total) if t > 0]
+    if len(pairs) < 2 or sum(b for b, _ in pairs) <= 0:
+        return 0.0, 0.0
+    p = sum(b for b, _ in pairs) / sum(t for _, t in pairs)
+    x2 = sum((b - p * t) ** 2 / (p * t) for b, t in pairs)
+    return x2, len(pairs) - 1.0
+
+
+def evalues(case):
+    tol = case["tolerance"]
+    up = case["direction"] == "increase"
+    ratios = [tol * g if up else tol / g for g in ALTERNATIVES]
+    sums = np.zeros(len(ratios))
+    prev = {"canary": {"bad": 0, "total": 0}, "baseline": {"bad": 0, "total": 0}}
+    deltas = {"cb": [], "ct": [], "bb": [], "bt": []}
+    out = []
+    for look in case["looks"]:
+        c, b = look["canary"], look["baseline"]
+        ec = c["bad"] - prev["canary"]["bad"]
+        eb = b["bad"] - prev["baseline"]["bad"]
+        nc = c["total"] - prev["canary"]["total"]
+        nb = b["total"] - prev["baseline"]["total"]
+        prev = look
+        deltas["cb"].append(ec)
+        deltas["ct"].append(nc)
+        deltas["bb"].append(eb)
+        deltas["bt"].append(nb)
+        n = ec + eb
+        if n > 0:
+            if nc > 0 and nb > 0:
+                odds = nc / nb
+            elif c["total"] > 0 and b["total"] > 0:
+                odds = c["total"] / b["total"]
+            else:
+                odds = None
+            if odds is not None:
+                q0 = tol * odds / (1 + tol * odds)
+                for j, r in enumerate(ratios):
+                    q1 = r * odds / (1 + r * odds)
+                    sums[j] += binom.logpmf(ec, n, q1) - binom.logpmf(ec, n, q0)
+        xc, dc = pearson(deltas["cb"], deltas["ct"])
+        xb, db = pearson(deltas["bb"], deltas["bt"])
+        phi = max(1.0, (xc + xb + WEIGHT * PRIOR) / (dc + db + WEIGHT))
+        out.append(float(np.exp(logsumexp(sums / phi) - np.log(len(ratios)))))
+    return out
+
+
+def dirichlet(d):
+    counts = np.array(d["counts"], dtype=float)
+    a0 = d["k"] * np.array(d["theta0"], dtype=float)
+
+    def logbeta(v):
+        return loggamma(v).sum() - loggamma(v.sum())
+
+    return float(logbeta(a0 + counts) - logbeta(a0) - (counts * np.log(d["theta0"])).sum())
+
+
+def main():
+    req = json.load(sys.stdin)
+    json.dump({
+        "evalues": [evalues(c) for c in req.get("cases", [])],
+        "dirichlet": [dirichlet(d) for d in req.get("dirichlet", [])],
+    }, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
