@@ -25,6 +25,10 @@ const (
 // begin with the prefix's, so that "https://hooks.example.com/ci" allows
 // "https://hooks.example.com/ci" and ".../ci/deploys" but neither
 // "https://hooks.example.com.evil.com" nor "https://hooks.example.com/cievil".
+// A prefix whose path ends in "/" allows only paths under it:
+// "https://hooks.example.com/ci/" allows ".../ci/" and ".../ci/deploys",
+// not ".../ci", which servers often answer otherwise (a listing, a
+// redirect, another handler).
 // Scheme and host are compared case-insensitively, default ports made
 // explicit, hosts in one spelling (NormalHost); paths that receivers could
 // read differently (PathProblem) and URLs with credentials are refused. A
@@ -164,8 +168,12 @@ type destination struct {
 	host   string // NormalHost
 	port   string // explicit, or the scheme's default
 	// segments of the unescaped path, without the leading slash; a prefix
-	// drops its trailing empty segment, so "/ci/" allows what "/ci" does.
+	// drops its trailing empty segment and sets under instead.
 	segments []string
+	// under is set on a prefix whose path ends in "/" (but for the root,
+	// which allows every path): it allows only paths with more segments
+	// than its own, "/ci/" (segments "ci", "") and "/ci/x" but not "/ci".
+	under bool
 }
 
 // parseDestination normalises u, or says why it can never be requested
@@ -255,17 +263,21 @@ func parsePrefix(raw string) (destination, error) {
 		return destination{}, fmt.Errorf("allow prefix %q: %s", raw, reason)
 	}
 	if n := len(d.segments); n > 0 && d.segments[n-1] == "" {
-		d.segments = d.segments[:n-1]
+		d.segments, d.under = d.segments[:n-1], true
 	}
 	return d, nil
 }
 
 // allows reports whether the prefix p allows the destination d. Paths are
 // compared segment by segment, so "/ci" allows "/ci" and "/ci/x" but not
-// "/cievil"; hosts are compared whole, so "hooks.example.com" does not allow
+// "/cievil", and "/ci/" allows "/ci/" and "/ci/x" but not "/ci"; hosts are
+// compared whole, so "hooks.example.com" does not allow
 // "hooks.example.com.evil.com".
 func (p destination) allows(d destination) bool {
 	if p.scheme != d.scheme || p.host != d.host || p.port != d.port || len(d.segments) < len(p.segments) {
+		return false
+	}
+	if p.under && len(d.segments) == len(p.segments) {
 		return false
 	}
 	for i, s := range p.segments {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -36,8 +37,9 @@ func TestRefusal(t *testing.T) {
 		{"default port explicit", "https://hooks.example.com:443/ci", true, ""},
 		{"fully qualified host", "https://hooks.example.com./ci", true, ""},
 		{"whole host allowed", "http://127.0.0.1:8080/anything/at/all", true, ""},
-		{"prefix with trailing slash allows its path", "https://deploy.example.org/hooks", true, ""},
+		{"prefix with trailing slash allows itself", "https://deploy.example.org/hooks/", true, ""},
 		{"prefix with trailing slash allows under it", "https://deploy.example.org/hooks/a", true, ""},
+		{"prefix with trailing slash refuses its parent", "https://deploy.example.org/hooks", false, "allowed prefix"},
 		{"ipv6", "http://[::1]:9000/x/y", true, ""},
 		{"ipv6 other spelling", "http://[0:0:0:0:0:0:0:1]:9000/x", true, ""},
 
@@ -105,6 +107,89 @@ func TestRefusal(t *testing.T) {
 	}
 	if r := (AllowList{}).Refusal(&url.URL{Scheme: "https", Host: "hooks.example.com"}); r != ReasonNotAllowed {
 		t.Errorf("the empty list: Refusal = %q, want %q", r, ReasonNotAllowed)
+	}
+}
+
+// TestSlashPrefix holds a prefix ending in "/" to the paths under it: not
+// its parent (servers often answer "/api" and "/api/" differently), nor a
+// sibling, nor any spelling that decodes or resolves to one; a prefix
+// without the slash allows the parent too. The root allows every path.
+func TestSlashPrefix(t *testing.T) {
+	slash, err := ParseAllowList([]string{"http://host/api/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := ParseAllowList([]string{"http://host/api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := ParseAllowList([]string{"http://host/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, url       string
+		slash, bare     bool   // allowed by http://host/api/, by http://host/api
+		reasonIfRefused string // a part of the slash prefix's refusal
+	}{
+		{"the parent", "http://host/api", false, true, ReasonNotAllowed},
+		{"the parent with a query", "http://host/api?x=/", false, true, ReasonNotAllowed},
+		{"the parent with a fragment", "http://host/api#/", false, true, ReasonNotAllowed},
+		{"the parent, host spelt otherwise", "http://HOST./api", false, true, ReasonNotAllowed},
+		{"the parent, default port explicit", "http://host:80/api", false, true, ReasonNotAllowed},
+		{"the parent, a letter encoded", "http://host/ap%69", false, true, ReasonNotAllowed},
+		{"the prefix itself", "http://host/api/", true, true, ""},
+		{"the prefix itself, a letter encoded", "http://host/ap%69/", true, true, ""},
+		{"the prefix itself with a query", "http://host/api/?x=1", true, true, ""},
+		{"a child", "http://host/api/v1", true, true, ""},
+		{"a grandchild", "http://host/api/v1/query/", true, true, ""},
+		{"an empty segment under it", "http://host/api//", true, true, ""},
+		{"the grandparent", "http://host/", false, false, ReasonNotAllowed},
+		{"no path", "http://host", false, false, ReasonNotAllowed},
+		{"a sibling", "http://host/apix", false, false, ReasonNotAllowed},
+		{"a sibling with a slash", "http://host/apix/", false, false, ReasonNotAllowed},
+		{"a sibling, case", "http://host/API/", false, false, ReasonNotAllowed},
+		{"an empty segment before it", "http://host//api/", false, false, ReasonNotAllowed},
+		{"a space after it", "http://host/api%20/", false, false, ReasonNotAllowed},
+		{"a dot segment for the slash", "http://host/api/.", false, false, `"."`},
+		{"dot-dot back to the parent", "http://host/api/x/..", false, false, `".."`},
+		{"dot-dot to the parent, slash kept", "http://host/api/../api/", false, false, `".."`},
+		{"dot-dot out", "http://host/api/../admin", false, false, `".."`},
+		{"an encoded slash for the slash", "http://host/api%2f", false, false, `encoded "." or "/"`},
+		{"an encoded slash, upper case", "http://host/api%2F", false, false, `encoded "." or "/"`},
+		{"an encoded dot segment", "http://host/api/%2e", false, false, `encoded "."`},
+		{"encoded dot-dot", "http://host/api/%2e%2e/", false, false, `encoded "."`},
+		{"a double-encoded slash", "http://host/api%252f", false, false, `encoded "%"`},
+		{"a backslash for the slash", "http://host/api%5c", false, false, `%5c`},
+		{"a path parameter for the slash", "http://host/api;/", false, false, `";"`},
+		{"an encoded path parameter", "http://host/api%3b/", false, false, `";"`},
+		{"an overlong slash", "http://host/api%c0%af", false, false, "not UTF-8"},
+	} {
+		u, err := url.Parse(tc.url)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		reason := slash.Refusal(u)
+		if got := reason == ""; got != tc.slash {
+			t.Errorf("%s: http://host/api/ on %q: %q, want allowed %v", tc.name, tc.url, reason, tc.slash)
+		} else if !strings.Contains(reason, tc.reasonIfRefused) {
+			t.Errorf("%s: http://host/api/ on %q: %q, want it to say %q", tc.name, tc.url, reason, tc.reasonIfRefused)
+		}
+		if r := bare.Refusal(u); (r == "") != tc.bare {
+			t.Errorf("%s: http://host/api on %q: %q, want allowed %v", tc.name, tc.url, r, tc.bare)
+		}
+		if r := root.Refusal(u); (r == "") != (PathProblem(u) == "") {
+			t.Errorf("%s: http://host/ on %q: %q, want allowed unless its path has a problem", tc.name, tc.url, r)
+		}
+	}
+	// A redirect is held to the same rule.
+	check := slash.Redirects(5, func() error { return errors.New("too many") },
+		func(*url.URL, string) error { return errors.New("refused") })
+	for target, allowed := range map[string]bool{"http://host/api": false, "http://host/api/": true, "http://host/api/x": true} {
+		u, _ := url.Parse(target)
+		if err := check(&http.Request{URL: u}, nil); (err == nil) != allowed {
+			t.Errorf("a redirect to %s: %v, want allowed %v", target, err, allowed)
+		}
 	}
 }
 

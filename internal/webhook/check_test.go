@@ -56,6 +56,42 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckSlashPrefix: a --webhook-allow prefix ending in "/" allows only
+// the paths under it, not its parent, whose receiver may be another.
+func TestCheckSlashPrefix(t *testing.T) {
+	s, err := New(Options{Allow: []string{"https://hooks.example.com/ci/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, url string
+		allowed   bool
+		reason    string // a part of the error's text when refused
+	}{
+		{"the parent", "https://hooks.example.com/ci", false, "allowed prefix (--webhook-allow)"},
+		{"the parent with a query", "https://hooks.example.com/ci?to=/", false, "allowed prefix (--webhook-allow)"},
+		{"the parent, a letter encoded", "https://hooks.example.com/c%69", false, "allowed prefix (--webhook-allow)"},
+		{"the prefix itself", "https://hooks.example.com/ci/", true, ""},
+		{"a child", "https://hooks.example.com/ci/deploys", true, ""},
+		{"a sibling", "https://hooks.example.com/cix", false, "allowed prefix (--webhook-allow)"},
+		{"the grandparent", "https://hooks.example.com/", false, "allowed prefix (--webhook-allow)"},
+		{"dot-dot back to the parent", "https://hooks.example.com/ci/x/..", false, `".."`},
+		{"a dot segment for the slash", "https://hooks.example.com/ci/.", false, `"."`},
+		{"an encoded slash for the slash", "https://hooks.example.com/ci%2F", false, `encoded "." or "/"`},
+		{"a double-encoded slash", "https://hooks.example.com/ci%252F", false, `encoded "%"`},
+		{"a backslash for the slash", "https://hooks.example.com/ci%5C", false, `%5c`},
+	} {
+		err := s.Check(tc.url)
+		if got := err == nil; got != tc.allowed {
+			t.Errorf("%s: Check(%q) = %v, want allowed %v", tc.name, tc.url, err, tc.allowed)
+			continue
+		}
+		if err != nil && (!errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.reason)) {
+			t.Errorf("%s: Check(%q) = %q, want an ErrRefused saying %q", tc.name, tc.url, err, tc.reason)
+		}
+	}
+}
+
 func TestCheckWithoutAllow(t *testing.T) {
 	s, err := New(Options{})
 	if err != nil {

@@ -255,6 +255,9 @@ func TestAllowList(t *testing.T) {
 			http.Redirect(w, r, outside.URL+"/x", http.StatusFound)
 		case "/ok/up":
 			http.Redirect(w, r, "/admin", http.StatusFound)
+		case "/ok/parent":
+			// The parent of the prefix "/ok/", which it does not allow.
+			http.Redirect(w, r, "/ok", http.StatusFound)
 		case "/ok/loop":
 			http.Redirect(w, r, "/ok/loop", http.StatusFound)
 		}
@@ -273,6 +276,8 @@ func TestAllowList(t *testing.T) {
 		allowed.URL + "/apix",
 		allowed.URL + "/api/../admin",
 		allowed.URL + "/api/%2e%2e/admin",
+		redirector.URL + "/ok",
+		redirector.URL + "/o%6b",
 		strings.Replace(allowed.URL, "http://", "http://user:pw@", 1) + "/api",
 		strings.Replace(allowed.URL, "http://", "https://", 1) + "/api",
 		"file:///etc/passwd",
@@ -299,6 +304,7 @@ func TestAllowList(t *testing.T) {
 	for path, want := range map[string]string{
 		"/ok/outside": "redirect refused",
 		"/ok/up":      "redirect refused",
+		"/ok/parent":  "redirect refused",
 		"/ok/loop":    "stopped after 5 redirects",
 	} {
 		obs := measure(t, p, `{"url": `+jsonString(redirector.URL+path)+`}`)
