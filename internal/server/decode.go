@@ -41,6 +41,8 @@ const argPrefix = "arg."
 // with every problem reported at once.
 type inputReader struct {
 	maxBody int64
+	// decodes bounds the bodies decoded at once (Options.MaxDecodes).
+	decodes roundSlots
 	sources compile.Providers
 	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
 	checkWebhook func(rawURL string) error
@@ -142,6 +144,11 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	if p != nil {
 		return nil, p
 	}
+	release, p := in.acquireDecode()
+	if p != nil {
+		return nil, p
+	}
+	defer release()
 
 	req := &specRequest{document: body}
 	overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
@@ -193,6 +200,24 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// acquireDecode takes one of the MaxDecodes slots for decoding a body
+// that has been read, or returns the 429 when every one is taken: a
+// request beyond the bound is refused at once, never queued, so that a
+// burst of costly bodies holds no more memory than the bound's worth.
+func (in *inputReader) acquireDecode() (release func(), p *api.Problem) {
+	release, ok := in.decodes.acquire()
+	if !ok {
+		return nil, ptr(tooManyDecodes(in.decodes.max))
+	}
+	return release, nil
+}
+
+// tooManyDecodes is the 429 beyond MaxDecodes.
+func tooManyDecodes(max int64) api.Problem {
+	return problem(http.StatusTooManyRequests, ProblemTooManyDecodes, fmt.Sprintf(
+		"%d request bodies are being decoded, the most this canaryd decodes at once (limits.MaxDecodes); retry later", max))
+}
 
 // bodyMediaType checks the request's Content-Type and reports whether it
 // is JSON.

@@ -109,6 +109,8 @@ type options struct {
 	// maxBacktests, maxStreams and maxRounds are the Analyses' limits;
 	// production's when 0.
 	maxBacktests, maxStreams, maxRounds int
+	// maxDecodes bounds the bodies decoded at once; production's when 0.
+	maxDecodes int
 	// maxRetainedBytes and minRetention bound the results held;
 	// production's when 0.
 	maxRetainedBytes int64
@@ -255,6 +257,7 @@ func start(t *testing.T, o options) *testServer {
 		Limits:            o.limits,
 		HeartbeatInterval: o.heartbeat,
 		Templates:         store,
+		MaxDecodes:        o.maxDecodes,
 	})
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

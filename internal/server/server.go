@@ -18,6 +18,9 @@ import (
 const (
 	// DefaultMaxBodyBytes bounds a request body (limits.MaxBodyBytes).
 	DefaultMaxBodyBytes = limits.MaxBodyBytes
+	// DefaultMaxDecodes bounds the request bodies decoded at once
+	// (limits.MaxDecodes).
+	DefaultMaxDecodes = limits.MaxDecodes
 	// DefaultHeartbeatInterval is how often an idle stream gets a
 	// heartbeat, well inside the 60 s idle timeout of common proxies, so
 	// that a quiet stream is not cut (which would terminate its analysis).
@@ -57,6 +60,10 @@ type Options struct {
 	Limits Limits
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
+	// MaxDecodes is how many request bodies may be decoded (parsed,
+	// checked, compiled) at once; one more is a 429. DefaultMaxDecodes
+	// when 0.
+	MaxDecodes int
 	// HeartbeatInterval is how often idle streams get a heartbeat;
 	// DefaultHeartbeatInterval when 0.
 	HeartbeatInterval time.Duration
@@ -105,6 +112,9 @@ func New(opts Options) (http.Handler, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxDecodes <= 0 {
+		opts.MaxDecodes = DefaultMaxDecodes
+	}
 	if opts.HeartbeatInterval <= 0 {
 		opts.HeartbeatInterval = DefaultHeartbeatInterval
 	}
@@ -124,6 +134,7 @@ func New(opts Options) (http.Handler, error) {
 		analyses: opts.Analyses,
 		in: &inputReader{
 			maxBody:      opts.MaxBodyBytes,
+			decodes:      roundSlots{max: int64(opts.MaxDecodes)},
 			sources:      opts.Providers,
 			checkWebhook: opts.Analyses.CheckWebhook,
 			limits:       limits.SpecLimits(opts.Analyses.opts.MaxDuration),

@@ -286,6 +286,11 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 			if p != nil {
 				return nil, p
 			}
+			release, p := in.acquireDecode()
+			if p != nil {
+				return nil, p
+			}
+			defer release()
 			var berrs []api.FieldError
 			tb, berrs = decodeTemplateBody(body, isJSON, flagger)
 			errs = append(errs, berrs...)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Validation is the body of POST /v1/validate for a document that would
@@ -86,12 +88,10 @@ func describe(req *specRequest) string {
 
 // bodyRoot is the node tree of body (JSON or YAML), aliases unexpanded;
 // nil when it does not parse (its problem is on the body).
+// It is read as spec.Parse reads YAML (spec.NodeTree): within
+// spec.MaxYAMLNodes, no alias followed.
 func bodyRoot(body []byte) *yaml.Node {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(body, &doc); err != nil || len(doc.Content) == 0 {
-		return nil
-	}
-	return doc.Content[0]
+	return spec.NodeTree(body)
 }
 
 // bodyLine is the line of the document whose tree is root that an RFC

@@ -181,6 +181,17 @@ func YAMLToJSON(data []byte) ([]byte, error) {
 	return in.text, err
 }
 
+// NodeTree is the tree of nodes of one JSON or YAML document as Parse
+// reads it, for the lines of its fields: nil when Parse would refuse it as
+// a whole (not YAML, anchors or aliases, more than MaxYAMLNodes nodes).
+func NodeTree(data []byte) *yamlv3.Node {
+	in, refused, err := readYAML(bytes.TrimPrefix(data, utf8BOM), MaxYAMLNodes)
+	if err != nil || len(refused) > 0 {
+		return nil
+	}
+	return in.root
+}
+
 // AnchorError is YAMLToJSON's error for YAML refused while it was read:
 // with anchors or aliases, or more than MaxYAMLNodes nodes.
 type AnchorError struct {
