@@ -482,14 +482,14 @@ func (s *side) pearson() (x2, df float64) {
 	return s.total/s.bad*s.sq - s.bad, float64(s.looks - 1)
 }
 
-// The prior of the dispersion: a factor of 2, worth two looks. On
-// simulated A/A canaries with negative-binomial bad events of up to four
-// times the Poisson variance, it keeps false alarms under alpha; on
-// Poisson events it costs about 3% more events to a verdict (see
-// docs/judge.md).
+// The prior of the dispersion: a factor of 2, worth one look. On the
+// benchmark's bursty A/A canaries (bad events of up to four times the
+// Poisson variance) it keeps false alarms under alpha from the first look,
+// when nothing is known of the dispersion; on Poisson events it costs a
+// few events to a verdict on a large regression (see docs/judge.md).
 const (
 	dispersionPrior  = 2.0
-	dispersionWeight = 2.0
+	dispersionWeight = 1.0
 )
 
 func (d *dispersion) add(ec, eb, nc, nb float64) {

@@ -125,7 +125,7 @@
 // φ_t is the dispersion: independent events give 1, bursts more. It is
 // estimated from each side's Pearson statistic of its bad events per look
 // against its own overall rate (so a regression does not inflate it),
-// starting from a prior of 2 worth two looks, and never below 1. Tempering
+// starting from a prior of 2 worth one look, and never below 1. Tempering
 // the log-likelihood ratios by it is the quasi-likelihood correction: a
 // burst of c correlated errors weighs about as one. It makes the guarantee
 // approximate rather than exact under overdispersion, which is why the

@@ -22,7 +22,7 @@ from scipy.special import logsumexp, loggamma
 from scipy.stats import binom
 
 ALTERNATIVES = [1.1, 1.25, 1.5, 2, 3, 5, 10]
-PRIOR, WEIGHT = 2.0, 2.0
+PRIOR, WEIGHT = 2.0, 1.0
 
 
 def pearson(bad, total):
