@@ -166,7 +166,7 @@ func compileMetric(m *spec.Metric, providers Providers, o compileOptions) (analy
 			am.Group = g
 		}
 		if am.SuccessCondition == "" && am.FailureCondition == "" {
-			am.SuccessCondition, am.FailureCondition = j.DefaultConditions()
+			am.SuccessCondition, am.FailureCondition = j.DefaultConditions(config)
 		}
 	}
 	conditions, problems := condition.Compile(am.SuccessCondition, am.FailureCondition,

@@ -116,6 +116,8 @@ func TestProvidersDeclareTheirLanguages(t *testing.T) {
 	want := map[string]spec.Language{
 		"provider.prometheus.query": spec.PromQL, "provider.prometheus.rangeQuery.start": spec.Expr, "provider.prometheus.rangeQuery.end": spec.Expr,
 		"provider.judge.canary": spec.PromQL, "provider.judge.baseline": spec.PromQL,
+		"provider.judge.counts.canary.bad": spec.PromQL, "provider.judge.counts.canary.total": spec.PromQL,
+		"provider.judge.counts.baseline.bad": spec.PromQL, "provider.judge.counts.baseline.total": spec.PromQL,
 	}
 	if !maps.Equal(langs, want) {
 		t.Errorf("languages: got %v, want %v", langs, want)

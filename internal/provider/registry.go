@@ -91,8 +91,8 @@ type Judged interface {
 	// configuration that does not decode.
 	Scored(config json.RawMessage) spec.Scored
 	// DefaultConditions are the success and failure conditions of a
-	// metric that sets neither.
-	DefaultConditions() (success, failure string)
+	// metric with configuration config that sets neither.
+	DefaultConditions(config json.RawMessage) (success, failure string)
 }
 
 // Registry maps the name of a provider in a metric to the provider. It is

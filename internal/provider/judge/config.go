@@ -35,6 +35,16 @@ type Metric struct {
 	Insecure bool                `json:"insecure,omitempty"`
 	Headers  []prometheus.Header `json:"headers,omitempty"`
 
+	// Counts, instead of Canary and Baseline, judges the canary's rate of
+	// bad events against the baseline's from four counters, by the
+	// sequential count test (see CountsMetric). With it, Alpha, Tolerance
+	// and Direction are the count test's, and the sample judge's fields
+	// are refused.
+	Counts *Counts `json:"counts,omitempty"`
+	// Alpha is the count test's bound on a false verdict, at any number of
+	// looks: (0, 0.5], default 0.05. Only with Counts.
+	Alpha *float64 `json:"alpha,omitempty"`
+
 	// Canary is the PromQL query of the canary's metric.
 	Canary string `json:"canary,omitempty" validate:"required"`
 	// Baseline is the PromQL query of the baseline's metric, queried over
@@ -51,7 +61,8 @@ type Metric struct {
 	Step     string `json:"step,omitempty" validate:"required"`
 
 	// Direction is increase, decrease or either (the default): which
-	// change fails.
+	// change fails. With Counts it is increase (the default) or decrease:
+	// which change of the rate of bad events fails.
 	Direction string `json:"direction,omitempty" validate:"omitempty,oneof=increase decrease either"`
 	// NaNStrategy is remove (the default) or replace (NaN counts as 0).
 	NaNStrategy string `json:"nanStrategy,omitempty" validate:"omitempty,oneof=remove replace"`
@@ -61,7 +72,9 @@ type Metric struct {
 	OutlierFactor  *float64 `json:"outlierFactor,omitempty"`
 	// ConfidenceLevel is that of the interval of the shift (default
 	// 0.98); Tolerance the band ±Tolerance·|estimate| that interval must
-	// clear (default 0.25).
+	// clear (default 0.25). With Counts, Tolerance is the rate ratio
+	// canary/baseline that is still fine (default 1: any rise fails; 1.2
+	// tolerates 20% more bad events per event).
 	ConfidenceLevel *float64 `json:"confidenceLevel,omitempty"`
 	Tolerance       *float64 `json:"tolerance,omitempty"`
 	// EffectSize sets the measure and the sizes of change that count.
@@ -74,6 +87,22 @@ type Metric struct {
 	// (default "default"). Both need the spec's scoring.
 	Critical bool   `json:"critical,omitempty"`
 	Group    string `json:"group,omitempty"`
+}
+
+// Counts are the four counters of a count judge: each side's bad events
+// and total events, as PromQL expressions of cumulative counters
+// (istio_requests_total, a histogram's _bucket and _count).
+type Counts struct {
+	Canary   CountQueries `json:"canary"`
+	Baseline CountQueries `json:"baseline"`
+}
+
+// CountQueries are one side's counters.
+type CountQueries struct {
+	// Bad counts the bad events (errors, slow requests), Total all
+	// events, Bad's included.
+	Bad   string `json:"bad,omitempty" validate:"required"`
+	Total string `json:"total,omitempty" validate:"required"`
 }
 
 // Control takes the baseline from the canary query itself, Offset earlier.
@@ -169,6 +198,9 @@ const maxPoints = 11000
 // Zero values cannot be given for the numbers, since the judge reads 0 as
 // "the default": each must be positive.
 func (j *Metric) Validate(path string) []api.FieldError {
+	if j.Counts != nil {
+		return j.validateCounts(path)
+	}
 	// The shape rules (required fields, enumerations: the validate tags)
 	// first.
 	errs := spec.StructRules(path, j)
@@ -245,6 +277,10 @@ func (j *Metric) Validate(path string) []api.FieldError {
 				add(field, "%s must be a positive ratio of the means (1.1 is 10%% higher, 0.9 10%% lower; default %v), got %v", th.name, stats.DefaultEffectMeanRatio, v)
 			}
 		}
+	}
+	if j.Alpha != nil {
+		add("alpha", "alpha applies only to counts (provider.judge.counts), whose test it bounds; "+
+			"the sample judge's is confidenceLevel")
 	}
 	if j.MustHaveData && j.NaNStrategy == string(stats.NaNReplace) {
 		add("mustHaveData", "mustHaveData has no effect with nanStrategy replace, under which a sample without data passes")

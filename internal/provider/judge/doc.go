@@ -45,6 +45,66 @@
 // queries' Prometheus warnings. An Error classification (±Inf in a sample)
 // makes the measurement an Error with the judge's reason as its message.
 //
+// # Counts
+//
+// A metric with provider.judge.counts (Counts, CountSource) judges each
+// side's rate of bad events by internal/judge's sequential count test
+// (stats.CountTest) instead of comparing samples. Its four queries are
+// PromQL expressions of cumulative counters: each side's bad events and
+// total events. With counts, alpha, tolerance and direction are the count
+// test's: tolerance is the rate ratio canary/baseline that is still fine
+// (default 1, not the sample judge's 0.25 band), direction increase (the
+// default) or decrease, never either. The sample judge's fields are
+// refused beside counts.
+//
+// The count test needs every look since the analysis started, and this
+// package keeps no state: each measurement as of at range-queries the four
+// counters over [start, start + n·interval], n = ⌊(at − start)/interval⌋,
+// with the analysis' start and the metric's interval from the engine
+// (analysis.ScheduleFrom), and replays the n looks through a new test.
+// Recomputing rather than carrying counts in the measurement's result is
+// what makes a measurement the same live, after a restart (the stored
+// startedAt is the start, and measurements older than the retention are
+// not needed) and in a backtest (whose start is the analysis' and whose
+// prefetched measurements are taken in any order); the looks of one
+// measurement are a prefix of the next's, on a grid fixed by the start,
+// so the test sees one sequence of looks throughout. A metric without an
+// interval has one look, at its instant. The looks are bounded by the
+// datasource's --max-result-values (n+1 points a counter; more is an Error
+// saying to lengthen the interval), and a counter's series times its
+// points by the same bound.
+//
+// Counts are made from counter values as Prometheus' increase() reads
+// them (cumulative): within each series an increase counts, a decrease is
+// a reset after which the new value counts from zero, a missing point
+// carries the previous value, and a series that appears after the start
+// counts from zero; the series are then summed.
+//
+// A measurement's result (countValue) holds the count test's numbers at
+// its last look: decision (continue, Failed, Successful, and at the
+// metric's last measurement Inconclusive), classification, reason, look,
+// last, eValue, pValue, threshold, dispersion, ratio {estimate, lower,
+// upper}, canary and baseline {bad, total}, alpha, tolerance, direction
+// and critical; nil for a number that is not finite. Its Display is one
+// sentence (countDisplay): `Failed at look 10: canary 14 bad of 1,020,
+// baseline 31 of 9,870; rate ratio 4.37 [1.41, 11.3]; e-value 893 ≥ 20`.
+//
+// The phase is the conditions', by default DefaultCountsSuccessCondition
+// and DefaultCountsFailureCondition: continue and Successful are
+// Successful, Failed is Failed, so that failureLimit counts the looks
+// past a regression's detection, and Argo's limits, dryRun and
+// consecutiveErrorLimit apply as to any metric. The metric's last
+// measurement (analysis.Schedule.Last: its count reached) applies the last
+// look's rule (stats.CountTest.Conclude): an undecided test ends
+// Successful, or Inconclusive when its evidence is suggestive; and a side
+// that served no event by then makes it Inconclusive, never Successful. An
+// early Successful does not end the metric (the engine ends a metric by
+// its count or its limits); the measurements report it, and the decision
+// stays. For scoring, the classification is High (Low for decrease) for
+// Failed, Pass for continue and Successful, Nodata while a side has served
+// no event and for the last look's Inconclusive, critical for a critical
+// metric's High, Low and Nodata.
+//
 // The package does no I/O of its own and keeps no state between
 // measurements: Measure may be called from any goroutine.
 package judge

@@ -57,9 +57,14 @@ func (*Provider) Decode(config json.RawMessage) []api.FieldError {
 	return errs
 }
 
-// Languages are the configuration's PromQL fields, the two queries.
+// Languages are the configuration's PromQL fields: the two queries, and
+// the four counters of counts.
 func (*Provider) Languages() map[string]spec.Language {
-	return map[string]spec.Language{"canary": spec.PromQL, "baseline": spec.PromQL}
+	return map[string]spec.Language{
+		"canary": spec.PromQL, "baseline": spec.PromQL,
+		"counts.canary.bad": spec.PromQL, "counts.canary.total": spec.PromQL,
+		"counts.baseline.bad": spec.PromQL, "counts.baseline.total": spec.PromQL,
+	}
 }
 
 // Credentials lists the credentials the queries send (see
@@ -85,8 +90,15 @@ func (*Provider) Scored(config json.RawMessage) spec.Scored {
 }
 
 // DefaultConditions are DefaultSuccessCondition and
-// DefaultFailureCondition.
-func (*Provider) DefaultConditions() (success, failure string) {
+// DefaultFailureCondition; for counts, DefaultCountsSuccessCondition and
+// DefaultCountsFailureCondition.
+func (*Provider) DefaultConditions(config json.RawMessage) (success, failure string) {
+	var j struct {
+		Counts json.RawMessage `json:"counts"`
+	}
+	if json.Unmarshal(config, &j) == nil && len(j.Counts) > 0 && string(j.Counts) != "null" {
+		return DefaultCountsSuccessCondition, DefaultCountsFailureCondition
+	}
 	return DefaultSuccessCondition, DefaultFailureCondition
 }
 
@@ -96,6 +108,9 @@ func (*Provider) DefaultConditions() (success, failure string) {
 // fields: provider.prometheus.query on canary or baseline, the other
 // provider.prometheus fields on provider.judge's.
 func (p *Provider) build(j *Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	if j.Counts != nil {
+		return p.buildCounts(j)
+	}
 	lookback, step, offset := j.Window()
 	side := func(query string, offset time.Duration) *prometheus.Metric {
 		start := fmt.Sprintf("now() - duration(%q)", (offset + lookback).String())
@@ -140,6 +155,58 @@ func (p *Provider) build(j *Metric) (analysis.Source, map[string]string, []api.F
 	}
 	if j.Control != nil {
 		metadata[BaselineOffset] = j.Control.Offset
+	}
+	return source, metadata, nil
+}
+
+// Metadata keys of a counts metric's result: its four counters, arguments
+// substituted.
+const (
+	ResolvedCanaryBadQuery     = "ResolvedCanaryBadQuery"
+	ResolvedCanaryTotalQuery   = "ResolvedCanaryTotalQuery"
+	ResolvedBaselineBadQuery   = "ResolvedBaselineBadQuery"
+	ResolvedBaselineTotalQuery = "ResolvedBaselineTotalQuery"
+)
+
+// buildCounts makes a counts metric's source from four Prometheus sources,
+// one per counter, which it range-queries (series.Source) itself.
+func (p *Provider) buildCounts(j *Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	c := j.Counts
+	queries := [4]string{c.Canary.Bad, c.Canary.Total, c.Baseline.Bad, c.Baseline.Total}
+	var sources [4]analysis.Source
+	var problems []api.FieldError
+	seen := map[api.FieldError]bool{}
+	for i, q := range queries {
+		src, _, errs := p.prometheus(&prometheus.Metric{
+			Address:        j.Address,
+			Query:          q,
+			Authentication: j.Authentication,
+			Timeout:        j.Timeout,
+			Insecure:       j.Insecure,
+			Headers:        slices.Clone(j.Headers),
+		})
+		sources[i] = src
+		for _, e := range judgeFields(errs, "counts."+counterFields[i]) {
+			if !seen[e] {
+				seen[e] = true
+				problems = append(problems, e)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, problems
+	}
+	maxValues := 0
+	if m, ok := sources[0].(interface{ MaxResultValues() int }); ok {
+		maxValues = m.MaxResultValues()
+	}
+	source := NewCountSource(CountOptions{
+		CanaryBad: sources[0], CanaryTotal: sources[1], BaselineBad: sources[2], BaselineTotal: sources[3],
+		Config: j.CountConfig(), Critical: j.Critical, MaxValues: maxValues,
+	})
+	metadata := map[string]string{
+		ResolvedCanaryBadQuery: queries[0], ResolvedCanaryTotalQuery: queries[1],
+		ResolvedBaselineBadQuery: queries[2], ResolvedBaselineTotalQuery: queries[3],
 	}
 	return source, metadata, nil
 }

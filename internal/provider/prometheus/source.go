@@ -50,6 +50,12 @@ type rangeQuery struct {
 	step       time.Duration
 }
 
+// MaxResultValues is the most values a query's result may have
+// (Options.MaxResultValues, --max-result-values), for a caller that sends
+// range queries of its own through QuerySeries (the judge's counts) and
+// bounds them by it.
+func (s *source) MaxResultValues() int { return s.p.maxValues }
+
 // BoundByContext reports that Measure returns when its context is done:
 // the request, and the reading of its body, are made with it.
 func (*source) BoundByContext() bool { return true }
