@@ -1,0 +1,16 @@
+// Package canarybench is canaryd's open canary benchmark: a seeded
+// generator of labelled canary-versus-baseline cases of bad-event counts
+// (Generate), their format (Case, one JSON object a line in
+// testdata/benchmark/cases.ndjson), and the scoring of methods on them
+// (Run): the count judge, the sample judge judged again at every interval,
+// the threshold template of canaryd's seed, and Lindon & Malek's
+// Dirichlet-multinomial test at a declared share.
+//
+// A case's looks are cumulative counts, so that any tool that reads a
+// stream of counts can be run on the set: `canaryd judge` reads a case's
+// looks unchanged. docs/judge.md documents the format, the families, the
+// method of each table and what the guarantees assume.
+//
+// The package is deterministic: the same seed and scale make the same
+// cases, byte for byte, and the same tables.
+package canarybench

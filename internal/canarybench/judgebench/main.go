@@ -1,0 +1,64 @@
+// Command judgebench runs canaryd's open canary benchmark: it makes the
+// labelled cases (internal/canarybench) and prints, for every method, a
+// table of its false alarms, detections and time to a verdict. `make
+// judge-bench` runs it at the scale docs/judge.md reports; `-write FILE`
+// writes the cases instead, one JSON object a line, as
+// testdata/benchmark/cases.ndjson holds them at scale 1.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/canaryd/canaryd/internal/canarybench"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "judgebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("judgebench", flag.ContinueOnError)
+	seed := fs.Uint64("seed", canarybench.Seed, "the generator's seed")
+	scale := fs.Int("scale", 12, "copies of every cell's cases (1 is the published set)")
+	write := fs.String("write", "", "write the cases to this file, one JSON object a line, instead of scoring them")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	if *scale < 1 {
+		return fmt.Errorf("-scale must be at least 1")
+	}
+	cases := canarybench.Generate(*seed, *scale)
+	if *write != "" {
+		f, err := os.Create(*write)
+		if err != nil {
+			return err
+		}
+		if err := canarybench.WriteCases(f, cases); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	start := time.Now()
+	methods := canarybench.Methods()
+
+	res := canarybench.Run(cases, methods)
+	w := bufio.NewWriter(os.Stdout)
+	aa := 0
+	for _, c := range cases {
+		if !c.Labels.Regression {
+			aa++
+		}
+	}
+	fmt.Fprintf(w, "%d cases (%d A/A), seed %d, scale %d, alpha %g; scored in %s\n\n", len(cases), aa, *seed, *scale, canarybench.Alpha, time.Since(start).Round(time.Second))
+	canarybench.WriteTables(w, methods, res)
+	return w.Flush()
+}
