@@ -25,6 +25,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
+	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -104,6 +105,7 @@ func hostileRows() []hostileRow {
 		{name: "conditions/Argo's examples still run", attack: attackArgoExamples},
 		{name: "conditions/a template argument", attack: attackTemplateConditionArgument},
 		{name: "documents/YAML aliases", attack: attackAliases},
+		{name: "documents/YAML nodes, three at a time", attack: attackNodes},
 		{name: "arguments/inside query quotes", attack: attackArgumentInsideQuotes},
 		{name: "arguments/outside query quotes", attack: attackArgumentOutsideQuotes},
 		{name: "arguments/size", attack: attackArgumentSize},
@@ -254,6 +256,53 @@ func attackAliases(t *testing.T, c *capped, _ *hostileEnv) {
 			}
 			c.alive(t)
 		})
+	}
+}
+
+// attackNodes posts bodies of a megabyte, within the body's size limit,
+// that are half a million YAML nodes (a flow sequence of ones) or aliases,
+// three at a time to each route that decodes a document, a few rounds:
+// each is refused, a 400 on body naming the limit of nodes (or the
+// aliases), or a 429 past the bound on bodies decoded at once, and the
+// process stays within its memory and answers /healthz throughout (c.check).
+func attackNodes(t *testing.T, c *capped, _ *hostileEnv) {
+	var b strings.Builder
+	b.WriteString("metrics: [")
+	for b.Len() < server.DefaultMaxBodyBytes-16 {
+		b.WriteString("1,")
+	}
+	b.WriteString("1]\n")
+	bodies := [][]byte{[]byte(b.String()), aliasBody("sequence")}
+	limit := fmt.Sprintf("more than %d YAML nodes", spec.MaxYAMLNodes)
+	for _, path := range []string{"/v1/validate", "/v1/analyses", "/v1/evaluate"} {
+		for round := range 3 {
+			var wg sync.WaitGroup
+			answers := make([]answer, 3)
+			for i := range answers {
+				wg.Add(1)
+				// Ends when its request is answered, within validationDeadline.
+				go func() {
+					defer wg.Done()
+					answers[i] = do(http.MethodPost, c.base+path, "application/yaml", bodies[(round+i)%len(bodies)], validationDeadline)
+				}()
+			}
+			wg.Wait()
+			for _, ans := range answers {
+				if ans.status == http.StatusTooManyRequests {
+					if p := ans.problem(t, http.StatusTooManyRequests); p.Type != server.ProblemTooManyDecodes || ans.header.Get("Retry-After") == "" {
+						t.Errorf("%s: a 429 that is not too-many-decodes with Retry-After: %s", path, ans)
+					}
+					continue
+				}
+				p := ans.problem(t, http.StatusBadRequest)
+				if !slices.ContainsFunc(p.Errors, func(e api.FieldError) bool {
+					return e.Field == "body" && (strings.Contains(e.Message, limit) || mentions(e.Message, "more YAML anchors or aliases"))
+				}) {
+					t.Errorf("%s: refused for another reason than its nodes or aliases: %s", path, errorList(p))
+				}
+			}
+			c.alive(t)
+		}
 	}
 }
 
