@@ -154,9 +154,11 @@ bench: prometheus postgresql
 
 # judge-bench runs the open canary benchmark (internal/canarybench): every
 # method on 4,800 generated cases, 2,160 of them A/A, and prints the tables
-# of docs/judge.md (about a minute).
+# of docs/judge.md (about a minute). JUDGE_BENCH_SCALE=1 scores the
+# published set alone.
+JUDGE_BENCH_SCALE ?= 12
 judge-bench:
-	$(GO) run ./internal/canarybench/judgebench -scale 12
+	$(GO) run ./internal/canarybench/judgebench -scale $(JUDGE_BENCH_SCALE)
 
 # bench-once runs every benchmark of make bench once, with small
 # populations (about a minute): it shows that they all still run; the

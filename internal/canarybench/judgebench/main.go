@@ -8,8 +8,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -23,11 +25,30 @@ func main() {
 	}
 }
 
+// printLooks writes the looks of the case named id, one a line.
+func printLooks(w io.Writer, cases []canarybench.Case, id string) error {
+	for _, c := range cases {
+		if c.ID != id {
+			continue
+		}
+		bw := bufio.NewWriter(w)
+		enc := json.NewEncoder(bw)
+		for _, l := range c.Looks {
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	}
+	return fmt.Errorf("no case %q at this seed and scale", id)
+}
+
 func run(args []string) error {
 	fs := flag.NewFlagSet("judgebench", flag.ContinueOnError)
 	seed := fs.Uint64("seed", canarybench.Seed, "the generator's seed")
 	scale := fs.Int("scale", 12, "copies of every cell's cases (1 is the published set)")
 	write := fs.String("write", "", "write the cases to this file, one JSON object a line, instead of scoring them")
+	looks := fs.String("looks", "", "print the looks of the case with this id, one JSON object a line, as canaryd judge reads them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,6 +57,9 @@ func run(args []string) error {
 		return fmt.Errorf("-scale must be at least 1")
 	}
 	cases := canarybench.Generate(*seed, *scale)
+	if *looks != "" {
+		return printLooks(os.Stdout, cases, *looks)
+	}
 	if *write != "" {
 		f, err := os.Create(*write)
 		if err != nil {

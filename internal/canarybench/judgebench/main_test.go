@@ -25,6 +25,9 @@ func TestWrite(t *testing.T) {
 	if len(cases) != len(canarybench.Generate(3, 1)) {
 		t.Errorf("wrote %d cases", len(cases))
 	}
+	if err := run([]string{"-looks", "no-such-case"}); err == nil {
+		t.Error("-looks of a case that does not exist printed nothing and no error")
+	}
 	if err := run([]string{"-scale", "0"}); err == nil {
 		t.Error("-scale 0 was taken")
 	}
