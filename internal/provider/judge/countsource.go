@@ -106,7 +106,9 @@ func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observ
 
 	var cum [4][]float64
 	if n > 0 {
-		q := series.Query{Start: start, End: end, Step: step, MaxPoints: n + 1, MaxSeries: max(1, s.o.MaxValues/(n+1))}
+		m := pointsPerLook(step, n, s.o.MaxValues)
+		points := n*m + 1
+		q := series.Query{Start: start, End: end, Step: step / time.Duration(m), MaxPoints: points, MaxSeries: max(1, s.o.MaxValues/points)}
 		var errs [4]error
 		var wg sync.WaitGroup
 		for i, src := range [4]analysis.Source{s.o.CanaryBad, s.o.CanaryTotal, s.o.BaselineBad, s.o.BaselineTotal} {
@@ -114,7 +116,7 @@ func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observ
 			// Ends when the query returns: it is made with ctx.
 			go func() {
 				defer wg.Done()
-				cum[i], errs[i] = counter(ctx, src, q, n)
+				cum[i], errs[i] = counter(ctx, src, q, n, m)
 			}()
 		}
 		wg.Wait()
@@ -176,9 +178,39 @@ func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observ
 // counterFields name the four counters, in CountSource's order.
 var counterFields = [4]string{"canary.bad", "canary.total", "baseline.bad", "baseline.total"}
 
-// counter range-queries one counter and counts its events since the start
-// at each look.
-func counter(ctx context.Context, src analysis.Source, q series.Query, n int) ([]float64, error) {
+// Resolution is the longest step at which a counter is read between two
+// looks: a common scrape interval. A reset is seen at the point it is read
+// at, and the events between the point before it and the reset are lost
+// (they are in no value read); reading the counter at its scrapes keeps
+// all of them.
+const Resolution = 15 * time.Second
+
+// pointsPerLook is how many points of a counter are read per look, m, so
+// that the step of the range queries, step/m, is a whole number of
+// milliseconds of at most Resolution, and the n looks' n·m+1 points are
+// within maxValues; as near to that as they allow (m = 1: one point a
+// look).
+func pointsPerLook(step time.Duration, n, maxValues int) int {
+	ms := int64(step / time.Millisecond)
+	if step%time.Millisecond != 0 || ms <= 0 || n <= 0 {
+		return 1
+	}
+	best := 1
+	for m := int64(1); m <= ms && int64(n)*m+1 <= int64(maxValues); m++ {
+		if ms%m != 0 {
+			continue
+		}
+		best = int(m)
+		if time.Duration(ms/m)*time.Millisecond <= Resolution {
+			break
+		}
+	}
+	return best
+}
+
+// counter range-queries one counter, m points a look, and counts its
+// events since the start at each of the n looks.
+func counter(ctx context.Context, src analysis.Source, q series.Query, n, m int) ([]float64, error) {
 	rs, ok := src.(series.Source)
 	if !ok {
 		return nil, errors.New("the counter's source cannot be range-queried")
@@ -191,7 +223,12 @@ func counter(ctx context.Context, src analysis.Source, q series.Query, n int) ([
 		return nil, fmt.Errorf("the query returned %d series, more than the %d that %d looks each may have within --max-result-values: aggregate them (sum by a few labels)",
 			len(set.Series)+set.More, q.MaxSeries, n+1)
 	}
-	return cumulative(set, q.Start, q.Step, n), nil
+	fine := cumulative(set, q.Start, q.Step, n*m)
+	out := make([]float64, n+1)
+	for k := range out {
+		out[k] = fine[k*m]
+	}
+	return out, nil
 }
 
 func interval(start, end time.Time) string {

@@ -98,12 +98,12 @@ func TestCountSource(t *testing.T) {
 			t.Errorf("%s: metadata %v", tt.name, obs.Metadata)
 		}
 	}
-	// The range: from the start, one point a look, the last look's
-	// instant its end (not the measurement's).
+	// The range: from the start, four points a look (15 s), the last
+	// look's instant its end (not the measurement's).
 	if len(asked) == 0 {
 		t.Fatal("no range query")
 	}
-	if q := asked[0]; !q.Start.Equal(countsStart) || !q.End.Equal(countsStart.Add(10*time.Minute)) || q.Step != time.Minute || q.MaxPoints != 11 {
+	if q := asked[0]; !q.Start.Equal(countsStart) || !q.End.Equal(countsStart.Add(10*time.Minute)) || q.Step != 15*time.Second || q.MaxPoints != 41 {
 		t.Errorf("range query %+v", q)
 	}
 }
@@ -170,6 +170,28 @@ func TestFormatCount(t *testing.T) {
 	for f, want := range map[float64]string{0: "0", 14: "14", 1020: "1,020", 9870: "9,870", 1234567: "1,234,567", 2.5: "2.5", -1500: "-1,500"} {
 		if got := formatCount(f); got != want {
 			t.Errorf("formatCount(%v) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestPointsPerLook(t *testing.T) {
+	tests := []struct {
+		step      time.Duration
+		n, max, m int
+	}{
+		{time.Minute, 10, 10000, 4},          // 15 s
+		{30 * time.Second, 10, 10000, 2},     // 15 s
+		{10 * time.Second, 10, 10000, 1},     // already finer
+		{90 * time.Second, 10, 10000, 6},     // 15 s
+		{61 * time.Second, 10, 10000, 5},     // 12.2 s: 61 s has no divisor giving 15 s
+		{time.Minute, 3000, 10000, 3},        // 20 s: four points a look would be too many
+		{time.Minute, 9999, 10000, 1},        // one point a look
+		{200 * time.Millisecond, 10, 100, 1}, // sub-second
+		{time.Minute + time.Nanosecond, 10, 10000, 1},
+	}
+	for _, tt := range tests {
+		if got := pointsPerLook(tt.step, tt.n, tt.max); got != tt.m {
+			t.Errorf("pointsPerLook(%s, %d, %d) = %d, want %d", tt.step, tt.n, tt.max, got, tt.m)
 		}
 	}
 }

@@ -69,10 +69,13 @@
 // prefetched measurements are taken in any order); the looks of one
 // measurement are a prefix of the next's, on a grid fixed by the start,
 // so the test sees one sequence of looks throughout. A metric without an
-// interval has one look, at its instant. The looks are bounded by the
-// datasource's --max-result-values (n+1 points a counter; more is an Error
-// saying to lengthen the interval), and a counter's series times its
-// points by the same bound.
+// interval has one look, at its instant. Between looks a counter is read
+// every Resolution (15 s, a common scrape interval) or as near as divides
+// the interval, so that a reset loses no more than a scrape shows. The
+// points are bounded by the datasource's --max-result-values: the looks'
+// n+1 at least (more is an Error saying to lengthen the interval), the
+// points between them fewer when they would not fit, and a counter's
+// series times its points too.
 //
 // Counts are made from counter values as Prometheus' increase() reads
 // them (cumulative): within each series an increase counts, a decrease is
