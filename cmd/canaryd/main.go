@@ -3,7 +3,8 @@
 // judge metrics, which compare a canary with its baseline) and answers
 // with the verdict: `canaryd serve` over HTTP, `canaryd run` in a
 // pipeline, `canaryd backtest` over a window of the past, `canaryd
-// validate` as a linter, `canaryd migrate` for a PostgreSQL store's schema,
+// validate` as a linter, `canaryd judge` on counts from anywhere,
+// `canaryd migrate` for a PostgreSQL store's schema,
 // and `canaryd version`.
 package main
 
@@ -109,6 +110,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return env.validateCommand(args[1:])
 	case "backtest":
 		return env.backtestCommand(args[1:])
+	case "judge":
+		return env.judgeCommand(args[1:])
 	case "migrate":
 		return env.migrateCommand(args[1:])
 	case "version":
@@ -159,7 +162,7 @@ func (e *environment) helpCommand(args []string) int {
 }
 
 // commands are the commands that `canaryd help COMMAND` knows.
-var commands = map[string]bool{"serve": true, "run": true, "validate": true, "backtest": true, "migrate": true, "version": true}
+var commands = map[string]bool{"serve": true, "run": true, "validate": true, "backtest": true, "judge": true, "migrate": true, "version": true}
 
 func isHelpFlag(a string) bool {
 	switch a {
@@ -180,12 +183,14 @@ Usage:
                                                           check templates (files, directories) without running them
   canaryd backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL]
                                                           run a template against history, at once
+  canaryd judge [FILE] [--alpha 0.05] [--tolerance 1] [--direction increase] [--max-looks N] [--all]
+                                                          the sequential count test on looks (NDJSON) of counts
   canaryd migrate --store URL                             migrate a postgres:// store's schema
   canaryd version                                         print the version
   canaryd help [COMMAND]                                  this, or a command's flags
 
 FILE is YAML or JSON, or - for standard input.
-Exit codes of run and backtest: 0 Successful, 1 Failed, 2 Inconclusive, 3 Error,
+Exit codes of run, backtest and judge: 0 Successful, 1 Failed, 2 Inconclusive, 3 Error,
 64 bad input, 130 interrupted (SIGINT), 143 terminated (SIGTERM).
 Run 'canaryd COMMAND -h' for a command's flags.
 `)

@@ -121,15 +121,7 @@ func (e *environment) newSpecFlagSet(name string) (*flag.FlagSet, *specFlags) {
 // usage to standard error and ends it with exitUsage. ok is false when the
 // command must end with code.
 func (e *environment) parseFlags(fs *flag.FlagSet, synopsis string, args []string) (code int, ok bool) {
-	usage := func(w io.Writer) {
-		e.printf(w, "Usage:\n  canaryd %s\n", synopsis)
-		if hasFlags(fs) {
-			e.printf(w, "\nFlags:\n")
-			fs.SetOutput(w)
-			fs.PrintDefaults()
-			fs.SetOutput(e.stderr)
-		}
-	}
+	usage := func(w io.Writer) { e.commandUsage(w, fs, synopsis) }
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {} // printed below: to stdout when asked for
 	err := fs.Parse(args)
@@ -152,6 +144,17 @@ func (e *environment) parseFlags(fs *flag.FlagSet, synopsis string, args []strin
 		return exitUsage, false
 	}
 	return 0, true
+}
+
+// commandUsage prints a command's usage: its synopsis and its flags.
+func (e *environment) commandUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	e.printf(w, "Usage:\n  canaryd %s\n", synopsis)
+	if hasFlags(fs) {
+		e.printf(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(e.stderr)
+	}
 }
 
 func hasFlags(fs *flag.FlagSet) bool {
