@@ -16,5 +16,6 @@ func serverLimits(cfg *config.Config) server.Limits {
 		MaxBacktestWindow:       cfg.MaxBacktestWindow,
 		MaxBacktestStarts:       cfg.MaxBacktestStarts,
 		MaxBacktestMeasurements: cfg.MaxBacktestMeasurements,
+		MaxJudgeLooks:           cfg.MaxJudgeLooks,
 	}
 }

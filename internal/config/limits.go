@@ -36,6 +36,8 @@ type Limits struct {
 	// MaxBacktestMeasurements bounds the measurements one backtest request
 	// may take, as estimated from its schedule before it runs.
 	MaxBacktestMeasurements int
+	// MaxJudgeLooks is the most looks one POST /v1/judge may post.
+	MaxJudgeLooks int
 	// MaxRounds is how many rounds (the evaluate endpoints) and gates may
 	// be answered at once.
 	MaxRounds int
@@ -75,6 +77,7 @@ func DefaultLimits() Limits {
 		MaxBacktestWindow:       limits.MaxBacktestWindow,
 		MaxBacktestStarts:       limits.MaxBacktestStarts,
 		MaxBacktestMeasurements: limits.MaxBacktestMeasurements,
+		MaxJudgeLooks:           limits.MaxJudgeLooks,
 		MaxRounds:               limits.MaxRounds,
 		MaxRetainedBytes:        limits.MaxRetainedBytes,
 		MinRetention:            limits.MinRetention,
@@ -103,6 +106,8 @@ func limitSettings() []setting {
 			func(c *Config) *int { return &c.MaxBacktestStarts }), 1, ""),
 		atLeast(intSetting(g, "max-backtest-measurements", "most measurements one backtest request may take, estimated from its schedule",
 			func(c *Config) *int { return &c.MaxBacktestMeasurements }), 1, ""),
+		atLeast(intSetting(g, "max-judge-looks", "most looks one POST /v1/judge may post; more is a 400 on looks",
+			func(c *Config) *int { return &c.MaxJudgeLooks }), 1, ""),
 		atLeast(intSetting(g, "max-rounds", "rounds (/evaluate) and gates answered at once before new ones get 429",
 			func(c *Config) *int { return &c.MaxRounds }), 1, ""),
 		atLeast(bytesSetting(g, "max-retained-bytes", "results held in memory, running and finished analyses, in bytes (256MiB, 1GiB); finished ones are evicted oldest first, and new analyses get 429 when none can be",

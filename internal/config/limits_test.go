@@ -13,7 +13,7 @@ import (
 // a variable and the file, as every setting is.
 func TestLimits(t *testing.T) {
 	dir := t.TempDir()
-	file := writeFile(t, dir, "c.yaml", "maxMetrics: 7\nmaxBacktestWindow: 48h\nmaxQueryTimeout: 20s\nmaxRetainedBytes: 128MiB\nmaxResultValues: 300\nmaxQueryLength: 1000\nverbatimArgs: true\n")
+	file := writeFile(t, dir, "c.yaml", "maxMetrics: 7\nmaxJudgeLooks: 123\nmaxBacktestWindow: 48h\nmaxQueryTimeout: 20s\nmaxRetainedBytes: 128MiB\nmaxResultValues: 300\nmaxQueryLength: 1000\nverbatimArgs: true\n")
 	tests := []struct {
 		name string
 		args []string
@@ -23,12 +23,12 @@ func TestLimits(t *testing.T) {
 		{name: "defaults", want: func(*Limits) {}},
 		{name: "flags", args: []string{"--max-metrics", "10", "--max-condition-length", "512", "--max-streams", "8", "--max-query-timeout", "15s",
 			"--max-backtests", "2", "--max-backtest-window", "72h", "--max-backtest-starts", "100", "--max-backtest-measurements", "5000",
-			"--max-rounds", "16", "--max-retained-bytes", "1GiB", "--min-retention", "5m", "--max-result-values", "50000",
+			"--max-judge-looks", "500", "--max-rounds", "16", "--max-retained-bytes", "1GiB", "--min-retention", "5m", "--max-result-values", "50000",
 			"--max-query-length", "8192", "--verbatim-args"},
 			want: func(l *Limits) {
 				*l = Limits{MaxMetrics: 10, MaxConditionLength: 512, MaxStreams: 8, MaxQueryTimeout: 15 * time.Second,
 					MaxBacktests: 2, MaxBacktestWindow: 72 * time.Hour, MaxBacktestStarts: 100, MaxBacktestMeasurements: 5000,
-					MaxRounds: 16, MaxRetainedBytes: 1 << 30, MinRetention: 5 * time.Minute, MaxResultValues: 50000,
+					MaxJudgeLooks: 500, MaxRounds: 16, MaxRetainedBytes: 1 << 30, MinRetention: 5 * time.Minute, MaxResultValues: 50000,
 					MaxQueryLength: 8192, VerbatimArgs: true}
 			}},
 		{name: "sizes in bytes and powers of ten", args: []string{"--max-retained-bytes", "2000000"}, env: []string{"CANARYD_MAX_RETAINED_BYTES", "64MB"},
@@ -36,9 +36,10 @@ func TestLimits(t *testing.T) {
 		{name: "a size in a variable", env: []string{"CANARYD_MAX_RETAINED_BYTES", "64MB"},
 			want: func(l *Limits) { l.MaxRetainedBytes = 64_000_000 }},
 		{name: "variables", env: []string{"CANARYD_MAX_STREAMS", "3", "CANARYD_MAX_BACKTESTS", "1", "CANARYD_MAX_RESULT_VALUES", "2000",
-			"CANARYD_MAX_QUERY_LENGTH", "4096", "CANARYD_VERBATIM_ARGS", "true"},
+			"CANARYD_MAX_QUERY_LENGTH", "4096", "CANARYD_VERBATIM_ARGS", "true", "CANARYD_MAX_JUDGE_LOOKS", "70"},
 			want: func(l *Limits) {
 				l.MaxStreams, l.MaxBacktests, l.MaxResultValues, l.MaxQueryLength, l.VerbatimArgs = 3, 1, 2000, 4096, true
+				l.MaxJudgeLooks = 70
 			}},
 		{name: "a boolean flag given false over a variable", args: []string{"--verbatim-args=false"}, env: []string{"CANARYD_VERBATIM_ARGS", "true"},
 			want: func(*Limits) {}},
@@ -46,7 +47,7 @@ func TestLimits(t *testing.T) {
 			want: func(l *Limits) {
 				l.MaxMetrics, l.MaxBacktestWindow, l.MaxQueryTimeout = 9, 48*time.Hour, 20*time.Second
 				l.MaxRetainedBytes, l.MaxResultValues = 128<<20, 300
-				l.MaxQueryLength, l.VerbatimArgs = 1000, true
+				l.MaxQueryLength, l.VerbatimArgs, l.MaxJudgeLooks = 1000, true, 123
 			}},
 	}
 	for _, tt := range tests {
@@ -68,7 +69,7 @@ func TestLimits(t *testing.T) {
 func TestLimitsInvalid(t *testing.T) {
 	_, err := Load([]string{"--max-metrics", "0", "--max-streams", "-1", "--max-query-timeout", "0s", "--max-backtest-window", "-1h",
 		"--max-rounds", "0", "--max-retained-bytes", "512KiB", "--min-retention", "2h", "--retention", "1h", "--max-result-values", "0",
-		"--max-query-length", "0", "--verbatim-args=maybe"}, env(), io.Discard)
+		"--max-query-length", "0", "--verbatim-args=maybe", "--max-judge-looks", "0"}, env(), io.Discard)
 	var cerr *Error
 	if !errors.As(err, &cerr) {
 		t.Fatalf("Load: %v, want *Error", err)
@@ -83,6 +84,7 @@ func TestLimitsInvalid(t *testing.T) {
 		"--max-retained-bytes: must be at least 1MiB, got 524288 bytes",
 		"--min-retention: must be at most --retention (1h0m0s), got 2h0m0s",
 		"--max-query-length: must be at least 1, got 0",
+		"--max-judge-looks: must be at least 1, got 0",
 		`--verbatim-args: invalid boolean "maybe" (want true or false)`,
 	}
 	got := strings.Join(cerr.Problems, "\n")

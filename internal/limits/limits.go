@@ -61,6 +61,10 @@ const (
 	// bodies can take to some tens of megabytes, with both of a 2-core
 	// canaryd's cores busy.
 	MaxDecodes = 4
+	// MaxJudgeLooks is the most looks one POST /v1/judge may post. A
+	// 1 MiB body holds some 15,000 looks; 10,000 are a look a minute for
+	// a week, and some tens of milliseconds of the count test.
+	MaxJudgeLooks = 10_000
 	// MaxAnalyses is how many analyses may run at once.
 	MaxAnalyses = 100
 	// MaxStreams is how many streams may follow one analysis at once:

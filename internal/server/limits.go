@@ -42,6 +42,9 @@ type Limits struct {
 	// may take, estimated from the schedule before it runs: a 400 on every
 	// (or end) beyond it.
 	MaxBacktestMeasurements int
+	// MaxJudgeLooks is the most looks one POST /v1/judge may post: a 400
+	// on looks beyond it.
+	MaxJudgeLooks int
 }
 
 // Defaults of Limits, from the one home of every limit's default.
@@ -53,6 +56,7 @@ const (
 	DefaultMaxBacktestWindow       = limits.MaxBacktestWindow
 	DefaultMaxBacktestStarts       = limits.MaxBacktestStarts
 	DefaultMaxBacktestMeasurements = limits.MaxBacktestMeasurements
+	DefaultMaxJudgeLooks           = limits.MaxJudgeLooks
 )
 
 // DefaultLimits returns the limits of a server whose Options set none.
@@ -65,6 +69,7 @@ func DefaultLimits() Limits {
 		MaxBacktestWindow:       DefaultMaxBacktestWindow,
 		MaxBacktestStarts:       DefaultMaxBacktestStarts,
 		MaxBacktestMeasurements: DefaultMaxBacktestMeasurements,
+		MaxJudgeLooks:           DefaultMaxJudgeLooks,
 	}
 }
 
@@ -91,6 +96,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBacktestMeasurements <= 0 {
 		l.MaxBacktestMeasurements = d.MaxBacktestMeasurements
+	}
+	if l.MaxJudgeLooks <= 0 {
+		l.MaxJudgeLooks = d.MaxJudgeLooks
 	}
 	return l
 }

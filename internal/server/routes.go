@@ -63,6 +63,10 @@ func (s *server) routes(r chi.Router) {
 	v1.Method(http.MethodPost, "/v1/templates/{name}/backtests", handleBacktest(s.log, s.analyses,
 		s.in.readTemplate(s.templates, queryParams{backtest: true}, false), s.limits))
 
+	// The judge's count test on counts from anywhere, as canaryd judge
+	// runs it (judge.go).
+	v1.Method(http.MethodPost, "/v1/judge", handleJudge(s.in, s.limits.MaxJudgeLooks))
+
 	// Gates: run to the end, the verdict as the status. The named gate
 	// also takes Flagger's webhook payload.
 	v1.Method(http.MethodPost, "/v1/gates", handleGate(s.log, s.analyses,

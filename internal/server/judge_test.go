@@ -1,0 +1,210 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/canaryd/canaryd/internal/server"
+)
+
+// judgeLook is one look of POST /v1/judge's body.
+func judgeLook(cb, ct, bb, bt float64) string {
+	return fmt.Sprintf(`{"canary":{"bad":%g,"total":%g},"baseline":{"bad":%g,"total":%g}}`, cb, ct, bb, bt)
+}
+
+// judgeBody is a body of POST /v1/judge: the options' JSON members, if
+// any, and the looks.
+func judgeBody(options string, looks ...string) string {
+	if options != "" {
+		options += ","
+	}
+	return `{` + options + `"looks":[` + strings.Join(looks, ",") + `]}`
+}
+
+// regressionLooks are testdata/judge/looks/regression.ndjson's: a canary
+// with ten times the baseline's errors from its second look.
+var regressionLooks = []string{
+	judgeLook(1, 100, 1, 100), judgeLook(30, 1100, 3, 1100), judgeLook(80, 2100, 6, 2100), judgeLook(180, 4100, 12, 4100),
+}
+
+// aaJudgeLooks are n looks of an A/A canary: 1% of 1,000 events a look on
+// both sides, the canary's a little ahead and then behind.
+func aaJudgeLooks(n int) []string {
+	var out []string
+	for i := 1; i <= n; i++ {
+		wobble := float64(i % 3)
+		out = append(out, judgeLook(float64(10*i)+wobble, float64(1000*i), float64(10*i)+2-wobble, float64(1000*i)))
+	}
+	return out
+}
+
+type judgeLine struct {
+	Look     int      `json:"look"`
+	EValue   *float64 `json:"eValue"`
+	PValue   *float64 `json:"pValue"`
+	Ratio    struct{ Estimate, Lower, Upper *float64 }
+	Decision string `json:"decision"`
+}
+
+func TestJudge(t *testing.T) {
+	s := start(t, options{prometheus: []string{"http://127.0.0.1:9"}})
+	tests := []struct {
+		name string
+		body string
+		want []string // each line's decision
+	}{
+		{"a clear regression fails at its second look", judgeBody("", regressionLooks...), []string{"continue", "Failed"}},
+		{"all goes on to the end, the decision staying", judgeBody(`"all":true`, regressionLooks...), []string{"continue", "Failed", "Failed", "Failed"}},
+		{"a tolerance of 20 passes it", judgeBody(`"tolerance":20,"alpha":0.05,"all":false`, regressionLooks...), []string{"continue", "continue", "continue", "Successful"}},
+		{"direction decrease passes it", judgeBody(`"direction":"decrease"`, regressionLooks...), []string{"continue", "Successful"}},
+		{"an A/A canary continues, then ends Successful", judgeBody("", aaJudgeLooks(4)...), []string{"continue", "continue", "continue", "Successful"}},
+		{"worse, but not surely: Inconclusive", judgeBody("", judgeLook(30, 1000, 10, 1000)), []string{"Inconclusive"}},
+		{"a look spread over lines, keys in any order", `{"looks": [
+			{"baseline": {"total": 1e3, "bad": 10}, "canary": {"bad": 10.5, "total": 1000}}
+		]}`, []string{"Successful"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := s.do(http.MethodPost, "/v1/judge", "application/json", tt.body)
+			if resp.status != http.StatusOK {
+				t.Fatalf("status %d, want 200:\n%s", resp.status, resp.body)
+			}
+			var lines []judgeLine
+			d := json.NewDecoder(strings.NewReader(string(resp.body)))
+			d.DisallowUnknownFields()
+			if err := d.Decode(&lines); err != nil {
+				t.Fatalf("%v\n%s", err, resp.body)
+			}
+			var got []string
+			for i, l := range lines {
+				got = append(got, l.Decision)
+				if l.Look != i+1 || l.EValue == nil || l.PValue == nil {
+					t.Errorf("line %d: %+v", i, l)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("decisions %v, want %v\n%s", got, tt.want, resp.body)
+			}
+		})
+	}
+
+	// Not finite is null: no bound yet, no baseline errors.
+	resp := s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", judgeLook(5, 100, 0, 100)))
+	if want := `"ratio":{"estimate":null,"lower":0,"upper":null}`; !strings.Contains(string(resp.body), want) {
+		t.Errorf("nulls: %s, want %s", resp.body, want)
+	}
+}
+
+// TestJudgeBadInput: every bad input is a 400 naming its field, looks by
+// index, with its pointer, and nothing is judged.
+func TestJudgeBadInput(t *testing.T) {
+	s := start(t, options{prometheus: []string{"http://127.0.0.1:9"}, limits: server.Limits{MaxJudgeLooks: 5}})
+	ok := judgeLook(10, 1000, 10, 1000)
+	type fieldError struct{ field, message, pointer string }
+	tests := []struct {
+		name string
+		body string
+		want []fieldError
+	}{
+		{"alpha 0", judgeBody(`"alpha":0`, ok), []fieldError{{"alpha", "must be in (0, 0.5], got 0", "/alpha"}}},
+		{"alpha above 0.5", judgeBody(`"alpha":0.6`, ok), []fieldError{{"alpha", "must be in (0, 0.5], got 0.6", "/alpha"}}},
+		{"alpha a string", judgeBody(`"alpha":"NaN"`, ok), []fieldError{{"alpha", `must be a number, got a string ("NaN")`, "/alpha"}}},
+		{"tolerance 0", judgeBody(`"tolerance":0`, ok), []fieldError{{"tolerance", "must be a finite number > 0, got 0", "/tolerance"}}},
+		{"tolerance negative", judgeBody(`"tolerance":-2`, ok), []fieldError{{"tolerance", "must be a finite number > 0, got -2", "/tolerance"}}},
+		{"tolerance beyond a float64", judgeBody(`"tolerance":1e400`, ok), []fieldError{{"tolerance", "must be a finite number, got 1e400 (beyond a float64)", "/tolerance"}}},
+		{"direction either", judgeBody(`"direction":"either"`, ok), []fieldError{{"direction", `must be increase or decrease, got "either"`, "/direction"}}},
+		{"direction a number", judgeBody(`"direction":1`, ok), []fieldError{{"direction", "must be a string, increase or decrease, got a number", "/direction"}}},
+		{"all a string", judgeBody(`"all":"yes"`, ok), []fieldError{{"all", `must be true or false, got a string ("yes")`, "/all"}}},
+		{"an unknown field, and every problem", judgeBody(`"alpah":0.1,"tolerance":0`, ok), []fieldError{
+			{"alpah", "unknown field; the body takes alpha, tolerance, direction, all, looks", "/alpah"},
+			{"tolerance", "must be a finite number > 0, got 0", "/tolerance"},
+		}},
+		{"no looks field", `{"alpha":0.1}`, []fieldError{{"looks", "is required", "/looks"}}},
+		{"no looks", judgeBody(""), []fieldError{{"looks", "must have at least one look", "/looks"}}},
+		{"looks not an array", `{"looks":{"canary":{}}}`, []fieldError{{"looks", "must be an array of looks, got an object", "/looks"}}},
+		{"more looks than the limit", judgeBody("", aaJudgeLooks(6)...), []fieldError{{"looks", "6 looks, more than the limit of 5 (--max-judge-looks)", "/looks"}}},
+		{"not JSON", `{"looks":[`, []fieldError{{"body", "", ""}}},
+		{"not an object", `[1,2]`, []fieldError{{"body", "must be an object", ""}}},
+		{"counts that decrease", judgeBody("", ok, ok, judgeLook(9, 1000, 10, 1000)), []fieldError{
+			{"looks[2].canary.bad", "counts are cumulative and must not decrease: 9 after 10", "/looks/2/canary/bad"}}},
+		{"a negative count", judgeBody("", ok, judgeLook(10, 1000, 10, -1)), []fieldError{
+			{"looks[1].baseline.total", "must not be negative, got -1", "/looks/1/baseline/total"}}},
+		{"more bad than total", judgeBody("", judgeLook(11, 10, 1, 10)), []fieldError{
+			{"looks[0].canary.bad", "more bad events (11) than total events (10)", "/looks/0/canary/bad"}}},
+		{"the string NaN, and every look's shape", judgeBody("",
+			`{"canary":{"bad":"NaN","total":1000},"baseline":{"bad":10,"total":1000}}`, ok,
+			`{"canary":{"bad":10,"total":1e999},"baseline":{"bad":10,"total":1000}}`,
+			`{"canary":{"bad":10,"total":1000,"errors":1},"baseline":{"bad":10,"total":1000}}`,
+			`{"canary":{"bad":10,"total":1000}}`), []fieldError{
+			{"looks[0].canary.bad", `must be a number, got a string ("NaN")`, "/looks/0/canary/bad"},
+			{"looks[2].canary.total", "must be a finite number, got 1e999 (beyond a float64)", "/looks/2/canary/total"},
+			{"looks[3].canary.errors", "unknown field; canary takes bad and total", "/looks/3/canary/errors"},
+			{"looks[4].baseline", "is required", "/looks/4/baseline"},
+		}},
+		{"a look that is not an object", judgeBody("", ok, "null"), []fieldError{{"looks[1]", "a look must be an object", "/looks/1"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := s.do(http.MethodPost, "/v1/judge", "application/json", tt.body)
+			if resp.status != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400:\n%s", resp.status, resp.body)
+			}
+			p := resp.problem(t)
+			if len(p.Errors) != len(tt.want) {
+				t.Fatalf("%d errors, want %d: %+v", len(p.Errors), len(tt.want), p.Errors)
+			}
+			for i, w := range tt.want {
+				e := p.Errors[i]
+				if e.Field != w.field || !strings.Contains(e.Message, w.message) || e.Pointer == nil || *e.Pointer != w.pointer {
+					pointer := "<none>"
+					if e.Pointer != nil {
+						pointer = *e.Pointer
+					}
+					t.Errorf("error %d: %s: %s (pointer %q), want %s: %s (pointer %q)", i, e.Field, e.Message, pointer, w.field, w.message, w.pointer)
+				}
+			}
+		})
+	}
+}
+
+// TestJudgeBounds: the body's size, its media type and the token.
+func TestJudgeBounds(t *testing.T) {
+	s := start(t, options{prometheus: []string{"http://127.0.0.1:9"}})
+	// A body over 1 MiB: 413 on the body, whatever it holds.
+	looks := aaJudgeLooks(20_000)
+	resp := s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", looks...))
+	if resp.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a %d-byte body: status %d, want 413", len(judgeBody("", looks...)), resp.status)
+	}
+	if p := resp.problem(t); len(p.Errors) != 1 || p.Errors[0].Field != "body" {
+		t.Errorf("413: %+v", p.Errors)
+	}
+	// The default bound on looks, under 1 MiB.
+	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", aaJudgeLooks(server.DefaultMaxJudgeLooks+1)...))
+	if p := resp.problem(t); resp.status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "looks" ||
+		!strings.Contains(p.Errors[0].Message, fmt.Sprintf("more than the limit of %d", server.DefaultMaxJudgeLooks)) {
+		t.Errorf("%d looks: %d %+v", server.DefaultMaxJudgeLooks+1, resp.status, p.Errors)
+	}
+	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", aaJudgeLooks(server.DefaultMaxJudgeLooks)...))
+	if resp.status != http.StatusOK {
+		t.Errorf("%d looks: %d", server.DefaultMaxJudgeLooks, resp.status)
+	}
+	// JSON only.
+	resp = s.do(http.MethodPost, "/v1/judge", "application/yaml", "looks: []")
+	if resp.status != http.StatusUnsupportedMediaType {
+		t.Errorf("YAML: status %d, want 415", resp.status)
+	}
+
+	// Behind the token, as every /v1 route.
+	s = start(t, options{prometheus: []string{"http://127.0.0.1:9"}, tokens: []string{"t0ken"}})
+	body := judgeBody("", regressionLooks...)
+	if resp := s.do(http.MethodPost, "/v1/judge", "application/json", body); resp.status != http.StatusUnauthorized {
+		t.Errorf("no token: status %d, want 401", resp.status)
+	}
+	if resp := s.do(http.MethodPost, "/v1/judge", "application/json", body, "Authorization", "Bearer t0ken"); resp.status != http.StatusOK {
+		t.Errorf("the token: status %d, want 200", resp.status)
+	}
+}
