@@ -21,6 +21,21 @@ const (
 	MetadataEValue = "eValue"
 	// MetadataLooks is how many looks the measurement took.
 	MetadataLooks = "looks"
+	// MetadataDecision is the count test's decision at the last look:
+	// continue, Failed, Successful or Inconclusive.
+	MetadataDecision = "decision"
+	// MetadataThreshold is 1/alpha, the e-value at which the test fails.
+	MetadataThreshold = "threshold"
+	// MetadataRatio is the rate ratio canary/baseline at the last look and
+	// its confidence sequence, to 4 significant digits:
+	// "estimate,lower,upper", +Inf for an upper bound the counts do not
+	// bound yet, NaN for an estimate without events.
+	MetadataRatio = "ratio"
+	// MetadataTolerance is the rate ratio still fine, and
+	// MetadataDirection the way that fails (increase, decrease): what
+	// the HTML report draws the ratio against.
+	MetadataTolerance = "tolerance"
+	MetadataDirection = "direction"
 )
 
 // CountOptions make a CountSource.
@@ -172,6 +187,12 @@ func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observ
 	md[MetadataReason] = v.reason
 	md[MetadataEValue] = strconv.FormatFloat(r.EValue, 'g', 3, 64)
 	md[MetadataPValue] = strconv.FormatFloat(r.PValue, 'g', 3, 64)
+	md[MetadataDecision] = r.Decision
+	md[MetadataThreshold] = strconv.FormatFloat(r.Threshold, 'g', -1, 64)
+	md[MetadataRatio] = strconv.FormatFloat(r.Ratio.Estimate, 'g', 4, 64) + "," +
+		strconv.FormatFloat(r.Ratio.Lower, 'g', 4, 64) + "," + strconv.FormatFloat(r.Ratio.Upper, 'g', 4, 64)
+	md[MetadataTolerance] = strconv.FormatFloat(s.o.Config.Tolerance, 'g', -1, 64)
+	md[MetadataDirection] = string(s.o.Config.Direction)
 	return analysis.Observation{Value: countValue(r, s.o.Config, v), Display: countDisplay(r, v), Metadata: md}
 }
 

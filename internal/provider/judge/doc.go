@@ -91,6 +91,10 @@
 // and critical; nil for a number that is not finite. Its Display is one
 // sentence (countDisplay): `Failed at look 10: canary 14 bad of 1,020,
 // baseline 31 of 9,870; rate ratio 4.37 [1.41, 11.3]; e-value 893 ≥ 20`.
+// Its metadata carries, besides the classification, the critical flag,
+// the reason and the windows, what the HTML report draws over the looks
+// from the API's measurements alone: eValue, pValue, looks, decision,
+// threshold, ratio (estimate,lower,upper), tolerance and direction.
 //
 // The phase is the conditions', by default DefaultCountsSuccessCondition
 // and DefaultCountsFailureCondition: continue and Successful are
