@@ -61,6 +61,25 @@ func TestSchedule(t *testing.T) {
 			}
 		}
 	})
+	t.Run("resumed", func(t *testing.T) {
+		// Stored: started at t0, measured at +10m and +20m; resumed at
+		// +45m, its third and last measurement is at once, with the
+		// stored start.
+		rec := &scheduleRecorder{t: t, got: map[time.Time]Schedule{}}
+		m := metric("m", func(m *Metric) { m.Interval = 10 * time.Minute; m.Count = i32(3) })
+		m.Source, m.Judge = rec, phaseJudge{}
+		snap := stored(api.MetricResult{Name: "m", Phase: api.PhaseRunning, Count: 2, Successful: 2, ConsecutiveSuccess: 2,
+			Measurements: []api.Measurement{
+				finished(api.PhaseSuccessful, 10*time.Minute, 10*time.Minute), finished(api.PhaseSuccessful, 20*time.Minute, 20*time.Minute),
+			}})
+		h := resume(t, &Plan{Metrics: []Metric{m}}, snap, 45*time.Minute)
+		if a := h.finish(); a.Phase != api.PhaseSuccessful {
+			t.Fatalf("%s %s", a.Phase, a.Message)
+		}
+		if s, ok := rec.got[t0.Add(45*time.Minute)]; !ok || !s.Start.Equal(t0) || !s.Last || s.Interval != 10*time.Minute {
+			t.Errorf("resumed measurement: schedule %+v (%v), want the stored start %s, Last", s, ok, t0)
+		}
+	})
 	t.Run("one measurement", func(t *testing.T) {
 		rec := &scheduleRecorder{t: t, got: map[time.Time]Schedule{}}
 		m := Metric{Name: "m", Count: i32(1), Source: rec, Judge: phaseJudge{}}
