@@ -16,7 +16,7 @@ import (
 
 // documentedCommands are the commands whose synopsis the documentation
 // shows; serve's flags are docs/configuration.md's, generated.
-var documentedCommands = []string{"run", "validate", "backtest", "migrate", "version"}
+var documentedCommands = []string{"run", "validate", "backtest", "judge", "migrate", "version"}
 
 // commandFlag is a flag as a command's -h prints it.
 type commandFlag struct {
