@@ -118,7 +118,7 @@ demo: prometheus build
 
 # bench runs the benchmarks behind docs/performance.md (about
 # four minutes) and writes what they print to bench.txt: the conditions
-# beside compiling them per measurement, the judge's statistics, a day's backtest (the engine alone,
+# beside compiling them per measurement, the judge's statistics, canaryd judge on a million looks, a day's backtest (the engine alone,
 # and against a real Prometheus), /v1/evaluate beside the same query sent
 # straight to Prometheus and through a do-nothing proxy, and 10,000
 # concurrent analyses (conditions compiled per analysis or shared, and
@@ -145,6 +145,7 @@ bench: prometheus postgresql
 	run $(GO) test -run '^$$' -bench . -benchmem ./internal/judge/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem ./internal/analysis/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench JudgeLooks -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
@@ -165,7 +166,7 @@ judge-bench:
 # figures it writes mean nothing.
 bench-once:
 	@out="$$(mktemp)"; trap 'rm -f "$$out"' EXIT; \
-	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_STORE_ANALYSES=20 \
+	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_STORE_ANALYSES=20 CANARYD_BENCH_JUDGE_LOOKS=1000 \
 		$(MAKE) --no-print-directory bench BENCH_OUT="$$out" BENCH_ONCE='-benchtime 1x' || { cat "$$out"; exit 1; }
 
 clean:
