@@ -1,7 +1,6 @@
 package report
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -34,8 +33,9 @@ const MaxStripCells = 240
 const RegionSamples = 200
 
 // RegionBudget bounds the time spent evaluating conditions for the shaded
-// regions of one report; regions not found by then are not drawn, and the
-// chart says so.
+// regions of one report, from when it has a place of the Renderer's
+// shading pool (MaxShading), and the wait for that place; regions not
+// found by then are not drawn, and the chart says so.
 const RegionBudget = 2 * time.Second
 
 // The drawing area of a chart, in SVG user units.
@@ -215,30 +215,46 @@ func abs(i int) int {
 	return i
 }
 
-// judgeOf is the metric's compiled conditions, with a deadline when they
-// take one.
+// judgeOf is the metric's compiled conditions, evaluated for the shaded
+// bands of a report being drawn (sh) until its RegionBudget is spent.
 type judgeOf struct {
-	j   analysis.Judge
-	ctx context.Context
+	j  analysis.Judge
+	sh *shading
 }
 
-func (j judgeOf) phase(v any) (p api.Phase) {
-	defer func() {
-		if recover() != nil {
-			p = api.PhaseError
-		}
-	}()
-	if cj, ok := j.j.(analysis.ContextJudge); ok {
-		p, _ = cj.JudgeContext(j.ctx, v)
-		return p
+// phase evaluates the conditions at v on a goroutine of the report's
+// place in the Renderer's shading pool, never through
+// analysis.ContextJudge, whose pool of evaluators is the measurements',
+// and waits for it no longer than the report's budget: an evaluation left
+// behind keeps the place until it ends (shading.done).
+func (j judgeOf) phase(v any) api.Phase {
+	if j.sh.ctx.Err() != nil {
+		return api.PhaseError
 	}
-	p, _ = j.j.Judge(v)
-	return p
+	done := make(chan api.Phase, 1)
+	// Ends when the conditions have been evaluated, within their cost
+	// bound (condition.MaxStepsPerValue).
+	go func() {
+		defer func() {
+			if recover() != nil {
+				done <- api.PhaseError
+			}
+		}()
+		p, _ := j.j.Judge(v)
+		done <- p
+	}()
+	select {
+	case p := <-done:
+		return p
+	case <-j.sh.ctx.Done():
+		j.sh.behind = done
+		return api.PhaseError
+	}
 }
 
 // newChart draws a metric's measurements. m is the plan's metric (its
-// conditions shade the regions); nil draws no regions.
-func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context.Context) *chart {
+// conditions shade the regions, found by sh); nil draws no regions.
+func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading) *chart {
 	c := &chart{Metric: row.Name}
 	if len(ms) == 0 {
 		return nil
@@ -264,7 +280,7 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context
 	// The values and their range.
 	vals := make([]value, len(idx))
 	var lo, hi float64
-	var sh *shape
+	var shp *shape
 	numeric := false
 	for k, i := range idx {
 		v := parseValue(ms[i].Value)
@@ -277,9 +293,9 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context
 		}
 		lo, hi = min(lo, v.lo), max(hi, v.hi)
 		numeric = true
-		if i == decisive || sh == nil {
+		if i == decisive || shp == nil {
 			s := v.shape
-			sh = &s
+			shp = &s
 		}
 	}
 	// The time axis.
@@ -316,23 +332,24 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context
 	var yOf func(float64) float64
 	if numeric {
 		lo, hi = yRange(lo, hi)
-		var j *judgeOf
+		var bands []band
+		shadeNote := ""
 		if m != nil && m.Judge != nil {
-			j = &judgeOf{j: m.Judge, ctx: ctx}
-			lo, hi = widen(lo, hi, *sh, j)
+			found, note := sh.shade(row.Name, lo, hi, *shp, m.Judge)
+			if found != nil {
+				lo, hi, bands = found.lo, found.hi, found.bands
+				shadeNote = shapeNote(*shp)
+			} else {
+				shadeNote = note
+			}
 		}
 		yOf = func(v float64) float64 { return padTop + plotH*(hi-v)/(hi-lo) }
 		for _, g := range ticks(lo, hi) {
 			c.Lines = append(c.Lines, gridLine{Y: f1(yOf(g)), Label: num(g)})
 		}
-		if j != nil {
-			c.Regions = regions(lo, hi, *sh, j, yOf)
-			if ctx.Err() != nil {
-				c.Regions = nil
-				c.Notes = append(c.Notes, "The conditions took too long to evaluate across the chart: no regions are shaded.")
-			} else {
-				c.Notes = append(c.Notes, shapeNote(*sh))
-			}
+		c.Regions = drawBands(bands, yOf)
+		if shadeNote != "" {
+			c.Notes = append(c.Notes, shadeNote)
 		}
 	} else {
 		c.Notes = append(c.Notes, "The values are not numbers: each measurement is drawn by its phase only.")
@@ -354,7 +371,7 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, ctx context
 		}
 		c.Points = append(c.Points, p)
 	}
-	if sh != nil && sh.vector && sh.n > 1 {
+	if shp != nil && shp.vector && shp.n > 1 {
 		c.Notes = append(c.Notes, "Each point is the first series' value (result[0]); the line through it spans the least to the greatest series.")
 	}
 	words := map[string]string{"Successful": "passes", "Failed": "fails", "Inconclusive": "inconclusive", "Error": "condition errs"}
@@ -462,7 +479,7 @@ func widen(lo, hi float64, s shape, j *judgeOf) (float64, float64) {
 	const probes = 20
 	span := hi - lo
 	top := j.phase(s.sample(hi))
-	for k := 1; k <= probes; k++ {
+	for k := 1; k <= probes && j.sh.ctx.Err() == nil; k++ {
 		v := hi + span*float64(k)/probes
 		if j.phase(s.sample(v)) != top {
 			hi = v + span*0.1
@@ -476,7 +493,7 @@ func widen(lo, hi float64, s shape, j *judgeOf) (float64, float64) {
 		floor = 0
 	}
 	bottom := j.phase(s.sample(lo))
-	for k := 1; k <= probes && lo > floor; k++ {
+	for k := 1; k <= probes && lo > floor && j.sh.ctx.Err() == nil; k++ {
 		v := max(lo-span*float64(k)/probes, floor)
 		if j.phase(s.sample(v)) != bottom {
 			lo = max(v-span*0.1, floor)
@@ -487,22 +504,21 @@ func widen(lo, hi float64, s shape, j *judgeOf) (float64, float64) {
 }
 
 // regions evaluates the conditions at RegionSamples values from lo to hi
-// and merges neighbours of the same outcome into one band each.
-func regions(lo, hi float64, s shape, j *judgeOf, yOf func(float64) float64) []region {
+// and merges neighbours of the same outcome into one band each; none when
+// j's ctx ends first.
+func regions(lo, hi float64, s shape, j *judgeOf) []band {
 	step := (hi - lo) / float64(RegionSamples)
-	var out []region
+	var out []band
 	var curPhase api.Phase
 	var start float64
 	flush := func(end float64) {
 		if curPhase == "" {
 			return
 		}
-		top, bottom := yOf(end), yOf(start)
-		out = append(out, region{Y: f1(top), H: f1(bottom - top), Outcome: string(curPhase), Lo: num(start), Hi: num(end),
-			From: strconv.FormatFloat(start, 'g', -1, 64), To: strconv.FormatFloat(end, 'g', -1, 64)})
+		out = append(out, band{from: start, to: end, outcome: string(curPhase)})
 	}
 	for k := range RegionSamples {
-		if j.ctx.Err() != nil {
+		if j.sh.ctx.Err() != nil {
 			return nil
 		}
 		// Each sample stands for the band around it.
@@ -514,6 +530,17 @@ func regions(lo, hi float64, s shape, j *judgeOf, yOf func(float64) float64) []r
 		}
 	}
 	flush(hi)
+	return out
+}
+
+// drawBands places the bands on a chart whose y axis is yOf.
+func drawBands(bands []band, yOf func(float64) float64) []region {
+	var out []region
+	for _, b := range bands {
+		top, bottom := yOf(b.to), yOf(b.from)
+		out = append(out, region{Y: f1(top), H: f1(bottom - top), Outcome: b.outcome, Lo: num(b.from), Hi: num(b.to),
+			From: strconv.FormatFloat(b.from, 'g', -1, 64), To: strconv.FormatFloat(b.to, 'g', -1, 64)})
+	}
 	return out
 }
 

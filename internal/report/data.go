@@ -21,14 +21,12 @@ import (
 const MaxSeriesDrawn = 8
 
 // MaxFetching is how many reports may run their range queries at once
-// in one process (FetchSeries), so that however many reports are asked
-// for at once, at most this many range queries are in flight for them; a
-// report that finds no room within its SeriesBudget is drawn without its
-// series, and says so.
+// in one process (FetchSeries, a Renderer's), so that however many reports
+// are asked for at once, at most this many range queries are in flight for
+// them; a report that finds no room within its SeriesBudget is drawn
+// without its series, and says so. How often they may be sent is the
+// Renderer's rate (RendererOptions.QueryRate).
 const MaxFetching = 4
-
-// fetching holds a place for each report running its range queries.
-var fetching = make(chan struct{}, MaxFetching)
 
 // MinSeriesWindow is the shortest span a metric's series are drawn over:
 // an analysis shorter than it (one measurement, a quick `canaryd run`) has
@@ -66,34 +64,53 @@ type data struct {
 // the source's datasource, so that the HTML report draws them beneath the
 // metric's measurements: what each measurement sampled. The queries go one
 // after another, through the metric's own source (its datasource, headers
-// and credentials), within SeriesBudget in all, and the queries of at most
-// MaxFetching reports at once. A query that fails is a note under the
-// metric's chart, never a failed report. It needs the plan (New): a report
-// without one (NewFromAnalysis) draws no series.
+// and credentials), within SeriesBudget in all, the queries of at most
+// MaxFetching reports at once, and no more often than the Renderer's rate.
+// With a Key, a metric's series are kept in the Renderer's cache: a
+// finished analysis' for as long as the cache keeps them, its window being
+// closed, a running one's for SeriesFreshness. A query that fails is a
+// note under the metric's chart, never a failed report. It needs the plan
+// (New): a report without one (NewFromAnalysis) draws no series.
 func (r *Report) FetchSeries(ctx context.Context) {
 	from, to, ok := r.window()
 	if !ok {
 		return
 	}
+	rd := r.renderer()
+	final := orPending(r.Analysis.Phase).Completed()
 	ctx, cancel := context.WithTimeout(ctx, SeriesBudget)
 	defer cancel()
 	var notRun error
-	if ctx.Err() == nil {
-		select {
-		case fetching <- struct{}{}:
-			defer func() { <-fetching }()
-		case <-ctx.Done():
-			notRun = fmt.Errorf("not run: %d other reports were running their range queries", MaxFetching)
-		}
-	}
+	holding := false
 	for i := range r.plan {
 		m := &r.plan[i]
 		src, ok := m.Source.(series.Source)
 		if !ok {
 			continue
 		}
-		if r.data == nil {
-			r.data = map[string]*data{}
+		key := ""
+		if r.Key != "" {
+			key = "series\x00" + r.Key + "\x00" + m.Name
+			if v, ok := rd.cache.get(key); ok {
+				if e := v.(*cachedSeries); e.final || rd.now().Before(e.expires) {
+					rd.counted(QueryCached)
+					if e.d != nil {
+						r.setData(m.Name, e.d)
+					}
+					continue
+				}
+			}
+		}
+		if !holding && notRun == nil && ctx.Err() == nil {
+			// A place among the MaxFetching, taken for the first query
+			// to send and held for the others.
+			select {
+			case rd.fetching <- struct{}{}:
+				holding = true
+				defer func() { <-rd.fetching }()
+			case <-ctx.Done():
+				notRun = fmt.Errorf("not run: %d other reports were running their range queries", MaxFetching)
+			}
 		}
 		from, to := judgeWindows(r.measurements(m.Name), from, to)
 		if to.Sub(from) < MinSeriesWindow {
@@ -101,19 +118,63 @@ func (r *Report) FetchSeries(ctx context.Context) {
 		}
 		q := series.Query{Start: from, End: to, Step: series.StepFor(from, to, MaxChartPoints), MaxSeries: MaxSeriesDrawn, MaxPoints: MaxChartPoints}
 		d := &data{from: from, to: to}
+		outcome := QueryNotRun
 		switch {
 		case notRun != nil:
 			d.err = notRun
 		case ctx.Err() != nil:
 			d.err = fmt.Errorf("not run: the report's %s for its range queries was spent", SeriesBudget)
+		case rd.queries.Wait(ctx) != nil:
+			// Wait refuses at once a wait beyond ctx's deadline.
+			outcome = QueryLimited
+			d.err = fmt.Errorf("not run: the reports' range queries are at their rate of %g a second", float64(rd.queries.Limit()))
 		default:
 			d.set, d.err = src.QuerySeries(ctx, q)
+			outcome = QueryAnswered
+			if d.err != nil {
+				outcome = QueryFailed
+			}
 		}
 		if errors.Is(d.err, series.ErrNoQuery) {
+			// Nothing to query: remembered as nothing, and not counted.
+			if key != "" {
+				rd.cache.add(key, &cachedSeries{final: true}, 64)
+			}
 			continue
 		}
-		r.data[m.Name] = d
+		rd.counted(outcome)
+		if key != "" && (outcome == QueryAnswered || outcome == QueryFailed) && ctx.Err() == nil {
+			// A query's answer is kept; a query not sent is not. A
+			// finished analysis' answer is kept until evicted, a
+			// running one's, or a failure, for SeriesFreshness.
+			rd.cache.add(key, &cachedSeries{d: d, final: final && d.err == nil, expires: rd.now().Add(SeriesFreshness)}, d.size())
+		}
+		r.setData(m.Name, d)
 	}
+}
+
+// cachedSeries is a metric's series in a Renderer's cache; d is nil for a
+// source with no query to run over a range.
+type cachedSeries struct {
+	d       *data
+	final   bool
+	expires time.Time
+}
+
+func (r *Report) setData(metric string, d *data) {
+	if r.data == nil {
+		r.data = map[string]*data{}
+	}
+	r.data[metric] = d
+}
+
+// size estimates the bytes d takes.
+func (d *data) size() int64 {
+	n := int64(128)
+	for _, s := range d.set.Series {
+		n += 64 + int64(len(s.Labels)+len(s.Side)) + int64(len(s.Points))*32
+	}
+	return n
 }
 
 // window is the analysis' span: from its start (or its first measurement)

@@ -76,6 +76,21 @@
 // (RegionBudget); a chart whose bands were not all found by then has none,
 // and says so.
 //
+// # What the reports of one process share
+//
+// A report may be asked for by anyone who may read its analysis, as often
+// as they like, so its cost is bounded across reports, not only within
+// one (Renderer, one a process). The conditions are evaluated for the
+// bands on a pool of MaxShading places of the reports' own, never on the
+// pool of evaluators the measurements are judged on: a report cannot slow
+// an analysis. The range queries of at most MaxFetching reports are in
+// flight at once, and no more than RendererOptions.QueryRate a second are
+// sent (bursts of QueryBurst). A report with a Key (the analysis' id) keeps
+// its bands and its series in the Renderer's cache, bounded in bytes: the
+// bands of the same values are found once, a finished analysis' series are
+// fetched once, its window being closed, and a running one's at most every
+// SeriesFreshness.
+//
 // The file stays small whatever the analysis: a chart draws at most
 // MaxChartPoints measurements (a longer metric is thinned evenly, the
 // decisive measurement kept, and the chart says so), its table lists at

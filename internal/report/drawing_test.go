@@ -216,18 +216,21 @@ func (s blockingSeries) QuerySeries(ctx context.Context, q series.Query) (series
 }
 
 // TestFetchSeriesAtOnce checks that the range queries of at most
-// MaxFetching reports are in flight at once: one more report, finding no
-// room within its budget, sends none and says why.
+// MaxFetching reports of one Renderer are in flight at once: one more
+// report, finding no room within its budget, sends none and says why.
 func TestFetchSeriesAtOnce(t *testing.T) {
 	c := cases(t)["failed"]
 	started, release := make(chan struct{}), make(chan struct{})
 	metrics := append([]analysis.Metric(nil), c.metrics...)
 	metrics[0].Source = blockingSeries{Source: metrics[0].Source, started: started, release: release}
 	done := make(chan struct{})
+	rd := report.NewRenderer(report.RendererOptions{})
 	for range report.MaxFetching {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			report.New(c.a, metrics).FetchSeries(context.Background())
+			r := report.New(c.a, metrics)
+			r.Renderer = rd
+			r.FetchSeries(context.Background())
 		}()
 	}
 	for range report.MaxFetching {
@@ -237,6 +240,7 @@ func TestFetchSeriesAtOnce(t *testing.T) {
 	more := append([]analysis.Metric(nil), c.metrics...)
 	more[0].Source = recordingSeries{Source: more[0].Source, asked: &asked}
 	r := report.New(c.a, more)
+	r.Renderer = rd
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	r.FetchSeries(ctx)

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -73,10 +72,10 @@ func seriesReason(results []analysis.BacktestResult, pick, fired int) string {
 // and runs no script (see ContentSecurityPolicy); every text in it is
 // escaped by html/template.
 func (r *Report) HTML(w io.Writer) error {
-	ctx, cancel := context.WithTimeout(context.Background(), RegionBudget)
-	defer cancel()
+	sh := r.newShading()
+	defer sh.done()
 	var buf bytes.Buffer
-	if err := htmlTemplate.ExecuteTemplate(&buf, "page", r.page(ctx)); err != nil {
+	if err := htmlTemplate.ExecuteTemplate(&buf, "page", r.page(sh)); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())
@@ -88,13 +87,13 @@ func (r *Report) HTML(w io.Writer) error {
 // colours it): for a page that shows the same charts. Empty when the
 // metric has no measurement.
 func (r *Report) ChartSVG(metric string) (template.HTML, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), RegionBudget)
-	defer cancel()
+	sh := r.newShading()
+	defer sh.done()
 	for i := range r.Metrics {
 		if r.Metrics[i].Name != metric {
 			continue
 		}
-		c := newChart(&r.Metrics[i], r.measurements(metric), r.planMetric(metric), ctx)
+		c := newChart(&r.Metrics[i], r.measurements(metric), r.planMetric(metric), sh)
 		if c == nil {
 			return "", nil
 		}
@@ -139,6 +138,7 @@ type pageMetric struct {
 	Chart            *chart
 	Series           *seriesChart
 	JudgeChart       *judgeChart
+	Counts           *countCharts
 	Queries          []fact
 	Graph            string
 	Curl             string
@@ -178,7 +178,7 @@ type stripCell struct {
 	X, W, Phase, Title string
 }
 
-func (r *Report) page(ctx context.Context) page {
+func (r *Report) page(sh *shading) page {
 	a := r.Analysis
 	p := page{Phase: string(orPending(a.Phase)), Reason: r.Reason, CSP: ContentSecurityPolicy, Score: a.Score,
 		Made: time.Now().UTC().Format(time.RFC3339)}
@@ -226,7 +226,7 @@ func (r *Report) page(ctx context.Context) page {
 		p.Strip = newStrip(r.Series)
 	}
 	for i := range r.Metrics {
-		p.Metrics = append(p.Metrics, r.pageMetric(ctx, &r.Metrics[i]))
+		p.Metrics = append(p.Metrics, r.pageMetric(sh, &r.Metrics[i]))
 	}
 	return p
 }
@@ -258,7 +258,7 @@ func (r *Report) planMetric(name string) *analysis.Metric {
 	return nil
 }
 
-func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
+func (r *Report) pageMetric(sh *shading, m *Metric) pageMetric {
 	pm := pageMetric{Name: m.Name, Phase: string(orPending(m.Phase)), DryRun: m.DryRun, WouldHave: string(m.WouldHave),
 		Next: m.Next, Limit: m.Limit, Msg: m.Message, Success: m.SuccessCondition, Failure: m.FailureCondition}
 	target := "until stopped"
@@ -276,7 +276,7 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 			counter{Label: "Failed", Value: fmt.Sprint(m.Failed)},
 			counter{Label: "Inconclusive", Value: fmt.Sprint(m.Inconclusive)},
 			counter{Label: "Consecutive errors", Value: fmt.Sprint(m.ConsecutiveError)})
-		return r.pageMetricRest(ctx, m, pm)
+		return r.pageMetricRest(sh, m, pm)
 	}
 	if m.FailureLimit < 0 {
 		pm.Counters = append(pm.Counters, counter{Label: "Failed", Value: fmt.Sprint(m.Failed), Limit: "no limit"})
@@ -293,18 +293,19 @@ func (r *Report) pageMetric(ctx context.Context, m *Metric) pageMetric {
 		pm.Counters = append(pm.Counters, counter{Label: "Consecutive successes", Value: fmt.Sprint(m.ConsecutiveSuccess), Limit: fmt.Sprintf("of %d", m.ConsecutiveSuccessLimit)})
 	}
 
-	return r.pageMetricRest(ctx, m, pm)
+	return r.pageMetricRest(sh, m, pm)
 }
 
 // pageMetricRest draws a metric's chart and lists its query and
 // measurements.
-func (r *Report) pageMetricRest(ctx context.Context, m *Metric, pm pageMetric) pageMetric {
+func (r *Report) pageMetricRest(sh *shading, m *Metric, pm pageMetric) pageMetric {
 	ms := r.measurements(m.Name)
-	pm.Chart = newChart(m, ms, r.planMetric(m.Name), ctx)
+	pm.Chart = newChart(m, ms, r.planMetric(m.Name), sh)
 	if d := r.data[m.Name]; d != nil {
 		pm.Series = newSeriesChart(m.Name, d, ms)
 	}
 	pm.JudgeChart = newJudgeChart(m, ms)
+	pm.Counts = newCountCharts(m, ms)
 
 	// The query, its graph and its request, at the decisive measurement
 	// (or the newest).

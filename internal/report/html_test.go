@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"regexp"
@@ -449,15 +450,23 @@ func TestHTMLRunning(t *testing.T) {
 	}
 }
 
-// stuckJudge is a condition that never finishes: it answers only when its
-// context is done.
-type stuckJudge struct{}
+// stuckJudge is a condition that does not finish until the test does.
+type stuckJudge struct{ done <-chan struct{} }
 
-func (stuckJudge) Judge(any) (api.Phase, error) { select {} }
+func (j stuckJudge) Judge(any) (api.Phase, error) {
+	<-j.done
+	return api.PhaseError, errors.New("stuck")
+}
 
-func (stuckJudge) JudgeContext(ctx context.Context, _ any) (api.Phase, error) {
+func (j stuckJudge) JudgeContext(ctx context.Context, _ any) (api.Phase, error) {
 	<-ctx.Done()
 	return api.PhaseError, ctx.Err()
+}
+
+func newStuckJudge(t *testing.T) stuckJudge {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	return stuckJudge{done: done}
 }
 
 // TestHTMLRegionBudget checks that conditions that take too long cost a
@@ -467,7 +476,7 @@ func TestHTMLRegionBudget(t *testing.T) {
 	c := cases(t)["failed"]
 	metrics := append([]analysis.Metric(nil), c.metrics...)
 	for i := range metrics {
-		metrics[i].Judge = stuckJudge{}
+		metrics[i].Judge = newStuckJudge(t)
 	}
 	doc := writeHTML(t, report.New(c.a, metrics))
 	if strings.Contains(doc, `class="region `) {

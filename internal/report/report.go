@@ -26,6 +26,15 @@ type Report struct {
 	// Series, set by NewSeries, are the verdicts of the backtest series
 	// the analysis is one of: the HTML report draws them as a strip.
 	Series []analysis.BacktestResult
+	// Renderer holds what this report shares with the others drawn by
+	// the process: its pools, query rate and cache. Nil gives the report
+	// one of its own.
+	Renderer *Renderer
+	// Key names the analysis in the Renderer's cache (its id): the bands
+	// found and the series fetched for it are kept, and drawn again for
+	// the same key. Empty keeps nothing: a report whose analysis has no
+	// lasting identity (a backtest's).
+	Key string
 
 	// plan holds the metrics' compiled conditions, which the HTML report
 	// evaluates to shade its charts, and their sources (FetchSeries).
