@@ -40,7 +40,8 @@ type judgeRequest struct {
 // all), the last carrying the last look's rule (CountTest.Conclude) when
 // no look decided. Bad input is a 400 naming the field, looks by index
 // (looks[6].canary.bad); nothing is judged then. The looks are bounded by
-// the body's size and by maxLooks.
+// the body's size and by maxLooks, the requests judged at once by the
+// decode slots (a 429 beyond them).
 func handleJudge(in *inputReader, maxLooks int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		isJSON, p := bodyMediaType(r)
@@ -57,6 +58,14 @@ func handleJudge(in *inputReader, maxLooks int) http.Handler {
 			writeProblem(w, r, *p)
 			return
 		}
+		// A body of looks takes a decode slot as a spec's does: decoding
+		// a MiB of looks and judging them holds a few MB.
+		release, p := in.acquireDecode()
+		if p != nil {
+			writeProblem(w, r, *p)
+			return
+		}
+		defer release()
 		req, errs := decodeJudge(body, maxLooks)
 		if len(errs) > 0 {
 			writeProblem(w, r, invalidInput(errs))

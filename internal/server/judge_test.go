@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
 )
 
@@ -206,5 +209,37 @@ func TestJudgeBounds(t *testing.T) {
 	}
 	if resp := s.do(http.MethodPost, "/v1/judge", "application/json", body, "Authorization", "Bearer t0ken"); resp.status != http.StatusOK {
 		t.Errorf("the token: status %d, want 200", resp.status)
+	}
+}
+
+// TestJudgeTakesADecodeSlot: with every decode slot held (a document
+// whose metric's source waits), a body of looks is a 429 too-many-decodes;
+// once the slot is free, it is judged.
+func TestJudgeTakesADecodeSlot(t *testing.T) {
+	entered, hold := make(chan struct{}, 1), make(chan struct{})
+	s := start(t, options{maxDecodes: 1, sources: func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+		if strings.Contains(m.Query, "hold") {
+			entered <- struct{}{}
+			<-hold
+		}
+		return analysis.SourceFunc(nil), nil, nil
+	}})
+	done := make(chan int, 1)
+	// Ends when hold is closed below.
+	go func() {
+		done <- s.do(http.MethodPost, "/v1/validate", yamlType, "metrics:\n- {name: m, provider: {prometheus: {query: vector(1) or hold}}}\n").status
+	}()
+	<-entered
+	body := judgeBody("", regressionLooks...)
+	resp := s.do(http.MethodPost, "/v1/judge", "application/json", body)
+	if p := resp.problem(t); resp.status != http.StatusTooManyRequests || p.Type != server.ProblemTooManyDecodes {
+		t.Errorf("with the slot held: %d %+v, want 429 too-many-decodes", resp.status, p)
+	}
+	close(hold)
+	if status := <-done; status != http.StatusOK {
+		t.Errorf("the held document: %d", status)
+	}
+	if resp := s.do(http.MethodPost, "/v1/judge", "application/json", body); resp.status != http.StatusOK {
+		t.Errorf("with the slot free: %d %s", resp.status, resp.body)
 	}
 }
