@@ -184,6 +184,9 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Store:                 analysesStore,
 		LeaseTTL:              cfg.StoreLease,
 		PrometheusExternalURL: cfg.PrometheusExternalURL,
+		MaxReportRenders:      cfg.MaxReportRenders,
+		ReportCacheBytes:      cfg.ReportCacheBytes,
+		ReportQueryRate:       float64(cfg.ReportQueryRate),
 	})
 	if err != nil {
 		return err

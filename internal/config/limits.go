@@ -21,6 +21,14 @@ type Limits struct {
 	MaxConditionLength int
 	// MaxStreams is how many streams may follow one analysis at once.
 	MaxStreams int
+	// MaxReportRenders is how many HTML reports may be drawn at once.
+	MaxReportRenders int
+	// ReportQueryRate is how many range queries a second the HTML reports
+	// may send, all together.
+	ReportQueryRate int
+	// ReportCacheBytes bounds the bands and series kept for reports drawn
+	// again.
+	ReportCacheBytes int64
 	// MaxQueryTimeout caps a metric's Prometheus timeout: a longer one is
 	// lowered to it, as Prometheus lowers a query's timeout to its own
 	// --query.timeout.
@@ -72,6 +80,9 @@ func DefaultLimits() Limits {
 		MaxMetrics:              limits.MaxMetrics,
 		MaxConditionLength:      limits.MaxConditionLength,
 		MaxStreams:              limits.MaxStreams,
+		MaxReportRenders:        limits.MaxReportRenders,
+		ReportQueryRate:         limits.ReportQueryRate,
+		ReportCacheBytes:        limits.ReportCacheBytes,
 		MaxQueryTimeout:         DefaultMaxQueryTimeout,
 		MaxBacktests:            limits.MaxBacktests,
 		MaxBacktestWindow:       limits.MaxBacktestWindow,
@@ -96,6 +107,12 @@ func limitSettings() []setting {
 			func(c *Config) *int { return &c.MaxConditionLength }), 1, ""),
 		atLeast(intSetting(g, "max-streams", "streams that may follow one analysis at once; more get 429",
 			func(c *Config) *int { return &c.MaxStreams }), 1, ""),
+		atLeast(intSetting(g, "max-report-renders", "HTML reports (GET /v1/analyses/{id} with Accept: text/html) drawn at once; more get 429",
+			func(c *Config) *int { return &c.MaxReportRenders }), 1, ""),
+		atLeast(intSetting(g, "report-query-rate", "range queries a second the HTML reports may send to Prometheus, all together, in bursts of 50; beyond it a metric's series are not drawn, and its chart says so",
+			func(c *Config) *int { return &c.ReportQueryRate }), 1, ""),
+		atLeast(bytesSetting(g, "report-cache-bytes", "shaded bands and series kept for HTML reports drawn again (32MiB): a finished analysis' series are fetched once, a running one's at most every 5s",
+			func(c *Config) *int64 { return &c.ReportCacheBytes }), 1<<20, ""),
 		positive(durationSetting(g, "max-query-timeout", "cap on a metric's Prometheus timeout: a longer one is lowered to it",
 			func(c *Config) *time.Duration { return &c.MaxQueryTimeout })),
 		atLeast(intSetting(g, "max-backtests", "backtests running at once before new ones get 429",

@@ -24,9 +24,10 @@ func TestLimits(t *testing.T) {
 		{name: "flags", args: []string{"--max-metrics", "10", "--max-condition-length", "512", "--max-streams", "8", "--max-query-timeout", "15s",
 			"--max-backtests", "2", "--max-backtest-window", "72h", "--max-backtest-starts", "100", "--max-backtest-measurements", "5000",
 			"--max-judge-looks", "500", "--max-rounds", "16", "--max-retained-bytes", "1GiB", "--min-retention", "5m", "--max-result-values", "50000",
-			"--max-query-length", "8192", "--verbatim-args"},
+			"--max-query-length", "8192", "--verbatim-args", "--max-report-renders", "2", "--report-query-rate", "3", "--report-cache-bytes", "8MiB"},
 			want: func(l *Limits) {
 				*l = Limits{MaxMetrics: 10, MaxConditionLength: 512, MaxStreams: 8, MaxQueryTimeout: 15 * time.Second,
+					MaxReportRenders: 2, ReportQueryRate: 3, ReportCacheBytes: 8 << 20,
 					MaxBacktests: 2, MaxBacktestWindow: 72 * time.Hour, MaxBacktestStarts: 100, MaxBacktestMeasurements: 5000,
 					MaxJudgeLooks: 500, MaxRounds: 16, MaxRetainedBytes: 1 << 30, MinRetention: 5 * time.Minute, MaxResultValues: 50000,
 					MaxQueryLength: 8192, VerbatimArgs: true}

@@ -105,7 +105,19 @@ type AnalysesOptions struct {
 	// person's browser reaches it: the HTML reports link the metrics that
 	// query it to its graph there. None when "".
 	PrometheusExternalURL string
+	// MaxReportRenders is how many HTML reports may be drawn at once;
+	// more get 429. DefaultMaxReportRenders when 0.
+	MaxReportRenders int
+	// ReportCacheBytes and ReportQueryRate are the reports' cache and
+	// rate of range queries (report.RendererOptions); their defaults when
+	// 0.
+	ReportCacheBytes int64
+	ReportQueryRate  float64
 }
+
+// DefaultMaxReportRenders is AnalysesOptions.MaxReportRenders when it is
+// 0 (limits.MaxReportRenders).
+const DefaultMaxReportRenders = limits.MaxReportRenders
 
 // DefaultMaxStreams is AnalysesOptions.MaxStreams when it is 0
 // (limits.MaxStreams).
@@ -129,6 +141,10 @@ type Analyses struct {
 	webhooks *webhook.Sender
 	// backtests are the backtests running (backtests.go).
 	backtests *backtests
+	// reports is what the HTML reports share (report.Renderer), and
+	// renders a place for each report being drawn (report.go).
+	reports *report.Renderer
+	renders chan struct{}
 	// started is when this set was made, to the millisecond: the start of
 	// this run, whose Epoch its ids carry. An id with an earlier epoch was
 	// made by an earlier run (Restarted).
@@ -267,12 +283,19 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	if opts.StreamBuffer <= 0 {
 		opts.StreamBuffer = DefaultStreamBuffer
 	}
+	if opts.MaxReportRenders <= 0 {
+		opts.MaxReportRenders = DefaultMaxReportRenders
+	}
 	opts.MinRetention = min(opts.MinRetention, opts.Retention)
 	m, err := newAnalysisMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
 	}
 	bt, err := newBacktests(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	reports, err := newReportRenderer(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +312,8 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		started:   started,
 		epoch:     replica.Epoch(started),
 		backtests: bt,
+		reports:   reports,
+		renders:   make(chan struct{}, opts.MaxReportRenders),
 		opts:      opts,
 		log:       opts.Logger,
 		clock:     opts.Clock,

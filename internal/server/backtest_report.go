@@ -13,9 +13,12 @@ import (
 // time above the report of the first analysis that would have failed (of
 // the last when none would), or the report of the one analysis, each
 // Prometheus metric's query drawn over that analysis' window
-// (report.FetchSeries, bounded as for GET /v1/analyses/{id}). It costs
-// what the report of one analysis costs, once.
-func writeBacktestReport(ctx context.Context, w http.ResponseWriter, results []analysis.BacktestResult, req *specRequest, sources map[string]report.Source) {
+// (report.FetchSeries, bounded as for GET /v1/analyses/{id}: rd's pool to
+// shade on and rate of range queries). It costs what the report of one
+// analysis costs, once: nothing of it is cached, a backtest having no id,
+// and it is not counted against --max-report-renders, the backtest being
+// counted against --max-backtests.
+func writeBacktestReport(ctx context.Context, w http.ResponseWriter, rd *report.Renderer, results []analysis.BacktestResult, req *specRequest, sources map[string]report.Source) {
 	metrics := req.compiled.Plan.Metrics
 	var r *report.Report
 	if req.window.every > 0 {
@@ -24,5 +27,6 @@ func writeBacktestReport(ctx context.Context, w http.ResponseWriter, results []a
 		r = report.New(results[0].Analysis, metrics)
 	}
 	r.Sources = sources
+	r.Renderer = rd
 	answerReport(ctx, w, r, results[0].Analysis)
 }

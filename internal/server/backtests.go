@@ -202,7 +202,7 @@ func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, lim
 			return
 		}
 		if wantsHTML(r) {
-			writeBacktestReport(r.Context(), w, results, req, analyses.reportSources(req.compiled.Spec, req.compiled.Args))
+			writeBacktestReport(r.Context(), w, analyses.reports, results, req, analyses.reportSources(req.compiled.Spec, req.compiled.Args))
 			return
 		}
 		if req.window.every <= 0 {

@@ -21,6 +21,7 @@ const (
 	ProblemUnauthorized     = typePrefix + "unauthorized"
 	ProblemTooManyAnalyses  = typePrefix + "too-many-analyses"
 	ProblemTooManyStreams   = typePrefix + "too-many-streams"
+	ProblemTooManyReports   = typePrefix + "too-many-reports"
 	ProblemTooManyDecodes   = typePrefix + "too-many-decodes"
 	ProblemShuttingDown     = typePrefix + "shutting-down"
 	ProblemInternal         = typePrefix + "internal"

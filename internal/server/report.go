@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/promreg"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -58,10 +61,20 @@ func wantsHTML(r *http.Request) bool {
 // would (planStored); when it cannot be (its template is not served here,
 // its secrets cannot be opened), without it: its metrics by name, no
 // shaded bands, no series.
+//
+// At most --max-report-renders reports are drawn at once (the request's
+// store read included); one more is a 429 naming the flag.
 func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !wantsHTML(r) {
 			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case analyses.renders <- struct{}{}:
+			defer func() { <-analyses.renders }()
+		default:
+			writeProblem(w, r, tooManyReports(cap(analyses.renders)))
 			return
 		}
 		id := chi.URLParam(r, "id")
@@ -78,7 +91,7 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 			default:
 				setAnalysisID(r, id)
 				plan, sources := analyses.storedPlan(a)
-				writeHTMLReport(r.Context(), w, a.State, plan, sources)
+				writeHTMLReport(r.Context(), w, analyses.reports, id, a.State, plan, sources)
 				return
 			}
 		}
@@ -90,7 +103,7 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 		if run.Run != nil {
 			plan = run.Plan()
 		}
-		writeHTMLReport(r.Context(), w, run.Snapshot(), plan, run.sources)
+		writeHTMLReport(r.Context(), w, analyses.reports, id, run.Snapshot(), plan, run.sources)
 	})
 }
 
@@ -121,8 +134,10 @@ func (a *Analyses) storedPlan(st *store.Analysis) (*analysis.Plan, map[string]re
 // metric's own source, for the chart beneath its measurements
 // (report.FetchSeries: one query at a time, at most
 // report.MaxChartPoints points and report.MaxSeriesDrawn series each,
-// report.SeriesBudget in all, and no longer than the request).
-func writeHTMLReport(ctx context.Context, w http.ResponseWriter, a api.Analysis, plan *analysis.Plan, sources map[string]report.Source) {
+// report.SeriesBudget in all, and no longer than the request). The
+// reports share rd: its pool to shade on, its rate of range queries, and
+// its cache, in which this one's bands and series are kept under id.
+func writeHTMLReport(ctx context.Context, w http.ResponseWriter, rd *report.Renderer, id string, a api.Analysis, plan *analysis.Plan, sources map[string]report.Source) {
 	var r *report.Report
 	if plan != nil {
 		r = report.New(a, plan.Metrics)
@@ -132,6 +147,7 @@ func writeHTMLReport(ctx context.Context, w http.ResponseWriter, a api.Analysis,
 		r = report.NewFromAnalysis(a)
 	}
 	r.Sources = sources
+	r.Renderer, r.Key = rd, id
 	answerReport(ctx, w, r, a)
 }
 
@@ -174,4 +190,32 @@ func (a *Analyses) reportSources(s *spec.Spec, args map[string]string) map[strin
 		}
 		return redact.URLString(address)
 	})
+}
+
+// tooManyReports is the 429 beyond --max-report-renders.
+func tooManyReports(max int) api.Problem {
+	return problem(http.StatusTooManyRequests, ProblemTooManyReports, fmt.Sprintf(
+		"%d HTML reports are being drawn, the most this canaryd draws at once (--max-report-renders); retry later, or ask for the JSON", max))
+}
+
+// newReportRenderer is what the HTML reports of opts' Analyses share
+// (report.Renderer), with canaryd_report_queries_total counting their
+// range queries by outcome.
+func newReportRenderer(opts AnalysesOptions) (*report.Renderer, error) {
+	f, registered := promreg.With(opts.Registerer)
+	queries := f.NewCounterVec(prometheus.CounterOpts{
+		Name: "canaryd_report_queries_total",
+		Help: "Range queries of the HTML reports, one per metric drawn, by outcome: answered, failed, cached (drawn from the cache, none sent), rate_limited (not sent: --report-query-rate), not_run (not sent: the report's budget spent, or 4 reports sending theirs).",
+	}, []string{"outcome"})
+	for _, o := range report.QueryOutcomes {
+		queries.WithLabelValues(o)
+	}
+	if err := registerErr(registered()); err != nil {
+		return nil, err
+	}
+	return report.NewRenderer(report.RendererOptions{
+		CacheBytes: opts.ReportCacheBytes,
+		QueryRate:  opts.ReportQueryRate,
+		Counted:    func(outcome string) { queries.WithLabelValues(outcome).Inc() },
+	}), nil
 }
