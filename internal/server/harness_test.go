@@ -106,9 +106,9 @@ type options struct {
 	templates string
 	// limits are the server's; production's when zero.
 	limits server.Limits
-	// maxBacktests, maxStreams and maxRounds are the Analyses' limits;
-	// production's when 0.
-	maxBacktests, maxStreams, maxRounds int
+	// maxBacktests, maxStreams, maxRounds and maxReportRenders are the
+	// Analyses' limits; production's when 0.
+	maxBacktests, maxStreams, maxRounds, maxReportRenders int
 	// maxDecodes bounds the bodies decoded at once; production's when 0.
 	maxDecodes int
 	// maxRetainedBytes and minRetention bound the results held;
@@ -222,6 +222,7 @@ func start(t *testing.T, o options) *testServer {
 		Store:                 o.store,
 		LeaseTTL:              o.leaseTTL,
 		PrometheusExternalURL: o.prometheusExternalURL,
+		MaxReportRenders:      o.maxReportRenders,
 	})
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)
