@@ -15,6 +15,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // escapeSeed is a value that, substituted as it is into the seed
@@ -151,9 +152,11 @@ func TestResolvedSpecBounded(t *testing.T) {
 	}
 }
 
-// TestYAMLAliasesRefused: half a megabyte of aliases to a 4 KiB value is a
-// 400 naming where the anchor and the aliases are, answered well within
-// the body's deadline; so are aliases in a template endpoint's body.
+// TestYAMLAliasesRefused: aliases to a 4 KiB value are a 400 naming where
+// the anchor and the aliases are; half a megabyte of them, more nodes
+// than spec.MaxYAMLNodes, a 400 on body saying so and that they may be
+// aliases, from the body's bytes alone, answered well within the body's
+// deadline; aliases in a template endpoint's body are refused too.
 func TestYAMLAliasesRefused(t *testing.T) {
 	s := start(t, options{prometheus: []string{"http://127.0.0.1:1"}, templates: templatesDir(t, nil)})
 	var b strings.Builder
@@ -170,9 +173,21 @@ func TestYAMLAliasesRefused(t *testing.T) {
 		t.Fatalf("status %d, want 400", r.status)
 	}
 	p := r.problem(t)
+	if len(p.Errors) != 1 || p.Errors[0].Field != "body" ||
+		!strings.Contains(p.Errors[0].Message, fmt.Sprintf("more than %d YAML nodes", spec.MaxYAMLNodes)) ||
+		!strings.Contains(p.Errors[0].Message, "may be YAML anchors and aliases") {
+		t.Errorf("half a megabyte: errors %+v", p.Errors)
+	}
+
+	few := "x: &a \"" + strings.Repeat("x", 4096) + "\"\nmetrics:\n" + strings.Repeat("- *a\n", 10)
+	r = s.do(http.MethodPost, "/v1/evaluate", yamlType, few)
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("ten aliases: status %d, want 400", r.status)
+	}
+	p = r.problem(t)
 	if len(p.Errors) < 2 || p.Errors[0].Field != "x" || p.Errors[1].Field != "metrics[0]" ||
 		!strings.Contains(p.Errors[1].Message, "line 3, column 3: YAML alias *a") {
-		t.Errorf("errors: %+v", p.Errors[:min(len(p.Errors), 3)])
+		t.Errorf("ten aliases: errors %+v", p.Errors[:min(len(p.Errors), 3)])
 	}
 
 	r = s.do(http.MethodPost, "/v1/templates/success-rate/evaluate", yamlType, "ns: &n echo\nargs: {namespace: *n}\n")

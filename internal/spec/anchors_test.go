@@ -2,12 +2,11 @@ package spec
 
 import (
 	"errors"
-	"runtime"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/yamlevent"
 )
 
 func TestParseRefusesAnchorsAndAliases(t *testing.T) {
@@ -70,6 +69,11 @@ func TestParseRefusesAnchorsAndAliases(t *testing.T) {
 			},
 		},
 		{
+			name:  "an alias of no anchor",
+			input: "metrics: [*m]\n",
+			want:  []api.FieldError{fe("body", "YAML alias *m: "+advice)},
+		},
+		{
 			name:  "a long anchor name is cut",
 			input: "a: &" + strings.Repeat("n", 100) + " 1\n",
 			want:  []api.FieldError{fe("a", "line 1, column 4: YAML anchor &"+strings.Repeat("n", 64)+"…: "+advice)},
@@ -96,9 +100,10 @@ func TestParseRefusesAnchorsAndAliases(t *testing.T) {
 }
 
 // Half a megabyte of aliases to a 4 KiB value would be 600 MB once
-// expanded; it is refused, with a few errors, having read no further than
-// the alias after the last one reported.
-func TestParseRefusesAnAliasBombWithoutExpandingIt(t *testing.T) {
+// expanded, and more than MaxYAMLNodes nodes unexpanded: it is refused on
+// body from its bytes alone, before any parser reads it, saying that it
+// may hold aliases.
+func TestParseRefusesAnAliasBombWithoutParsingIt(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("big: &a \"" + strings.Repeat("x", 4096) + "\"\nmetrics:\n")
 	for b.Len() < 600<<10 {
@@ -106,39 +111,55 @@ func TestParseRefusesAnAliasBombWithoutExpandingIt(t *testing.T) {
 	}
 	input := []byte(b.String())
 
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
 	doc, errs := Parse(input)
-	runtime.ReadMemStats(&after)
+	if doc != nil {
+		t.Fatal("got a document")
+	}
+	if len(errs) != 1 || errs[0].Field != "body" || !strings.Contains(errs[0].Message, "more than 20000 YAML nodes") ||
+		!strings.Contains(errs[0].Message, "may be YAML anchors and aliases") {
+		t.Fatalf("got %v, want one error on body naming the nodes and the aliases", errs)
+	}
+	allocs := testing.AllocsPerRun(5, func() { Parse(input) })
+	allocated := allocatedBy(func() { Parse(input) })
+	t.Logf("%d bytes: Parse made %.0f allocations, %d bytes", len(input), allocs, allocated)
+	if allocs > 20 || allocated > 64<<10 {
+		t.Errorf("Parse made %.0f allocations, %d KiB; the input was parsed", allocs, allocated>>10)
+	}
+}
 
+// The billion laughs, ten aliases to the level below nine levels deep, is
+// a few hundred bytes that a decoder expands to a billion strings. In
+// yaml.v3's tree an alias is a node that points at its anchor, and
+// nothing is copied: it is refused with a few errors, each on its field,
+// having allocated little.
+func TestParseRefusesTheBillionLaughs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("lol0: &l0 [" + strings.Repeat("lol,", 9) + "lol]\n")
+	for i := 1; i <= 9; i++ {
+		refs := strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ",")
+		fmt.Fprintf(&b, "lol%d: &l%d [%s]\n", i, i, refs)
+	}
+	b.WriteString("metrics: []\n")
+	input := []byte(b.String())
+
+	doc, errs := Parse(input)
 	if doc != nil {
 		t.Fatal("got a document")
 	}
 	if len(errs) != maxAnchorErrors+1 {
-		t.Fatalf("got %d errors, want %d:\n%s", len(errs), maxAnchorErrors+1, formatErrors(errs[:min(len(errs), 10)]))
+		t.Fatalf("got %d errors, want %d:\n%s", len(errs), maxAnchorErrors+1, formatErrors(errs))
 	}
-	if errs[0].Field != "big" || errs[1].Field != "metrics[0]" {
-		t.Errorf("the first errors are on %q and %q, want big and metrics[0]", errs[0].Field, errs[1].Field)
+	if errs[0].Field != "lol0" || errs[1].Field != "lol1" || errs[2].Field != "lol1[0]" {
+		t.Errorf("the first errors are on %q, %q and %q, want lol0, lol1 and lol1[0]", errs[0].Field, errs[1].Field, errs[2].Field)
 	}
 	last := errs[len(errs)-1]
 	if last.Field != "body" || !strings.HasPrefix(last.Message, "more YAML anchors or aliases follow") {
 		t.Errorf("last error: %v, want more on body", last)
 	}
-
-	// Reading stopped at the alias after the last one reported: the
-	// reader read maxAnchorErrors+1 of them and the nodes before them.
-	r := &yamlReader{p: yamlevent.NewParser(input), maxNodes: MaxYAMLNodes}
-	if _, refused, err := r.read(); err != nil || len(refused) != maxAnchorErrors+1 {
-		t.Fatalf("read: %v, %d refusals", err, len(refused))
-	}
-	if r.found != maxAnchorErrors+1 || r.nodes > 2*maxAnchorErrors+4 {
-		t.Errorf("the reader found %d anchors and aliases in %d nodes; want it stopped at the %dth", r.found, r.nodes, maxAnchorErrors+1)
-	}
-	// The expansion would allocate aliases × 4 KiB; reading allocates
-	// the parser's buffers and a few nodes.
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 4<<20 {
-		t.Errorf("parsing allocated %d MiB; the rest of the input was read", allocated>>20)
+	allocated := allocatedBy(func() { Parse(input) })
+	t.Logf("%d bytes: Parse allocated %d KiB", len(input), allocated>>10)
+	if allocated > 1<<20 {
+		t.Errorf("Parse allocated %d KiB; an alias was expanded", allocated>>10)
 	}
 }
 

@@ -1,10 +1,12 @@
 package spec
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -15,15 +17,15 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/limits"
-	"github.com/canaryd/canaryd/internal/yamlevent"
 )
 
 // MaxYAMLNodes is the most nodes (scalars, keys included, sequences,
-// mappings and aliases) a YAML input may have (limits.MaxYAMLNodes). They
-// are counted as the input is read, and reading stops at the first node
-// beyond it: the tree, the JSON and the time it takes are bounded by it
-// rather than by the body's size (a megabyte of "[1,1,1,…" is half a
-// million nodes).
+// mappings and aliases) a YAML input may have (limits.MaxYAMLNodes). An
+// input whose bytes could hold more than yamlBoundFactor times as many is
+// refused before it is parsed (yamlNodeBound); any other is parsed, and
+// refused when its tree has more: the tree, the JSON and the time they
+// take are bounded by it rather than by the body's size (a megabyte of
+// "[1,1,1,…" is half a million nodes).
 const MaxYAMLNodes = limits.MaxYAMLNodes
 
 // yamlInput is what one read of a YAML input gives: its tree of nodes,
@@ -34,10 +36,12 @@ type yamlInput struct {
 	text []byte
 }
 
-// readYAML reads one YAML document once, event by event (see
-// internal/yamlevent), into a tree of yaml.v3 nodes and from the tree
-// into JSON. While it reads it refuses, each as soon as it is seen,
-// before anything is built from the rest:
+// readYAML reads one YAML document: its bytes are scanned for a bound on
+// its nodes (yamlNodeBound), and an input that could hold more than
+// yamlBoundFactor × maxNodes is refused on body unparsed. Any other is
+// parsed once by yaml.v3 into its tree of nodes, where an alias is a node
+// that points at its anchor's and nothing is copied, and the tree is
+// walked in the order it was written, refusing
 //
 //   - an anchor or alias (one error each, on its field, up to
 //     maxAnchorErrors, and then one more on body): a decoder copies every
@@ -49,16 +53,59 @@ type yamlInput struct {
 //   - nesting deeper than maxDepth, and a second document (sigs.k8s.io/yaml
 //     would silently drop it), as err.
 //
-// Scalars are resolved as YAML 1.1 (go.yaml.in/yaml/v2, which
-// sigs.k8s.io/yaml and so Kubernetes read documents with): yes and off are
-// booleans, 0x1F and 1_000 numbers. A duplicate key is an error, worded
-// as yaml.v2's strict decoding words it.
+// The JSON is written from the tree. Scalars are resolved as YAML 1.1
+// (go.yaml.in/yaml/v2, which sigs.k8s.io/yaml and so Kubernetes read
+// documents with): yes and off are booleans, 0x1F and 1_000 numbers. A
+// duplicate key is an error, worded as yaml.v2's strict decoding words
+// it.
 func readYAML(data []byte, maxNodes int) (in yamlInput, refused []api.FieldError, err error) {
-	r := &yamlReader{p: yamlevent.NewParser(data), maxNodes: maxNodes}
-	root, refused, err := r.read()
-	if err != nil || len(refused) > 0 {
-		return yamlInput{}, refused, err
+	if s := yamlNodeBound(data); s.bound > yamlBoundFactor*maxNodes {
+		return yamlInput{}, []api.FieldError{s.refusal(maxNodes)}, nil
 	}
+	return parseYAML(data, maxNodes)
+}
+
+// parseYAML is readYAML once the input's bound is known to be within
+// yamlBoundFactor × maxNodes.
+func parseYAML(data []byte, maxNodes int) (in yamlInput, refused []api.FieldError, err error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	var doc yamlv3.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		if name, ok := unknownAnchor(err); ok {
+			// An alias of no anchor: refused as any alias is.
+			return yamlInput{}, []api.FieldError{{Field: bodyField, Message: "YAML alias *" + clip(name) + ": " + anchorAdvice}}, nil
+		}
+		return yamlInput{}, nil, err
+	}
+	var root *yamlv3.Node
+	if len(doc.Content) > 0 {
+		root = doc.Content[0]
+	}
+	if root != nil {
+		w := &treeWalker{maxNodes: maxNodes}
+		w.walk(root, 0)
+		if len(w.refused) > 0 {
+			return yamlInput{}, w.refused, nil
+		}
+		if w.err != nil {
+			return yamlInput{}, nil, w.err
+		}
+	}
+	// The documents after the first may only be empty.
+	for {
+		var next yamlv3.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return yamlInput{}, nil, err
+		}
+		if len(next.Content) > 0 && !isNull(next.Content[0]) {
+			return yamlInput{}, nil, errors.New("more than one YAML document (separated by ---); send one document per request")
+		}
+	}
+
 	in.root = root
 	if root == nil {
 		in.text = []byte("null")
@@ -76,6 +123,18 @@ func readYAML(data []byte, maxNodes int) (in yamlInput, refused []api.FieldError
 	return in, nil, nil
 }
 
+// unknownAnchor is the name in yaml.v3's error for an alias whose anchor
+// is not before it.
+func unknownAnchor(err error) (string, bool) {
+	m := unknownAnchorError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+var unknownAnchorError = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+
 // errTooManyNodes is the refusal of an input beyond maxNodes nodes.
 func errTooManyNodes(maxNodes int) api.FieldError {
 	return api.FieldError{Field: bodyField, Message: fmt.Sprintf(
@@ -83,134 +142,116 @@ func errTooManyNodes(maxNodes int) api.FieldError {
 			"an Argo Rollouts document has a few thousand at most", maxNodes)}
 }
 
-// yamlReader builds the tree of one document from the parser's events.
-type yamlReader struct {
-	p        *yamlevent.Parser
+// treeWalker checks a document's tree in the order it was written.
+type treeWalker struct {
 	maxNodes int
-	// nodes counts the nodes read so far.
+	// nodes counts the nodes walked so far.
 	nodes int
-	// anchors are the anchors' and aliases' errors; found counts them.
-	anchors []api.FieldError
-	found   int
+	// found counts the anchors and aliases.
+	found int
+	// refused are the anchors' and aliases' errors, and the error of too
+	// many nodes; done says no more is walked.
+	refused []api.FieldError
+	done    bool
+	// err is nesting beyond maxDepth.
+	err error
+	// path is the walked node's place: keys and indices, from the root.
+	path []step
 }
 
-// frame is a sequence or mapping being read, with its field's path.
-type frame struct {
-	node *yamlv3.Node
-	path string
+// step is one step of a path: a mapping's key, or a sequence's index
+// (key unset).
+type step struct {
+	key   *string
+	index int
 }
 
-func (r *yamlReader) read() (*yamlv3.Node, []api.FieldError, error) {
-	var root *yamlv3.Node
-	var stack []frame
-	docs := 0
-	for {
-		e, err := r.p.Next()
-		if err != nil {
-			if len(r.anchors) > 0 {
-				return nil, r.anchors, nil
-			}
-			return nil, nil, err
-		}
-		switch e.Kind {
-		case yamlevent.StreamEnd:
-			if len(r.anchors) > 0 {
-				return nil, r.anchors, nil
-			}
-			return root, nil, nil
-		case yamlevent.DocumentStart:
-			docs++
-			continue
-		case yamlevent.DocumentEnd:
-			continue
-		case yamlevent.SequenceEnd, yamlevent.MappingEnd:
-			stack = stack[:len(stack)-1]
-			continue
-		}
-
-		r.nodes++
-		if r.nodes > r.maxNodes {
-			return nil, append(r.anchors, errTooManyNodes(r.maxNodes)), nil
-		}
-		n := &yamlv3.Node{Line: e.Line, Column: e.Column, Anchor: e.Anchor, Value: e.Value, LineComment: e.LineComment}
-		switch e.Kind {
-		case yamlevent.Scalar:
-			n.Kind = yamlv3.ScalarNode
-			n.Tag = e.Tag
-			if !e.Plain {
-				n.Style = yamlv3.DoubleQuotedStyle // not plain: never resolved
-			}
-		case yamlevent.Alias:
-			n.Kind = yamlv3.AliasNode
-		case yamlevent.SequenceStart:
-			n.Kind, n.Tag = yamlv3.SequenceNode, e.Tag
-		case yamlevent.MappingStart:
-			n.Kind, n.Tag = yamlv3.MappingNode, e.Tag
-		}
-
-		// The node's field, for its errors.
-		path := ""
-		if len(stack) > 0 {
-			parent := stack[len(stack)-1]
-			switch parent.node.Kind {
-			case yamlv3.SequenceNode:
-				path = indexPath(parent.path, len(parent.node.Content))
-			case yamlv3.MappingNode:
-				path = parent.path
-				if k := len(parent.node.Content); k%2 == 1 {
-					path = joinPath(parent.path, parent.node.Content[k-1].Value)
-				}
-			}
-			parent.node.Content = append(parent.node.Content, n)
-		} else if docs > 1 {
-			if !isNull(n) || n.Kind != yamlv3.ScalarNode {
-				return nil, nil, errors.New("more than one YAML document (separated by ---); send one document per request")
-			}
-			continue
+// field is the walked node's path, as errors name fields.
+func (w *treeWalker) field() string {
+	path := ""
+	for _, s := range w.path {
+		if s.key != nil {
+			path = joinPath(path, *s.key)
 		} else {
-			root = n
+			path = indexPath(path, s.index)
 		}
+	}
+	return path
+}
 
-		switch {
-		case e.Kind == yamlevent.Alias:
-			if r.anchor(path, n, "alias *"+clip(e.Anchor)) {
-				return nil, r.anchors, nil
-			}
-		case e.Anchor != "":
-			if r.anchor(path, n, "anchor &"+clip(e.Anchor)) {
-				return nil, r.anchors, nil
-			}
+// walk checks n, at depth collections below the root, and what it holds.
+func (w *treeWalker) walk(n *yamlv3.Node, depth int) {
+	if w.done || w.err != nil {
+		return
+	}
+	w.nodes++
+	if w.nodes > w.maxNodes {
+		w.refused = append(w.refused, errTooManyNodes(w.maxNodes))
+		w.done = true
+		return
+	}
+	switch {
+	case n.Kind == yamlv3.AliasNode:
+		w.anchor(n, "alias *"+clip(n.Value))
+		return // never followed: it is what a decoder would copy
+	case n.Anchor != "":
+		w.anchor(n, "anchor &"+clip(n.Anchor))
+	}
+	switch n.Kind {
+	case yamlv3.SequenceNode:
+		if w.deep(n, depth) {
+			return
 		}
-		if n.Kind == yamlv3.SequenceNode || n.Kind == yamlv3.MappingNode {
-			if len(stack) >= maxDepth {
-				return nil, nil, fmt.Errorf("yaml: line %d: nested more than %d levels deep", e.Line, maxDepth)
+		for i, c := range n.Content {
+			w.path = append(w.path, step{index: i})
+			w.walk(c, depth+1)
+			w.path = w.path[:len(w.path)-1]
+		}
+	case yamlv3.MappingNode:
+		if w.deep(n, depth) {
+			return
+		}
+		for i := 0; i < len(n.Content); i += 2 {
+			key := n.Content[i]
+			w.walk(key, depth+1) // a key's field is its mapping's
+			if i+1 < len(n.Content) {
+				w.path = append(w.path, step{key: &key.Value})
+				w.walk(n.Content[i+1], depth+1)
+				w.path = w.path[:len(w.path)-1]
 			}
-			stack = append(stack, frame{node: n, path: path})
 		}
 	}
 }
 
-// anchor adds the error of an anchor or alias, and reports whether
-// reading should stop: after maxAnchorErrors, one more is enough to say
-// there are more, and the rest is not read.
-func (r *yamlReader) anchor(path string, n *yamlv3.Node, what string) (stop bool) {
-	r.found++
-	if r.found > maxAnchorErrors {
-		r.anchors = append(r.anchors, api.FieldError{Field: bodyField, Message: "more YAML anchors or aliases follow; " + anchorAdvice})
+// deep reports, as err, a collection nested more than maxDepth deep.
+func (w *treeWalker) deep(n *yamlv3.Node, depth int) bool {
+	if depth >= maxDepth {
+		w.err = fmt.Errorf("yaml: line %d: nested more than %d levels deep", n.Line, maxDepth)
 		return true
 	}
-	field := specRelative(path)
-	if field == "" {
-		field = bodyField
-	}
-	r.anchors = append(r.anchors, api.FieldError{Field: field, Message: fmt.Sprintf(
-		"line %d, column %d: YAML %s: %s", n.Line, n.Column, what, anchorAdvice)})
 	return false
 }
 
-// Tags of YAML 1.1's types, in full as the parser gives them.
+// anchor adds the error of an anchor or alias: after maxAnchorErrors, one
+// more says there are more, and the rest is not walked.
+func (w *treeWalker) anchor(n *yamlv3.Node, what string) {
+	w.found++
+	if w.found > maxAnchorErrors {
+		w.refused = append(w.refused, api.FieldError{Field: bodyField, Message: "more YAML anchors or aliases follow; " + anchorAdvice})
+		w.done = true
+		return
+	}
+	field := specRelative(w.field())
+	if field == "" {
+		field = bodyField
+	}
+	w.refused = append(w.refused, api.FieldError{Field: field, Message: fmt.Sprintf(
+		"line %d, column %d: YAML %s: %s", n.Line, n.Column, what, anchorAdvice)})
+}
+
+// Tags of YAML 1.1's types, as yaml.v3 writes them in a node.
 const (
-	tagPrefix = "tag:yaml.org,2002:"
+	tagPrefix = "!!"
 	tagStr    = tagPrefix + "str"
 	tagNull   = tagPrefix + "null"
 	tagBool   = tagPrefix + "bool"
@@ -221,6 +262,22 @@ const (
 	tagMap    = tagPrefix + "map"
 	tagSeq    = tagPrefix + "seq"
 )
+
+// writtenTag is the tag a node was written with (!!int, !custom), "" for
+// none: yaml.v3 resolves an untagged node's tag itself, as YAML 1.2 does,
+// and marks a written one with TaggedStyle.
+func writtenTag(n *yamlv3.Node) string {
+	if n.Style&yamlv3.TaggedStyle != 0 {
+		return n.Tag
+	}
+	return ""
+}
+
+// isPlain reports whether a scalar is written plain: neither quoted nor a
+// block scalar.
+func isPlain(n *yamlv3.Node) bool {
+	return n.Style&(yamlv3.DoubleQuotedStyle|yamlv3.SingleQuotedStyle|yamlv3.LiteralStyle|yamlv3.FoldedStyle) == 0
+}
 
 // isNull reports whether a scalar resolves to null.
 func isNull(n *yamlv3.Node) bool {
@@ -260,8 +317,8 @@ func (w *jsonWriter) node(n *yamlv3.Node) {
 		}
 		w.value(v)
 	case yamlv3.SequenceNode:
-		if n.Tag != "" && n.Tag != tagSeq {
-			w.fail(fmt.Errorf("yaml: line %d: cannot decode a sequence tagged %s", n.Line, n.Tag))
+		if tag := writtenTag(n); tag != "" && tag != tagSeq {
+			w.fail(fmt.Errorf("yaml: line %d: cannot decode a sequence tagged %s", n.Line, tag))
 			return
 		}
 		w.buf = append(w.buf, '[')
@@ -273,8 +330,8 @@ func (w *jsonWriter) node(n *yamlv3.Node) {
 		}
 		w.buf = append(w.buf, ']')
 	case yamlv3.MappingNode:
-		if n.Tag != "" && n.Tag != tagMap {
-			w.fail(fmt.Errorf("yaml: line %d: cannot decode a mapping tagged %s", n.Line, n.Tag))
+		if tag := writtenTag(n); tag != "" && tag != tagMap {
+			w.fail(fmt.Errorf("yaml: line %d: cannot decode a mapping tagged %s", n.Line, tag))
 			return
 		}
 		// Members in the order of their names, as encoding/json writes
@@ -330,7 +387,7 @@ func mapKey(n *yamlv3.Node) (string, error) {
 	if n.Kind != yamlv3.ScalarNode {
 		return "", fmt.Errorf("yaml: line %d: a key must be a string, not a list or object", n.Line)
 	}
-	if n.Style == 0 && n.Tag == "" && n.Value == "<<" {
+	if isPlain(n) && writtenTag(n) == "" && n.Value == "<<" {
 		return "", fmt.Errorf("yaml: line %d: YAML merge keys (<<) are not accepted: write the fields out", n.Line)
 	}
 	v, err := resolveScalar(n)
@@ -368,8 +425,8 @@ var yamlFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?
 // an interface{}: nil, a bool, an int64 or uint64, a float64 or a string
 // (a timestamp stays a string).
 func resolveScalar(n *yamlv3.Node) (any, error) {
-	in, tag := n.Value, n.Tag
-	if n.Style != 0 && tag == "" {
+	in, tag := n.Value, writtenTag(n)
+	if !isPlain(n) && tag == "" {
 		return in, nil // quoted or a block scalar: a string
 	}
 	switch tag {
@@ -397,14 +454,7 @@ func resolveScalar(n *yamlv3.Node) (any, error) {
 			return float64(x), nil
 		}
 	}
-	return nil, fmt.Errorf("yaml: line %d: cannot decode %s `%s` as a %s", n.Line, shortTag(rtag), in, shortTag(tag))
-}
-
-func shortTag(tag string) string {
-	if rest, ok := strings.CutPrefix(tag, tagPrefix); ok {
-		return "!!" + rest
-	}
-	return tag
+	return nil, fmt.Errorf("yaml: line %d: cannot decode %s `%s` as a %s", n.Line, rtag, in, tag)
 }
 
 // resolvePlain resolves a plain scalar as YAML 1.1 does (yaml.v2's

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/canaryd/canaryd/internal/yamlevent"
 )
 
 // flowBomb is a megabyte of a flow sequence of ones: half a million
@@ -23,16 +21,12 @@ func flowBomb() []byte {
 	return []byte(b.String())
 }
 
-// A document of more than MaxYAMLNodes nodes is refused on body, naming
-// the limit, having read no node beyond it: the tree and what reading
-// allocates are bounded by the limit, not by the body.
+// A megabyte of "[1,1,1,…" is refused on body, naming the limit, from
+// its bytes alone: it never reaches the parser, and refusing it
+// allocates the message and little else.
 func TestParseRefusesMoreThanMaxYAMLNodes(t *testing.T) {
 	input := flowBomb()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
 	doc, errs := Parse(input)
-	runtime.ReadMemStats(&after)
 	if doc != nil || len(errs) != 1 || errs[0].Field != "body" ||
 		!strings.Contains(errs[0].Message, fmt.Sprintf("more than %d YAML nodes", MaxYAMLNodes)) {
 		t.Fatalf("Parse of %d bytes of [1,1,…]: got %v, want one error on body naming %d nodes", len(input), errs, MaxYAMLNodes)
@@ -40,22 +34,58 @@ func TestParseRefusesMoreThanMaxYAMLNodes(t *testing.T) {
 	if _, err := YAMLToJSON(input); err == nil || !strings.Contains(err.Error(), "YAML nodes") {
 		t.Errorf("YAMLToJSON: %v, want the refusal", err)
 	}
-
-	r := &yamlReader{p: yamlevent.NewParser(input), maxNodes: MaxYAMLNodes}
-	if _, refused, _ := r.read(); len(refused) != 1 {
-		t.Fatalf("read: %v", refused)
+	if s := yamlNodeBound(input); s.bound <= yamlBoundFactor*MaxYAMLNodes {
+		t.Fatalf("bound %d: want it beyond %d", s.bound, yamlBoundFactor*MaxYAMLNodes)
 	}
-	if r.nodes != MaxYAMLNodes+1 {
-		t.Errorf("the reader read %d nodes; want it stopped at the first beyond %d", r.nodes, MaxYAMLNodes)
-	}
-	// Half a million nodes take some 120 MB; the limit's worth a few.
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 32<<20 {
-		t.Errorf("Parse allocated %d MiB; the tree was not bounded", allocated>>20)
+	// Parsed, half a million nodes would take some 120 MB.
+	allocs := testing.AllocsPerRun(5, func() { Parse(input) })
+	allocated := allocatedBy(func() { Parse(input) })
+	t.Logf("%d bytes: Parse made %.0f allocations, %d bytes", len(input), allocs, allocated)
+	if allocs > 20 || allocated > 64<<10 {
+		t.Errorf("Parse made %.0f allocations, %d KiB; the input was parsed", allocs, allocated>>10)
 	}
 }
 
-// The limit is on nodes, whatever their kind, and a document of exactly
-// the limit is read.
+// A document whose bytes are within the pre-scan's bound but that has
+// more than MaxYAMLNodes nodes is parsed once, its nodes counted in the
+// tree, and refused on body: what it costs is bounded by the bound.
+func TestParseRefusesMoreThanMaxYAMLNodesUnderTheBound(t *testing.T) {
+	// The bound of "metrics: [1,…,1]\n" with k commas is 3(k+4)+1.
+	k := (yamlBoundFactor*MaxYAMLNodes-1)/3 - 4
+	input := []byte("metrics: [" + strings.Repeat("1,", k) + "1]\n")
+	if s := yamlNodeBound(input); s.bound > yamlBoundFactor*MaxYAMLNodes || s.bound < yamlBoundFactor*MaxYAMLNodes-3 {
+		t.Fatalf("bound %d, want just within %d", s.bound, yamlBoundFactor*MaxYAMLNodes)
+	}
+	nodes := k + 4 // the ones, the list, the map and its key
+	if nodes <= MaxYAMLNodes {
+		t.Fatalf("%d nodes: want more than %d", nodes, MaxYAMLNodes)
+	}
+	doc, errs := Parse(input)
+	want := errTooManyNodes(MaxYAMLNodes)
+	if doc != nil || len(errs) != 1 || errs[0] != want {
+		t.Fatalf("Parse of %d nodes: got %v, want %v", nodes, errs, want)
+	}
+	// Some 26,000 nodes of yaml.v3 take a few megabytes; the bound allows
+	// three times as many at most.
+	allocated := allocatedBy(func() { Parse(input) })
+	t.Logf("%d bytes, %d nodes: Parse allocated %d KiB", len(input), nodes, allocated>>10)
+	if allocated > 32<<20 {
+		t.Errorf("Parse allocated %d MiB", allocated>>20)
+	}
+}
+
+// allocatedBy is how many bytes f allocates.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// The limit is on nodes, whatever their kind, counted in the tree, and a
+// document of exactly the limit is read.
 func TestReadYAMLNodeLimit(t *testing.T) {
 	for _, tt := range []struct {
 		input string
@@ -65,11 +95,11 @@ func TestReadYAMLNodeLimit(t *testing.T) {
 		{"[1, [2, {b: c}]]", 7},
 		{"- a\n- b\n- {c: d}\n", 6},
 	} {
-		if _, refused, err := readYAML([]byte(tt.input), tt.nodes); err != nil || len(refused) > 0 {
+		if _, refused, err := parseYAML([]byte(tt.input), tt.nodes); err != nil || len(refused) > 0 {
 			t.Errorf("%q within %d nodes: %v %v", tt.input, tt.nodes, refused, err)
 		}
-		_, refused, _ := readYAML([]byte(tt.input), tt.nodes-1)
-		if len(refused) != 1 || refused[0].Field != "body" || !strings.Contains(refused[0].Message, fmt.Sprintf("more than %d YAML nodes", tt.nodes-1)) {
+		_, refused, _ := parseYAML([]byte(tt.input), tt.nodes-1)
+		if len(refused) != 1 || refused[0] != errTooManyNodes(tt.nodes-1) {
 			t.Errorf("%q within %d nodes: got %v, want the limit's refusal", tt.input, tt.nodes-1, refused)
 		}
 	}
