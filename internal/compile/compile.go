@@ -116,9 +116,9 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 // that cannot be decoded has its providers' configurations checked for
 // their shape (ShapeProblems).
 func ParseAndCompile(data []byte, overrides map[string]string, providers Providers) (*spec.Document, *Compiled, []api.FieldError) {
-	doc, problems := spec.Parse(data)
+	doc, in, problems := spec.ParseInput(data)
 	if doc == nil {
-		return nil, nil, append(problems, ShapeProblems(data, providers)...)
+		return nil, nil, append(problems, ShapeProblems(in, providers)...)
 	}
 	compiled, more := Compile(doc, overrides, providers)
 	problems = append(problems, more...)

@@ -100,12 +100,12 @@ func holdsCredentials(s *spec.Spec, providers Providers) bool {
 	return false
 }
 
-// ShapeProblems are the problems of the providers' configurations in data,
-// a document that spec.Parse could not decode: the unknown fields and
+// ShapeProblems are the problems of the providers' configurations in in,
+// a document that spec.ParseInput could not decode, as it read it: the unknown fields and
 // wrong types that each provider finds (provider.Decoder), each on its
 // path relative to the spec, to be listed with the document's others.
-func ShapeProblems(data []byte, providers Providers) []api.FieldError {
-	configs := spec.ProviderConfigs(data)
+func ShapeProblems(in *spec.Input, providers Providers) []api.FieldError {
+	configs := in.ProviderConfigs()
 	var out []api.FieldError
 	for _, path := range slices.Sorted(maps.Keys(configs)) {
 		name := path[strings.LastIndexByte(path, '.')+1:]

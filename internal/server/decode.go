@@ -136,17 +136,26 @@ func (in *inputReader) document(params queryParams) requestReader {
 // read decodes and compiles the spec in r's body. On failure it returns the
 // problem to answer with; nothing has been started.
 func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params queryParams) (*specRequest, *api.Problem) {
+	req, _, p := in.readInput(w, r, params)
+	return req, p
+}
+
+// readInput is read, and the body as spec.ParseInput read it, when it was
+// parsed (not when a compiled spec was cached for it, nor when it was
+// refused before), for what is said of its problems: it is not read
+// again for them.
+func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params queryParams) (*specRequest, *spec.Input, *api.Problem) {
 	isJSON, p := bodyMediaType(r)
 	if p != nil {
-		return nil, p
+		return nil, nil, p
 	}
 	body, p := in.readBody(w, r)
 	if p != nil {
-		return nil, p
+		return nil, nil, p
 	}
 	release, p := in.acquireDecode()
 	if p != nil {
-		return nil, p
+		return nil, nil, p
 	}
 	defer release()
 
@@ -166,28 +175,30 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 		key = compiledKey{sum: keySum(params, overrides, mediaType, body)}
 		if e, ok := in.compiled.Get(key); ok && len(errs) == 0 {
 			req.compiled, req.template = e.compiled, e.template
-			return req, nil
+			return req, nil, nil
 		}
 	}
 
 	if isJSON {
 		if err := checkJSON(body); err != nil {
 			errs = append(errs, inBody(api.FieldError{Field: fieldBody, Message: err.Error()}))
-			return nil, ptr(invalidInput(errs))
+			return nil, nil, ptr(invalidInput(errs))
 		}
 	}
-	doc, problems := spec.Parse(body)
+	// The body is read once: its problems' pointers, its providers'
+	// configurations and, for /v1/validate, its lines come from input.
+	doc, input, problems := spec.ParseInput(body)
 	if doc == nil {
-		problems = append(problems, compile.ShapeProblems(body, in.sources)...)
-		return nil, ptr(invalidInput(append(errs, locateInDocument(problems, body, isJSON)...)))
+		problems = append(problems, compile.ShapeProblems(input, in.sources)...)
+		return nil, input, ptr(invalidInput(append(errs, locateInDocument(problems, input)...)))
 	}
 	// A document whose only problems are unknown fields is compiled still,
 	// as compile.ParseAndCompile does: a provider's configuration is its
 	// provider's to decode, and its typos are listed with the document's.
 	compiled, more := compile.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
-	errs = append(errs, locateInDocument(append(problems, more...), body, isJSON)...)
+	errs = append(errs, locateInDocument(append(problems, more...), input)...)
 	if len(errs) > 0 {
-		return nil, ptr(invalidInput(errs))
+		return nil, input, ptr(invalidInput(errs))
 	}
 	req.compiled = compiled
 	if doc.Kind == spec.KindAnalysisTemplate || doc.Kind == spec.KindClusterAnalysisTemplate {
@@ -196,7 +207,7 @@ func (in *inputReader) read(w http.ResponseWriter, r *http.Request, params query
 	if cacheable {
 		in.compiled.Add(key, compiledEntry{compiled: req.compiled, template: req.template})
 	}
-	return req, nil
+	return req, input, nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -300,18 +311,19 @@ func invalidUTF8(data []byte) int {
 }
 
 // locateInDocument gives each problem of a posted document the pointer of
-// its field in the body, where it is in the body (see documentPointer).
-// The body is decoded again for it, on this path of refusals only.
-func locateInDocument(errs []api.FieldError, body []byte, isJSON bool) []api.FieldError {
+// its field in the body, where it is in the body (see documentPointer),
+// found in the value spec.ParseInput decoded the body into: the body is
+// not decoded again.
+func locateInDocument(errs []api.FieldError, input *spec.Input) []api.FieldError {
 	// Only a body that spec.Parse decoded has fields to locate; one that
-	// it refused as a whole ("body") is not decoded again.
+	// it refused as a whole ("body") has no value to look in.
 	if !slices.ContainsFunc(errs, func(e api.FieldError) bool { return e.Field != fieldBody }) {
 		for i := range errs {
 			errs[i] = inBody(errs[i])
 		}
 		return errs
 	}
-	tree := bodyTree(body, isJSON)
+	tree := input.Value()
 	out := make([]api.FieldError, len(errs))
 	for i, e := range errs {
 		if p, ok := documentPointer(tree, e.Field); ok {
@@ -320,25 +332,6 @@ func locateInDocument(errs []api.FieldError, body []byte, isJSON bool) []api.Fie
 		out[i] = e
 	}
 	return out
-}
-
-// bodyTree decodes a JSON or YAML body into maps, slices and scalars, nil
-// when it does not decode.
-func bodyTree(body []byte, isJSON bool) any {
-	text := bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark, as spec.Parse takes it
-	if !isJSON {
-		var err error
-		if text, err = spec.YAMLToJSON(text); err != nil { // never expands an alias
-			return nil
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil
-	}
-	return v
 }
 
 // documentFields are the fields of an Argo document outside its spec.

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 func decodeTree(t *testing.T, text string) any {
@@ -124,7 +126,7 @@ func TestDocumentPointer(t *testing.T) {
 }
 
 // TestBodyTree checks that YAML and JSON bodies decode alike, a byte
-// order mark and all.
+// order mark and all, into the value that problems are located in.
 func TestBodyTree(t *testing.T) {
 	for _, tc := range []struct {
 		body   string
@@ -135,12 +137,13 @@ func TestBodyTree(t *testing.T) {
 		{"metrics:\n- name: m\n", false},
 		{"\xef\xbb\xbfmetrics:\n- {name: m}\n", false},
 	} {
-		got, _, ok := pointerTo(bodyTree([]byte(tc.body), tc.isJSON), "metrics[0].name")
+		_, input, _ := spec.ParseInput([]byte(tc.body))
+		got, _, ok := pointerTo(input.Value(), "metrics[0].name")
 		if !ok || got != "/metrics/0/name" {
 			t.Errorf("%q: metrics[0].name at %q (%v), want /metrics/0/name", tc.body, got, ok)
 		}
 	}
-	if tree := bodyTree([]byte("metrics: [unclosed"), false); tree != nil {
-		t.Errorf("bodyTree of invalid YAML = %v, want nil", tree)
+	if _, input, _ := spec.ParseInput([]byte("metrics: [unclosed")); input.Value() != nil {
+		t.Errorf("the value of invalid YAML = %v, want nil", input.Value())
 	}
 }

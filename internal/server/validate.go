@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -43,10 +45,11 @@ func handleValidate(in *inputReader) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		req, p := in.read(w, r, queryParams{})
+		req, input, p := in.readInput(w, r, queryParams{})
 		if p != nil {
-			// The body is parsed once, whatever the number of errors.
-			if root := bodyRoot(body); root != nil {
+			// The lines come from the tree the body was parsed into, once
+			// whatever the number of errors.
+			if root := bodyRoot(p.Errors, input, body); root != nil {
 				for i := range p.Errors {
 					if ptr := p.Errors[i].Pointer; ptr != nil {
 						p.Errors[i].Line = bodyLine(root, *ptr)
@@ -86,11 +89,20 @@ func describe(req *specRequest) string {
 	return strconv.Itoa(n) + " " + noun + ": " + strings.Join(parts, ", ") + "."
 }
 
-// bodyRoot is the node tree of body (JSON or YAML), aliases unexpanded;
-// nil when it does not parse (its problem is on the body).
-// It is read as spec.Parse reads YAML (spec.NodeTree): within
+// bodyRoot is the node tree of body (JSON or YAML), aliases unexpanded,
+// for the lines of errs; nil when no error has a pointer, or the body
+// does not parse (its problem is on the body). It is the tree
+// spec.ParseInput read (input), and the body is read again only when it
+// was refused before it was parsed, or for a JSON body, which Parse
+// decodes as JSON: as spec.Parse reads YAML (spec.NodeTree), within
 // spec.MaxYAMLNodes, no alias followed.
-func bodyRoot(body []byte) *yaml.Node {
+func bodyRoot(errs []api.FieldError, input *spec.Input, body []byte) *yaml.Node {
+	if !slices.ContainsFunc(errs, func(e api.FieldError) bool { return e.Pointer != nil }) {
+		return nil
+	}
+	if input != nil {
+		return input.Tree()
+	}
 	return spec.NodeTree(body)
 }
 

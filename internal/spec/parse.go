@@ -49,7 +49,63 @@ const maxDepth = 256
 // the spec's content (internal/compile takes a document through every
 // step).
 func Parse(data []byte) (*Document, []api.FieldError) {
-	root, text, tree, errs, fatal := decode(data)
+	doc, _, errs := ParseInput(data)
+	return doc, errs
+}
+
+// Input is one JSON or YAML input as Parse read it, kept for what is said
+// of it after Parse, so that it is not read again: the providers'
+// configurations of a document Parse refused (ProviderConfigs), the
+// decoded value that problems' fields are found in (Value), and the tree
+// of nodes their lines come from (Tree). It is not safe for concurrent
+// use: Tree reads a JSON input the first time it is asked.
+type Input struct {
+	data  []byte
+	value any
+	tree  *yamlv3.Node
+	// yamlRead says data was read as YAML, whatever came of it: its tree,
+	// if any, is tree.
+	yamlRead bool
+}
+
+// ParseInput is Parse, and the input as it read it. The Input is never
+// nil.
+func ParseInput(data []byte) (*Document, *Input, []api.FieldError) {
+	d := decode(data)
+	in := &Input{data: data, value: d.root, tree: d.tree, yamlRead: d.yamlRead}
+	doc, errs := parseDecoded(d)
+	return doc, in, errs
+}
+
+// Value is the input decoded as a tree of map[string]any, []any, string,
+// json.Number, bool and nil, as encoding/json decodes JSON with
+// UseNumber; nil when Parse refused the input as a whole (not JSON or
+// YAML, anchors or aliases, too many nodes) or in is nil.
+func (in *Input) Value() any {
+	if in == nil {
+		return nil
+	}
+	return in.value
+}
+
+// Tree is the input's tree of nodes, for the lines of its fields: nil
+// when in is nil or the input is not YAML (nor JSON), has anchors or
+// aliases or more than MaxYAMLNodes nodes. A YAML input's is the tree
+// Parse read; a JSON input, which Parse decoded as JSON, is read as YAML
+// for it the first time it is asked for.
+func (in *Input) Tree() *yamlv3.Node {
+	if in == nil {
+		return nil
+	}
+	if !in.yamlRead {
+		in.tree, in.yamlRead = NodeTree(in.data), true
+	}
+	return in.tree
+}
+
+// parseDecoded is Parse of a decoded input.
+func parseDecoded(d decoded) (*Document, []api.FieldError) {
+	root, text, tree, errs, fatal := d.root, d.text, d.tree, d.errs, d.fatal
 	if fatal != nil {
 		return nil, fatal
 	}
@@ -111,6 +167,21 @@ func isDocument(obj map[string]any) bool {
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// decoded is what decode makes of an input.
+type decoded struct {
+	// root is the input as a tree of map[string]any, []any, string,
+	// json.Number, bool and nil; text its JSON.
+	root any
+	text []byte
+	// tree is a YAML input's tree of nodes (lines and comments); yamlRead
+	// says the input was read as YAML, whatever came of it.
+	tree     *yamlv3.Node
+	yamlRead bool
+	// errs are duplicate keys (decoding goes on); fatal any other
+	// problem.
+	errs, fatal []api.FieldError
+}
+
 // decode turns the input into a tree of map[string]any, []any, string,
 // json.Number, bool and nil, and returns the JSON text of that tree and,
 // for YAML, the tree of nodes it was read into (lines and comments).
@@ -118,46 +189,46 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // is fatal: the input as a whole is not a document (one error on "body"),
 // it has more than MaxYAMLNodes nodes, or it has YAML anchors or aliases
 // (one error for each, up to a few).
-func decode(data []byte) (root any, text []byte, tree *yamlv3.Node, errs, fatal []api.FieldError) {
+func decode(data []byte) decoded {
 	data = bytes.TrimPrefix(data, utf8BOM)
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return nil, nil, nil, nil, emptyInput()
+		return decoded{fatal: emptyInput()}
 	}
 
 	if trimmed[0] == '{' || trimmed[0] == '[' {
 		root, errs, err := decodeJSON(trimmed)
 		if err == nil {
-			return root, trimmed, nil, errs, nil
+			return decoded{root: root, text: trimmed, errs: errs}
 		}
 		// A YAML flow mapping ({metrics: [...]}) starts with a brace too.
 		in, refused, yerr := readYAML(data, MaxYAMLNodes)
 		if len(refused) > 0 {
-			return nil, nil, nil, nil, refused
+			return decoded{yamlRead: true, fatal: refused}
 		}
 		if yerr == nil {
 			if root, errs, jerr := decodeJSON(in.text); jerr == nil && root != nil {
-				return root, in.text, in.root, errs, nil
+				return decoded{root: root, text: in.text, tree: in.root, yamlRead: true, errs: errs}
 			}
 		}
-		return nil, nil, nil, nil, bodyError("invalid JSON: " + err.Error())
+		return decoded{tree: in.root, yamlRead: true, fatal: bodyError("invalid JSON: " + err.Error())}
 	}
 
 	in, refused, err := readYAML(data, MaxYAMLNodes)
 	if len(refused) > 0 {
-		return nil, nil, nil, nil, refused
+		return decoded{yamlRead: true, fatal: refused}
 	}
 	if err != nil {
-		return nil, nil, nil, nil, bodyError("invalid YAML: " + err.Error())
+		return decoded{yamlRead: true, fatal: bodyError("invalid YAML: " + err.Error())}
 	}
-	root, errs, err = decodeJSON(in.text)
+	root, errs, err := decodeJSON(in.text)
 	if err != nil {
-		return nil, nil, nil, nil, bodyError("invalid YAML: " + err.Error())
+		return decoded{tree: in.root, yamlRead: true, fatal: bodyError("invalid YAML: " + err.Error())}
 	}
 	if root == nil {
-		return nil, nil, nil, nil, emptyInput()
+		return decoded{tree: in.root, yamlRead: true, fatal: emptyInput()}
 	}
-	return root, in.text, in.root, errs, nil
+	return decoded{root: root, text: in.text, tree: in.root, yamlRead: true, errs: errs}
 }
 
 func bodyError(msg string) []api.FieldError {

@@ -31,19 +31,17 @@ func (p *MetricProvider) raw() []struct {
 	}
 }
 
-// ProviderConfigs reads the providers' configurations of a document that
+// ProviderConfigs are the providers' configurations of a document that
 // Parse could not decode, by the path of each relative to the spec
-// ("metrics[0].provider.prometheus"), so that they can be checked by their
-// providers and their problems listed with the document's others (unless
-// its apiVersion or kind is wrong, which keeps Parse from checking the
-// spec at all): the
+// ("metrics[0].provider.prometheus"), read from the value Parse decoded
+// (Value), so that they can be checked by their providers and their
+// problems listed with the document's others (unless its apiVersion or
+// kind is wrong, which keeps Parse from checking the spec at all): the
 // configuration of every metric that names exactly one provider. It
-// returns nothing for input that is not a document
-// or a bare spec at all.
-func ProviderConfigs(data []byte) map[string]json.RawMessage {
-	root, _, _, _, fatal := decode(data)
-	obj, ok := root.(map[string]any)
-	if fatal != nil || !ok {
+// returns nothing for input that is not a document or a bare spec at all.
+func (in *Input) ProviderConfigs() map[string]json.RawMessage {
+	obj, ok := in.Value().(map[string]any)
+	if !ok {
 		return nil
 	}
 	if isDocument(obj) {

@@ -325,7 +325,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 	// A document whose only problems are unknown fields is still returned,
 	// and checked further, so that a typo and a bad condition are listed
 	// together (as compile.ParseAndCompile does).
-	doc, errs := spec.Parse(d.data)
+	doc, in, errs := spec.ParseInput(d.data)
 	if doc == nil {
 		kind, name := peek(d.data)
 		if kind == "List" {
@@ -337,7 +337,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 		if otherKind(errs) {
 			return nil, nil, cmp.Or(kind, "unknown")
 		}
-		return broken(name, kind, append(errs, compile.ShapeProblems(d.data, checkProviders{})...))
+		return broken(name, kind, append(errs, compile.ShapeProblems(in, checkProviders{})...))
 	}
 	switch doc.Kind {
 	case spec.KindAnalysisTemplate, spec.KindClusterAnalysisTemplate:
