@@ -47,10 +47,11 @@ const (
 	// kilobytes, kubectl's managedFields included.
 	MaxBodyBytes = 1 << 20
 	// MaxYAMLNodes bounds the nodes of a YAML document (its scalars, keys
-	// included, lists, objects and aliases), counted while it is read, so
-	// that what reading it costs is bounded by its structure and not only
-	// by its bytes: a megabyte of "[1,1,1,…" is half a million nodes,
-	// some 120 MB as a tree. An AnalysisTemplate has a few hundred nodes,
+	// included, lists, objects and aliases), bounded from its bytes before
+	// it is parsed and counted in its tree after (internal/spec), so that
+	// what reading it costs is bounded by its structure and not only by
+	// its bytes: a megabyte of "[1,1,1,…" is half a million nodes, some
+	// 120 MB as a tree. An AnalysisTemplate has a few hundred nodes,
 	// kubectl's managedFields and an AnalysisRun's status a few thousand;
 	// 20,000 nodes take a few megabytes.
 	MaxYAMLNodes = 20_000

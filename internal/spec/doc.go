@@ -22,8 +22,14 @@
 //     the wrong type are errors, all of them at once, each with its path.
 //     Kubernetes noise (metadata.managedFields, an AnalysisRun's status, …)
 //     is accepted and ignored so that `kubectl get -o yaml` output can be
-//     posted as it is. YAML anchors and aliases are refused before anything
-//     expands them (see refuseAnchors).
+//     posted as it is. YAML is bounded before it is parsed: an input whose
+//     bytes could hold more than a few times MaxYAMLNodes nodes is refused
+//     unparsed; any other is parsed once, by go.yaml.in/yaml/v3, into its
+//     tree of nodes, where its nodes are counted and its anchors and
+//     aliases refused before anything expands them, and from which its
+//     JSON, its lines and its comments come (see readYAML). ParseInput
+//     keeps what was read, so that nothing after Parse reads the input
+//     again.
 //   - Spec.Resolve substitutes `{{args.NAME}}` into every string field of
 //     every metric, as Argo Rollouts does, with caller-supplied overrides;
 //     but since any caller may supply them, a value cannot change the
