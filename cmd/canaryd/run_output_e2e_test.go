@@ -14,7 +14,7 @@ import (
 // a real Prometheus and reads each -o format as its consumer would: the
 // reason must name the decisive measurement and the limit in every human
 // format, the markdown must hold a table row per metric, and the JUnit XML
-// must pass the JUnit schema with a failed test case for the metric.
+// must pass both JUnit schemas with a failed test case for the metric.
 func TestRunOutputFormats(t *testing.T) {
 	prom := promtest.Start(t)
 	seed := fastSeed(t)
@@ -50,8 +50,12 @@ func TestRunOutputFormats(t *testing.T) {
 	if err := os.WriteFile(path, []byte(junit.stdout), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("xmllint", "--noout", "--nonet", "--schema", "../../internal/report/testdata/junit.xsd", path).CombinedOutput(); err != nil {
-		t.Errorf("-o junit fails the JUnit schema: %v\n%s", err, out)
+	// junit.xsd as Jenkins' JUnit plugin and GitLab read it, junit-10.xsd
+	// as Jenkins' xUnit plugin validates it.
+	for _, schema := range []string{"junit.xsd", "junit-10.xsd"} {
+		if out, err := exec.Command("xmllint", "--noout", "--nonet", "--schema", "../../internal/report/testdata/"+schema, path).CombinedOutput(); err != nil {
+			t.Errorf("-o junit fails %s: %v\n%s", schema, err, out)
+		}
 	}
 
 	// Piped, the default stays the analysis as JSON.

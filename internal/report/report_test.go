@@ -161,9 +161,14 @@ func TestUnknownFormat(t *testing.T) {
 	}
 }
 
-// TestJUnitSchema validates every JUnit document against the JUnit schema
+// junitSchemas are the JUnit schemas every document must pass: junit.xsd,
+// as Jenkins' JUnit plugin, GitLab and Ant read JUnit, and junit-10.xsd,
+// the stricter one Jenkins' xUnit plugin validates a report against.
+var junitSchemas = []string{"junit.xsd", "junit-10.xsd"}
+
+// TestJUnitSchema validates every JUnit document against each JUnit schema
 // with libxml2's xmllint (Debian's libxml2-utils, which make test
-// installs), and checks that a document the schema refuses is refused, so
+// installs), and checks that documents each schema refuses are refused, so
 // that the check itself can fail.
 func TestJUnitSchema(t *testing.T) {
 	xmllint, err := exec.LookPath("xmllint")
@@ -171,12 +176,12 @@ func TestJUnitSchema(t *testing.T) {
 		t.Fatalf("xmllint is needed: make test installs it, or run 'apt-get install -y libxml2-utils'")
 	}
 	dir := t.TempDir()
-	validate := func(name string, doc []byte) error {
+	validate := func(schema, name string, doc []byte) error {
 		path := filepath.Join(dir, name+".xml")
 		if err := os.WriteFile(path, doc, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out, err := exec.Command(xmllint, "--noout", "--nonet", "--schema", filepath.Join("testdata", "junit.xsd"), path).CombinedOutput()
+		out, err := exec.Command(xmllint, "--noout", "--nonet", "--schema", filepath.Join("testdata", schema), path).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%v: %s", err, out)
 		}
@@ -187,24 +192,40 @@ func TestJUnitSchema(t *testing.T) {
 		if err := report.New(c.a, c.metrics).JUnit(&buf); err != nil {
 			t.Fatal(err)
 		}
-		if err := validate(name, buf.Bytes()); err != nil {
-			t.Errorf("%s: %v", name, err)
+		for _, schema := range junitSchemas {
+			if err := validate(schema, name, buf.Bytes()); err != nil {
+				t.Errorf("%s against %s: %v", name, schema, err)
+			}
 		}
 	}
-	bad := []byte(`<testsuites><testsuite name="x" tests="1"><testcase name="m"><failure/><error/></testcase></testsuite></testsuites>`)
-	if err := validate("bad", bad); err == nil {
-		t.Error("a test case without classname and with both failure and error passed the schema")
+	for _, bad := range []struct{ schema, why, doc string }{
+		{"junit.xsd", "a test case without classname and with both failure and error",
+			`<testsuites><testsuite name="x" tests="1"><testcase name="m"><failure/><error/></testcase></testsuite></testsuites>`},
+		{"junit-10.xsd", "skipped on testsuites",
+			`<testsuites tests="1" failures="0" errors="0" skipped="1"><testsuite name="x" tests="1" failures="0" errors="0" skipped="1"><testcase name="m"><skipped/></testcase></testsuite></testsuites>`},
+		{"junit-10.xsd", "a test suite without failures and errors",
+			`<testsuites><testsuite name="x" tests="1"><testcase name="m"/></testsuite></testsuites>`},
+	} {
+		if err := validate(bad.schema, "bad", []byte(bad.doc)); err == nil {
+			t.Errorf("%s: %s passed the schema", bad.schema, bad.why)
+		}
 	}
 }
 
-// TestJUnitCounts checks the counters against the cases.
+// TestJUnitCounts checks the counters against the cases: the suite counts
+// skipped test cases; testsuites has no skipped attribute (junit-10.xsd
+// refuses one), so it carries the other three.
 func TestJUnitCounts(t *testing.T) {
 	for name, want := range map[string]string{
-		"failed":       `tests="2" failures="1" errors="0" skipped="0"`,
-		"successful":   `tests="2" failures="0" errors="0" skipped="1"`,
-		"inconclusive": `tests="1" failures="1" errors="0" skipped="0"`,
-		"error":        `tests="1" failures="0" errors="1" skipped="0"`,
+		"failed":       `tests="2" failures="1" errors="0"`,
+		"successful":   `tests="2" failures="0" errors="0"`,
+		"inconclusive": `tests="1" failures="1" errors="0"`,
+		"error":        `tests="1" failures="0" errors="1"`,
 	} {
+		skipped := ` skipped="0"`
+		if name == "successful" {
+			skipped = ` skipped="1"`
+		}
 		c := cases(t)[name]
 		var buf bytes.Buffer
 		if err := report.New(c.a, c.metrics).JUnit(&buf); err != nil {
@@ -212,6 +233,9 @@ func TestJUnitCounts(t *testing.T) {
 		}
 		if got := strings.Count(buf.String(), want); got != 2 {
 			t.Errorf("%s: %q appears %d times (suites and suite), want 2:\n%s", name, want, got, buf.String())
+		}
+		if got := strings.Count(buf.String(), want+skipped); got != 1 {
+			t.Errorf("%s: %q appears %d times, want once (the suite):\n%s", name, want+skipped, got, buf.String())
 		}
 	}
 }
