@@ -30,38 +30,88 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"lower": func(s string) string { return strings.ToLower(s) },
 }).Parse(htmlSource))
 
-// NewSeries explains a backtest series: the report of its first analysis
-// that would have failed (Failed, Inconclusive or Error), or of its last
-// when none would, with the series' verdicts for the HTML report's strip
-// and the reason saying how many fired and when first.
+// NewSeries explains a backtest series. It leads with the first analysis
+// that would have failed (Failed), else the first Inconclusive, else the
+// first that could not be measured (Error: a query that failed or found no
+// data), else the last: its report, and a reason that counts the Failed
+// apart from the analyses that could not be measured, which say nothing
+// of whether the template would have fired. The series' verdicts are kept
+// for the HTML report's strip.
 func NewSeries(results []analysis.BacktestResult, metrics []analysis.Metric) *Report {
 	if len(results) == 0 {
 		return New(api.Analysis{}, metrics)
 	}
-	pick := len(results) - 1
-	fired := 0
-	for i := range results {
-		if bad(results[i].Analysis.Phase) {
-			if fired == 0 {
-				pick = i
-			}
-			fired++
-		}
-	}
+	pick := leadOf(results)
 	r := New(results[pick].Analysis, metrics)
 	r.Series = results
-	r.Reason = seriesReason(results, pick, fired) + " " + r.Reason
+	r.Lead = pick
+	r.Reason = seriesReason(results, pick, r.Reason)
 	return r
 }
 
-func seriesReason(results []analysis.BacktestResult, pick, fired int) string {
-	n := len(results)
-	s := fmt.Sprintf("Backtest of %d %s started from %s to %s", n, analyses(n),
-		results[0].Start.UTC().Format(time.RFC3339), results[n-1].Start.UTC().Format(time.RFC3339))
-	if fired == 0 {
-		return s + ": none would have failed. The last one, started " + results[pick].Start.UTC().Format(time.RFC3339) + ":"
+// leadOf is the index of the analysis a series' report shows.
+func leadOf(results []analysis.BacktestResult) int {
+	for _, p := range []api.Phase{api.PhaseFailed, api.PhaseInconclusive, api.PhaseError} {
+		for i := range results {
+			if results[i].Analysis.Phase == p {
+				return i
+			}
+		}
 	}
-	return fmt.Sprintf("%s: %d would have failed, first the one started %s:", s, fired, results[pick].Start.UTC().Format(time.RFC3339))
+	return len(results) - 1
+}
+
+// phaseCounts counts a series' analyses by phase.
+func phaseCounts(results []analysis.BacktestResult) map[api.Phase]int {
+	counts := map[api.Phase]int{}
+	for i := range results {
+		counts[orPending(results[i].Analysis.Phase)]++
+	}
+	return counts
+}
+
+// seriesWords say what a phase means of an analysis in a backtest.
+func seriesWords(p api.Phase, n int) string {
+	switch p {
+	case api.PhaseFailed:
+		return fmt.Sprintf("%d would have failed", n)
+	case api.PhaseInconclusive:
+		return fmt.Sprintf("%d inconclusive", n)
+	case api.PhaseError:
+		return fmt.Sprintf("%d could not be measured (Error)", n)
+	case api.PhaseSuccessful:
+		return fmt.Sprintf("%d passed", n)
+	}
+	return fmt.Sprintf("%d %s", n, strings.ToLower(string(p)))
+}
+
+// seriesReason leads with the analysis shown (pick) and its own reason
+// (lead), then counts the others.
+func seriesReason(results []analysis.BacktestResult, pick int, lead string) string {
+	n := len(results)
+	counts := phaseCounts(results)
+	at := results[pick].Start.UTC().Format(time.RFC3339)
+	s := fmt.Sprintf("Backtest of %d %s started from %s to %s: ", n, analyses(n),
+		results[0].Start.UTC().Format(time.RFC3339), results[n-1].Start.UTC().Format(time.RFC3339))
+	shown := orPending(results[pick].Analysis.Phase)
+	switch shown {
+	case api.PhaseFailed:
+		s += fmt.Sprintf("%s, first the one started %s: %s", seriesWords(shown, counts[shown]), at, lead)
+	case api.PhaseInconclusive, api.PhaseError:
+		s += fmt.Sprintf("none would have failed; %s, first the one started %s: %s", seriesWords(shown, counts[shown]), at, lead)
+	default:
+		s += fmt.Sprintf("none would have failed. The last one, started %s: %s", at, lead)
+	}
+	var rest []string
+	for _, p := range []api.Phase{api.PhaseFailed, api.PhaseInconclusive, api.PhaseError, api.PhaseSuccessful, api.PhaseRunning, api.PhasePending} {
+		if counts[p] > 0 && p != shown {
+			rest = append(rest, seriesWords(p, counts[p]))
+		}
+	}
+	if len(rest) > 0 {
+		s += " Besides, " + strings.Join(rest, ", ") + "."
+	}
+	return s
 }
 
 // HTML writes the report as one self-contained HTML document: the
@@ -168,6 +218,8 @@ type measRow struct {
 
 type strip struct {
 	Cells   []stripCell
+	Keys    []legendItem
+	Runs    []run
 	From    string
 	To      string
 	Summary string
@@ -175,7 +227,9 @@ type strip struct {
 }
 
 type stripCell struct {
-	X, W, Phase, Title string
+	X, W, Phase, Title, Href string
+	// Lead marks the cell of the analysis whose report follows.
+	Lead bool
 }
 
 func (r *Report) page(sh *shading) page {
@@ -223,7 +277,7 @@ func (r *Report) page(sh *shading) page {
 		}
 	}
 	if len(r.Series) > 0 {
-		p.Strip = newStrip(r.Series)
+		p.Strip = newStrip(r.Series, r.Lead, r.plan)
 	}
 	for i := range r.Metrics {
 		p.Metrics = append(p.Metrics, r.pageMetric(sh, &r.Metrics[i]))
@@ -371,15 +425,17 @@ func analyses(n int) string {
 	return "analyses"
 }
 
-// worse orders phases by how badly they fail an analysis.
+// worse orders phases by what they say of a template in a backtest:
+// Failed (it would have fired) before Inconclusive, before Error (it could
+// not be measured, which says nothing of the canary), before Successful.
 func worse(a, b api.Phase) bool {
 	rank := func(p api.Phase) int {
 		switch p {
-		case api.PhaseError:
-			return 4
 		case api.PhaseFailed:
-			return 3
+			return 4
 		case api.PhaseInconclusive:
+			return 3
+		case api.PhaseError:
 			return 2
 		case api.PhaseSuccessful:
 			return 1
@@ -389,40 +445,99 @@ func worse(a, b api.Phase) bool {
 	return rank(a) > rank(b)
 }
 
-func newStrip(results []analysis.BacktestResult) *strip {
+// newStrip draws a series' verdicts, a cell per analysis (or per group of
+// them, showing its worst), each a link to the analysis it stands for:
+// its start, verdict, reason and measurements (runs), shown when the cell
+// is clicked. lead is the analysis whose report follows the strip.
+func newStrip(results []analysis.BacktestResult, lead int, metrics []analysis.Metric) *strip {
 	n := len(results)
 	cells := min(n, MaxStripCells)
 	s := &strip{From: results[0].Start.UTC().Format(time.RFC3339), To: results[n-1].Start.UTC().Format(time.RFC3339)}
-	counts := map[api.Phase]int{}
-	for _, res := range results {
-		counts[res.Analysis.Phase]++
-	}
+	counts := phaseCounts(results)
 	var parts []string
-	for _, p := range []api.Phase{api.PhaseSuccessful, api.PhaseFailed, api.PhaseInconclusive, api.PhaseError, api.PhaseRunning} {
+	for _, p := range []api.Phase{api.PhaseFailed, api.PhaseInconclusive, api.PhaseError, api.PhaseSuccessful, api.PhaseRunning, api.PhasePending} {
 		if counts[p] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[p], p))
+			parts = append(parts, seriesWords(p, counts[p]))
+			s.Keys = append(s.Keys, legendItem{Class: "c-" + string(p), Label: seriesWords(p, counts[p])})
 		}
 	}
 	s.Summary = fmt.Sprintf("%d %s: %s.", n, analyses(n), strings.Join(parts, ", "))
 	if cells < n {
-		s.Note = fmt.Sprintf("Grouped: %d analyses in %d cells, each showing the worst verdict of its group.", n, cells)
+		s.Note = fmt.Sprintf("Grouped: %d analyses in %d cells, each showing the worst verdict of its group and opening the first analysis of that verdict.", n, cells)
 	}
 	w := (chartW - padLeft - padRight) / float64(cells)
 	for c := range cells {
 		from, to := c*n/cells, (c+1)*n/cells
-		worst := results[from].Analysis.Phase
-		for _, res := range results[from:to] {
-			if worse(res.Analysis.Phase, worst) {
-				worst = res.Analysis.Phase
+		pick := from
+		for i := from; i < to; i++ {
+			if worse(results[i].Analysis.Phase, results[pick].Analysis.Phase) {
+				pick = i
 			}
 		}
+		if lead >= from && lead < to && results[lead].Analysis.Phase == results[pick].Analysis.Phase {
+			pick = lead
+		}
+		worst := orPending(results[pick].Analysis.Phase)
 		title := results[from].Start.UTC().Format(time.RFC3339) + ": " + string(worst)
 		if to-from > 1 {
 			title = fmt.Sprintf("%d analyses from %s: worst %s", to-from, results[from].Start.UTC().Format(time.RFC3339), worst)
 		} else if msg := results[from].Analysis.Message; msg != "" {
 			title += " — " + msg
 		}
-		s.Cells = append(s.Cells, stripCell{X: f1(padLeft + w*float64(c)), W: f1(max(w-1, 0.5)), Phase: string(orPending(worst)), Title: title})
+		id := fmt.Sprintf("run-%d", pick+1)
+		s.Cells = append(s.Cells, stripCell{X: f1(padLeft + w*float64(c)), W: f1(max(w-1, 0.5)), Phase: string(worst),
+			Title: title + ". Click to open it.", Href: "#" + id, Lead: pick == lead})
+		s.Runs = append(s.Runs, newRun(id, pick, results[pick], pick == lead, metrics))
 	}
 	return s
+}
+
+// MaxRunMeasurements is the most measurements of a metric a backtest
+// analysis opened from the strip lists; its report's own metric shows all.
+const MaxRunMeasurements = 30
+
+// run is one analysis of a backtest series, as a cell of the strip opens
+// it.
+type run struct {
+	ID, Start, Phase, Reason string
+	N                        int
+	Lead                     bool
+	Metrics                  []runMetric
+}
+
+type runMetric struct {
+	Name, Phase string
+	Values      []runValue
+	More        int
+}
+
+type runValue struct {
+	Phase, Value, Title string
+}
+
+func newRun(id string, i int, res analysis.BacktestResult, lead bool, metrics []analysis.Metric) run {
+	rep := New(res.Analysis, metrics)
+	if len(metrics) == 0 {
+		rep = NewFromAnalysis(res.Analysis)
+	}
+	out := run{ID: id, N: i + 1, Start: res.Start.UTC().Format(time.RFC3339), Phase: string(orPending(res.Analysis.Phase)),
+		Reason: rep.Reason, Lead: lead}
+	for _, mr := range res.Analysis.MetricResults {
+		rm := runMetric{Name: mr.Name, Phase: string(orPending(mr.Phase))}
+		var near []float64
+		if pm := rep.planMetric(mr.Name); pm != nil {
+			for _, t := range thresholdsOf(pm) {
+				near = append(near, t.Value)
+			}
+		}
+		for k, ms := range mr.Measurements {
+			if k == MaxRunMeasurements {
+				rm.More = len(mr.Measurements) - k
+				break
+			}
+			rm.Values = append(rm.Values, runValue{Phase: string(ms.Phase), Value: displayValue(ms.Value, near...), Title: pointTitle(k+1, &ms)})
+		}
+		out.Metrics = append(out.Metrics, rm)
+	}
+	return out
 }

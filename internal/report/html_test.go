@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -304,7 +305,7 @@ func TestHTMLSeries(t *testing.T) {
 	results := analysis.BacktestSeries(context.Background(), plan, start, start.Add(2*time.Hour), 10*time.Minute, analysis.Options{ID: "b"})
 	r := report.NewSeries(results, plan.Metrics)
 	doc := writeHTML(t, r)
-	cellRE := regexp.MustCompile(`<rect class="cell c-(\w+)"`)
+	cellRE := regexp.MustCompile(`<rect class="cell c-(\w+)[ "]`)
 	cells := cellRE.FindAllStringSubmatch(doc, -1)
 	if len(cells) != len(results) {
 		t.Fatalf("%d cells for %d analyses", len(cells), len(results))
@@ -336,7 +337,7 @@ func TestHTMLSeries(t *testing.T) {
 	if len(cells) != report.MaxStripCells {
 		t.Errorf("%d cells for 1000 analyses, want %d", len(cells), report.MaxStripCells)
 	}
-	if n := strings.Count(doc, `<rect class="cell c-Failed"`); n != 1 {
+	if n := strings.Count(doc, `<rect class="cell c-Failed`); n != 1 {
 		t.Errorf("%d Failed cells, want the one holding the failed analysis", n)
 	}
 	if !strings.Contains(doc, "Grouped: 1000 analyses in") {
@@ -509,5 +510,101 @@ func TestNewFromAnalysis(t *testing.T) {
 	}
 	if got, want := len(circleRE.FindAllString(sec, -1)), len(c.a.MetricResults[0].Measurements); got != want {
 		t.Errorf("%d points for %d measurements", got, want)
+	}
+}
+
+// TestHTMLSeriesLeadsWithFailed checks a series that could not be measured
+// at first (no data: Error) and then fired: the report leads with the
+// first Failed analysis, its sentence and its report; the reason counts
+// the analyses that would have failed apart from those that could not be
+// measured; and every cell links to the analysis it stands for, which the
+// report holds (its start, verdict and sentence).
+func TestHTMLSeriesLeadsWithFailed(t *testing.T) {
+	nan := math.NaN()
+	values := make([]float64, 360)
+	for i := range values {
+		switch {
+		case i < 60:
+			values[i] = nan
+		case i >= 200 && i < 230:
+			values[i] = 0.2
+		default:
+			values[i] = 0.01
+		}
+	}
+	m := metric(t, "error-rate", "result[0] < 0.05", "", 3, values...)
+	plan := &analysis.Plan{Metrics: []analysis.Metric{m}}
+	results := analysis.BacktestSeries(context.Background(), plan, start, start.Add(6*time.Hour), 10*time.Minute, analysis.Options{ID: "b"})
+	counts := map[api.Phase]int{}
+	firstFailed := -1
+	for i, res := range results {
+		counts[res.Analysis.Phase]++
+		if res.Analysis.Phase == api.PhaseFailed && firstFailed < 0 {
+			firstFailed = i
+		}
+	}
+	if counts[api.PhaseError] == 0 || counts[api.PhaseFailed] == 0 || results[0].Analysis.Phase != api.PhaseError {
+		t.Fatalf("the series is not what the test needs: %v", counts)
+	}
+	r := report.NewSeries(results, plan.Metrics)
+	if r.Analysis.Phase != api.PhaseFailed || r.Lead != firstFailed {
+		t.Errorf("the report is of analysis %d (%s), want the first Failed, %d", r.Lead, r.Analysis.Phase, firstFailed)
+	}
+	at := results[firstFailed].Start.UTC().Format(time.RFC3339)
+	for _, want := range []string{
+		fmt.Sprintf(": %d would have failed, first the one started %s: Failed: metric \"error-rate\"", counts[api.PhaseFailed], at),
+		fmt.Sprintf("Besides, %d could not be measured (Error), %d passed.", counts[api.PhaseError], counts[api.PhaseSuccessful]),
+	} {
+		if !strings.Contains(r.Reason, want) {
+			t.Errorf("the reason does not say %q:\n%s", want, r.Reason)
+		}
+	}
+	doc := writeHTML(t, r)
+	wantSummary := fmt.Sprintf("%d analyses: %d would have failed, %d could not be measured (Error), %d passed.",
+		len(results), counts[api.PhaseFailed], counts[api.PhaseError], counts[api.PhaseSuccessful])
+	if !strings.Contains(doc, wantSummary) {
+		t.Errorf("the strip does not say %q", wantSummary)
+	}
+	cellRE := regexp.MustCompile(`<a href="#run-(\d+)" class="cell-link"><rect class="cell c-(\w+)( lead)?"`)
+	cells := cellRE.FindAllStringSubmatch(doc, -1)
+	if len(cells) != len(results) {
+		t.Fatalf("%d linked cells for %d analyses", len(cells), len(results))
+	}
+	leads := 0
+	for i, c := range cells {
+		if c[1] != strconv.Itoa(i+1) || api.Phase(c[2]) != results[i].Analysis.Phase {
+			t.Errorf("cell %d links to run-%s and is %s; its analysis is %s", i, c[1], c[2], results[i].Analysis.Phase)
+		}
+		if c[3] != "" {
+			leads++
+			if i != firstFailed {
+				t.Errorf("cell %d is marked as the one reported", i)
+			}
+		}
+		rs := regexp.MustCompile(`(?s)<div class="run" id="run-` + c[1] + `" data-phase="(\w+)">\s*<h3>Analysis \d+, started ([^ ]+) .*?<p class="run-reason">([^<]*)</p>`).FindStringSubmatch(doc)
+		if rs == nil {
+			t.Errorf("cell %d opens nothing", i)
+			continue
+		}
+		if rs[1] != string(results[i].Analysis.Phase) || rs[2] != results[i].Start.UTC().Format(time.RFC3339) ||
+			!strings.HasPrefix(html.UnescapeString(rs[3]), string(results[i].Analysis.Phase)+":") {
+			t.Errorf("cell %d opens %q", i, rs[1:])
+		}
+	}
+	if leads != 1 {
+		t.Errorf("%d cells marked as the one reported, want 1", leads)
+	}
+
+	// Grouped, a cell holding a Failed and an Error analysis shows the
+	// Failed one and opens it.
+	long := make([]analysis.BacktestResult, 1000)
+	for i := range long {
+		long[i] = analysis.BacktestResult{Start: start.Add(time.Duration(i) * time.Minute), Analysis: api.Analysis{Phase: api.PhaseSuccessful}}
+	}
+	long[500].Analysis.Phase = api.PhaseError
+	long[501].Analysis.Phase = api.PhaseFailed
+	doc = writeHTML(t, report.NewSeries(long, plan.Metrics))
+	if !strings.Contains(doc, `<a href="#run-502" class="cell-link"><rect class="cell c-Failed lead"`) || strings.Contains(doc, `class="cell c-Error`) {
+		t.Error("the group of an Error and a Failed analysis is not shown as the Failed one")
 	}
 }

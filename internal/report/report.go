@@ -26,6 +26,8 @@ type Report struct {
 	// Series, set by NewSeries, are the verdicts of the backtest series
 	// the analysis is one of: the HTML report draws them as a strip.
 	Series []analysis.BacktestResult
+	// Lead is the index in Series of the analysis the report shows.
+	Lead int
 	// Renderer holds what this report shares with the others drawn by
 	// the process: its pools, query rate and cache. Nil gives the report
 	// one of its own.
