@@ -146,6 +146,18 @@ type chart struct {
 	Legend  []legendItem
 	// Outcomes are the outcomes the shaded regions show, for the legend.
 	Outcomes []legendItem
+	// Thresholds are the conditions' thresholds drawn as lines (see
+	// thresholdsOf).
+	Thresholds []thresholdLine
+	// Decisive names the decisive measurement in the legend; empty when
+	// none is drawn.
+	Decisive string
+}
+
+// thresholdLine is a threshold drawn across a chart.
+type thresholdLine struct {
+	Y, LabelY, Label, Value string
+	Success                 bool
 }
 
 type region struct {
@@ -253,7 +265,8 @@ func (j judgeOf) phase(v any) api.Phase {
 }
 
 // newChart draws a metric's measurements. m is the plan's metric (its
-// conditions shade the regions, found by sh); nil draws no regions.
+// conditions shade the regions, found by sh, and draw its thresholds); nil
+// draws neither.
 func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading) *chart {
 	c := &chart{Metric: row.Name}
 	if len(ms) == 0 {
@@ -296,6 +309,13 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 		if i == decisive || shp == nil {
 			s := v.shape
 			shp = &s
+		}
+	}
+	// The thresholds are drawn wherever the values are.
+	ts := thresholdsOf(m)
+	if numeric {
+		for _, t := range ts {
+			lo, hi = min(lo, t.Value), max(hi, t.Value)
 		}
 	}
 	// The time axis.
@@ -348,6 +368,20 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 			c.Lines = append(c.Lines, gridLine{Y: f1(yOf(g)), Label: num(g)})
 		}
 		c.Regions = drawBands(bands, yOf)
+		for _, t := range ts {
+			if t.Value < lo || t.Value > hi || (bands != nil && !changesAt(bands, t.Value, (hi-lo)/RegionSamples)) {
+				// Not where the compiled conditions change: the text
+				// shown is not what they evaluate (redacted).
+				continue
+			}
+			y := yOf(t.Value)
+			labelY := y - 5
+			if labelY < padTop+12 {
+				labelY = y + 15
+			}
+			c.Thresholds = append(c.Thresholds, thresholdLine{Y: f1(y), LabelY: f1(labelY), Label: t.Label(),
+				Value: strconv.FormatFloat(t.Value, 'g', -1, 64), Success: t.Success})
+		}
 		if shadeNote != "" {
 			c.Notes = append(c.Notes, shadeNote)
 		}
@@ -355,10 +389,17 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 		c.Notes = append(c.Notes, "The values are not numbers: each measurement is drawn by its phase only.")
 	}
 
+	var near []float64
+	for _, t := range ts {
+		near = append(near, t.Value)
+	}
 	for k, i := range idx {
 		ms := &ms[i]
 		p := point{X: f1(xOf(k)), Phase: string(ms.Phase), Decisive: i == decisive, Index: i + 1,
-			Title: pointTitle(i+1, ms)}
+			Title: pointTitle(i+1, ms, near...)}
+		if p.Decisive {
+			c.Decisive = fmt.Sprintf("decisive: #%d, the measurement that settled the metric (%s)", i+1, ms.Phase)
+		}
 		v := vals[k]
 		if v.ok {
 			p.Y = f1(yOf(v.y))
@@ -392,12 +433,22 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 	return c
 }
 
+// shapeNote says what the shading shows.
 func shapeNote(s shape) string {
-	what := "a scalar, as the measurements were"
-	if s.vector {
-		what = fmt.Sprintf("a vector of %d %s (every series at that value), as the measurements were", max(s.n, 1), plural(int32(max(s.n, 1)), "series"))
+	if s.vector && s.n > 1 {
+		return fmt.Sprintf("Shaded: the values at which the conditions pass, fail or are inconclusive, when all %d series have that value.", s.n)
 	}
-	return fmt.Sprintf("Shaded: where the conditions pass, fail or are inconclusive, found by evaluating them at %d values across the chart, each given to them as %s.", RegionSamples, what)
+	return "Shaded: the values at which the conditions pass, fail or are inconclusive."
+}
+
+// changesAt reports whether the bands change outcome within tol of v.
+func changesAt(bands []band, v, tol float64) bool {
+	for k := 1; k < len(bands); k++ {
+		if math.Abs(bands[k].from-v) <= tol*1.5 {
+			return true
+		}
+	}
+	return false
 }
 
 func sameMeasurement(a, b *api.Measurement) bool {
@@ -437,12 +488,14 @@ func timeRange(ms []api.Measurement, idx []int) (t0, t1 time.Time) {
 	return t0, t1
 }
 
-func pointTitle(n int, m *api.Measurement) string {
+// pointTitle is a measurement in a line: its number, phase, time and
+// value (displayValue; near are the thresholds).
+func pointTitle(n int, m *api.Measurement, near ...float64) string {
 	s := fmt.Sprintf("#%d %s", n, m.Phase)
 	if at := measuredAt(m); !at.IsZero() {
 		s += " at " + at.UTC().Format(time.RFC3339)
 	}
-	s += ": " + orDash(m.Value)
+	s += ": " + displayValue(m.Value, near...)
 	if m.Message != "" {
 		s += " — " + m.Message
 	}

@@ -171,6 +171,7 @@ type page struct {
 	Score   *api.Score
 	Groups  []fact
 	Strip   *strip
+	Tiles   []tile
 	Metrics []pageMetric
 	CSP     string
 	Made    string
@@ -213,7 +214,9 @@ type judgeRow struct {
 type measRow struct {
 	N                           int
 	Time, Phase, Value, Message string
-	Decisive                    bool
+	// Raw is the value as the provider wrote it.
+	Raw      string
+	Decisive bool
 }
 
 type strip struct {
@@ -282,7 +285,52 @@ func (r *Report) page(sh *shading) page {
 	for i := range r.Metrics {
 		p.Metrics = append(p.Metrics, r.pageMetric(sh, &r.Metrics[i]))
 	}
+	if len(r.Metrics) > 1 {
+		for i := range r.Metrics {
+			p.Tiles = append(p.Tiles, r.tile(&r.Metrics[i]))
+		}
+	}
 	return p
+}
+
+// MaxTileDots is the most measurements a metric's tile shows, the newest.
+const MaxTileDots = 30
+
+// tile is a metric at a glance, in the grid that opens the report of an
+// analysis of several metrics: its phase, a dot per measurement (the
+// newest MaxTileDots) and the value that decided it, against its
+// threshold.
+type tile struct {
+	Name, Phase, Value, Threshold string
+	DryRun                        bool
+	Dots                          []runValue
+	More                          int
+}
+
+func (r *Report) tile(m *Metric) tile {
+	t := tile{Name: m.Name, Phase: string(orPending(m.Phase)), DryRun: m.DryRun}
+	ts := thresholdsOf(r.planMetric(m.Name))
+	var labels []string
+	var nearV []float64
+	for _, th := range ts {
+		nearV = append(nearV, th.Value)
+		labels = append(labels, th.Label())
+	}
+	t.Threshold = strings.Join(labels, ", ")
+	ms := r.measurements(m.Name)
+	from := max(0, len(ms)-MaxTileDots)
+	t.More = from
+	for k := from; k < len(ms); k++ {
+		t.Dots = append(t.Dots, runValue{Phase: string(ms[k].Phase), Title: pointTitle(k+1, &ms[k], nearV...)})
+	}
+	shown := m.Decisive
+	if shown == nil {
+		shown = m.Last
+	}
+	if shown != nil {
+		t.Value = displayValue(shown.Value, nearV...)
+	}
+	return t
 }
 
 func (r *Report) measurements(name string) []api.Measurement {
@@ -399,13 +447,17 @@ func (r *Report) pageMetricRest(sh *shading, m *Metric, pm pageMetric) pageMetri
 			decisive = i
 		}
 	}
+	var near []float64
+	for _, t := range thresholdsOf(r.planMetric(m.Name)) {
+		near = append(near, t.Value)
+	}
 	idx := thin(len(ms), decisive, MaxTableRows)
 	if len(idx) < len(ms) {
 		pm.Thinned = fmt.Sprintf("%d of %d measurements listed, evenly spaced (the decisive one kept).", len(idx), len(ms))
 	}
 	for _, i := range idx {
 		x := &ms[i]
-		row := measRow{N: i + 1, Phase: string(x.Phase), Value: orDash(x.Value), Message: x.Message, Decisive: i == decisive}
+		row := measRow{N: i + 1, Phase: string(x.Phase), Value: displayValue(x.Value, near...), Raw: x.Value, Message: x.Message, Decisive: i == decisive}
 		if t := measuredAt(x); !t.IsZero() {
 			row.Time = t.UTC().Format(time.RFC3339)
 		}

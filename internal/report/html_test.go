@@ -608,3 +608,90 @@ func TestHTMLSeriesLeadsWithFailed(t *testing.T) {
 		t.Error("the group of an Error and a Failed analysis is not shown as the Failed one")
 	}
 }
+
+// TestHTMLChartThreshold checks what a chart says of a metric whose
+// condition is a simple comparison: the threshold drawn where the
+// compiled condition changes and labelled as a person reads it, values
+// formatted ("0.950", not "[0.95]") in the points' titles and the table,
+// the decisive marker explained in the legend, and a caption that says
+// what the shading shows. A condition of another form has no line.
+func TestHTMLChartThreshold(t *testing.T) {
+	for _, c := range []struct {
+		success, failure string
+		values           []float64
+		label, value     string // the line's; "" for none
+	}{
+		{"result[0] >= 0.99", "", []float64{0.995, 0.95, 0.97}, "success ≥ 0.99", "0.99"},
+		{"", "result[0] > 0.05", []float64{0.01, 0.08}, "failure > 0.05", "0.05"},
+		{"result[0] < 0.2 || result[0] > 0.8", "", []float64{0.1, 0.5}, "", ""},
+	} {
+		m := metric(t, "m", c.success, c.failure, int32(len(c.values)), c.values...)
+		m.FailureLimit = 0
+		plan := &analysis.Plan{Metrics: []analysis.Metric{m}}
+		a := analysis.Backtest(context.Background(), plan, start, start.Add(time.Hour), analysis.Options{ID: "t"})
+		sec := html.UnescapeString(section(t, writeHTML(t, report.New(a, plan.Metrics)), "m"))
+		lines := regexp.MustCompile(`<g class="cond-threshold t-\w+" data-value="([^"]*)"><line x1="64" x2="704" y1="([^"]*)"[^>]*/><text class="ref-label"[^>]*>([^<]*)</text>`).FindAllStringSubmatch(sec, -1)
+		if c.label == "" {
+			if len(lines) != 0 {
+				t.Errorf("%s%s: a threshold drawn for a condition of another form: %q", c.success, c.failure, lines)
+			}
+			continue
+		}
+		if len(lines) != 1 || lines[0][1] != c.value || lines[0][3] != c.label {
+			t.Errorf("%s%s: thresholds %q, want one at %s labelled %q", c.success, c.failure, lines, c.value, c.label)
+			continue
+		}
+		// The line is where the shaded bands change.
+		y, _ := strconv.ParseFloat(lines[0][2], 64)
+		bs := bands(t, sec)
+		if len(bs) != 2 || math.Abs(bs[1].y+bs[1].h-y) > 2 {
+			t.Errorf("%s%s: the line at y=%g is not where the bands change: %+v", c.success, c.failure, y, bs)
+		}
+		if !strings.Contains(sec, `<code title="[0.95]">0.950</code>`) && !strings.Contains(sec, `<code title="[0.08]">0.0800</code>`) {
+			t.Errorf("%s%s: the table's values are not formatted:\n%s", c.success, c.failure, sec)
+		}
+		if strings.Contains(sec, ": [0.") {
+			t.Errorf("%s%s: a point's title shows the raw value", c.success, c.failure)
+		}
+		if !regexp.MustCompile(`class="key decisive-key"><span class="sq"></span>decisive: #\d+, the measurement that settled the metric \(Failed\)`).MatchString(sec) {
+			t.Errorf("%s%s: the legend does not explain the decisive marker", c.success, c.failure)
+		}
+		if !strings.Contains(sec, "Shaded: the values at which the conditions pass, fail or are inconclusive.") || strings.Contains(sec, "evaluating") {
+			t.Errorf("%s%s: the caption does not say what the shading shows", c.success, c.failure)
+		}
+	}
+}
+
+// TestHTMLTiles checks the grid that opens an analysis of several
+// metrics: a tile per metric, linking to its section, with its phase, a
+// dot per measurement and its decisive value against its threshold; none
+// for one metric.
+func TestHTMLTiles(t *testing.T) {
+	c := cases(t)["failed"]
+	doc := html.UnescapeString(writeHTML(t, report.New(c.a, c.metrics)))
+	tiles := regexp.MustCompile(`<a class="tile tile-(\w+)" href="#metric-([\w-]+)" data-metric="[\w-]+">(?s:(.*?))</a>`).FindAllStringSubmatch(doc, -1)
+	if len(tiles) != 2 {
+		t.Fatalf("%d tiles, want 2", len(tiles))
+	}
+	want := []struct{ phase, name, value, threshold string }{
+		{"Failed", "error-rate", "0.0900", "success < 0.05"},
+		{"Successful", "latency-p99", "0.300", "success ≤ 0.5"},
+	}
+	for i, w := range want {
+		got := tiles[i]
+		if got[1] != w.phase || got[2] != w.name || !strings.Contains(got[3], `<span class="tile-value">`+w.value+`</span>`) ||
+			!strings.Contains(got[3], `<span class="tile-threshold">`+w.threshold+`</span>`) {
+			t.Errorf("tile %d: %q, want %+v", i, got[1:], w)
+		}
+		if n := strings.Count(got[3], `<span class="dot pt-`); n != int(c.a.MetricResults[i].Count) {
+			t.Errorf("tile %d: %d dots for %d measurements", i, n, c.a.MetricResults[i].Count)
+		}
+	}
+	if strings.Index(doc, `class="tiles"`) > strings.Index(doc, `<section class="metric"`) {
+		t.Error("the tiles do not open the report")
+	}
+	one := cases(t)["inconclusive"]
+	if doc := writeHTML(t, report.New(one.a, one.metrics)); strings.Contains(doc, `class="tiles"`) {
+		t.Error("an analysis of one metric has tiles")
+	}
+}
