@@ -137,8 +137,18 @@ func (c *sentCredentials) record(req *http.Request) {
 // limitResponse bounds the size of response bodies.
 // responseLimits bound the answers of one provider's queries: each answer
 // in bytes (max), and all answers being read at once together (inFlight,
-// shared by every datasource). An answer holds its share of inFlight from
-// the bytes it has read until its body is closed.
+// shared by every datasource). An answer's first unreservedBytes are read
+// without inFlight; an answer longer than that reserves its whole bound,
+// max, at once before it reads more, and holds it until its body is
+// closed.
+//
+// Taking room once, whole, is what keeps answers from waiting on each
+// other for ever: answers that took room as they read it, a little at a
+// time, each held part of inFlight while waiting for more, and a dozen
+// long answers read at once (the hostile suite's dozen subqueries) came to
+// hold all of it between them, each waiting for another to finish, until
+// their queries' deadlines. An answer waiting for its reservation holds
+// none of inFlight; one that has it reads to its end without waiting.
 type responseLimits struct {
 	max      int64
 	inFlight *semaphore.Weighted
@@ -194,10 +204,19 @@ func (b *gzipBody) Read(p []byte) (int, error) {
 
 func (b *gzipBody) Close() error { return b.rc.Close() }
 
+// unreservedBytes is how much of an answer is read without a share of
+// responseLimits.inFlight: an instant query's answer (a few hundred bytes)
+// never waits for room, and what is read so is bounded by the connections
+// open to the datasources (maxConnsPerHost each).
+const unreservedBytes = 64 << 10
+
 type limitedBody struct {
-	rc     io.ReadCloser
-	ctx    context.Context
-	left   int64
+	rc   io.ReadCloser
+	ctx  context.Context
+	left int64
+	// read counts the bytes read; held is the share of limits.inFlight
+	// reserved (0 until the answer is longer than unreservedBytes).
+	read   int64
 	held   int64
 	limits *responseLimits
 	closed bool
@@ -215,18 +234,43 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	if int64(len(p)) > b.left {
 		p = p[:b.left]
 	}
+	if b.held == 0 && b.limits.inFlight != nil && b.limits.max > unreservedBytes {
+		if free := unreservedBytes - b.read; int64(len(p)) > free {
+			if free > 0 {
+				p = p[:free]
+			} else {
+				// Reserved only once there is more to read, so that an
+				// answer of exactly unreservedBytes never waits.
+				n, err := b.rc.Read(p[:1])
+				if n == 0 {
+					return 0, err
+				}
+				if rerr := b.reserve(); rerr != nil {
+					return 0, rerr
+				}
+				b.left--
+				b.read++
+				return n, err
+			}
+		}
+	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
-	if n > 0 && b.limits.inFlight != nil {
-		// Taken after the read, so that a small answer never waits for
-		// room for a whole buffer; at most one read's bytes beyond the
-		// bound per answer.
-		if aerr := b.limits.inFlight.Acquire(b.ctx, int64(n)); aerr != nil {
-			return 0, fmt.Errorf("waiting for other Prometheus answers to be read (%d MiB at once): %w", limits.MaxResponseBytesInFlight>>20, aerr)
-		}
-		b.held += int64(n)
-	}
+	b.read += int64(n)
 	return n, err
+}
+
+// reserve takes the answer's whole bound of limits.inFlight at once (see
+// responseLimits), waiting within the query's context. The bound is at
+// most inFlight's size (responseBytes is at most maxResponseBytes,
+// limits.MaxResponseBytesInFlight), or it would wait for its deadline.
+func (b *limitedBody) reserve() error {
+	n := b.limits.max
+	if err := b.limits.inFlight.Acquire(b.ctx, n); err != nil {
+		return fmt.Errorf("waiting for other Prometheus answers to be read (%d MiB at once): %w", limits.MaxResponseBytesInFlight>>20, err)
+	}
+	b.held = n
+	return nil
 }
 
 func (b *limitedBody) Close() error {

@@ -3,11 +3,14 @@ package prometheus
 import (
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 func TestLimitedBody(t *testing.T) {
@@ -43,22 +46,34 @@ func TestLimitedBody(t *testing.T) {
 }
 
 // TestAnswersInFlightBounded checks that the bytes of answers being read at
-// once are bounded: a read beyond the bound waits until another answer is
-// closed, and fails when its context ends first.
+// once are bounded: an answer longer than unreservedBytes reserves its
+// whole bound before it reads more, waiting until another answer is closed
+// when there is no room, and fails when its context ends first; a short
+// answer never waits.
 func TestAnswersInFlightBounded(t *testing.T) {
-	l := &responseLimits{max: 1 << 20, inFlight: semaphore.NewWeighted(1000), why: "a test answer"}
-	first := &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("a", 1000))), ctx: context.Background(), left: l.max, limits: l}
+	const max = 1 << 20
+	l := &responseLimits{max: max, inFlight: semaphore.NewWeighted(max), why: "a test answer"}
+	long := func(ctx context.Context) *limitedBody {
+		return &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("a", 3*unreservedBytes))), ctx: ctx, left: l.max, limits: l}
+	}
+	first := long(context.Background())
 	if _, err := io.ReadAll(first); err != nil {
 		t.Fatal(err)
 	}
+	short := &limitedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("s", unreservedBytes))), ctx: context.Background(), left: l.max, limits: l}
+	if _, err := io.ReadAll(short); err != nil {
+		t.Fatalf("an answer of unreservedBytes, with no room: %v", err)
+	}
+	short.Close()
+
 	ctx, cancel := context.WithCancel(context.Background())
-	second := &limitedBody{rc: io.NopCloser(strings.NewReader("b")), ctx: ctx, left: l.max, limits: l}
+	second := long(ctx)
 	done := make(chan error, 1)
 	// Ends when the read gets room or its context is cancelled.
 	go func() { _, err := io.ReadAll(second); done <- err }()
 	select {
 	case err := <-done:
-		t.Fatalf("a read beyond the bound did not wait: %v", err)
+		t.Fatalf("a long answer with no room did not wait: %v", err)
 	case <-time.After(50 * time.Millisecond): // a wait that must not end, not a speed assertion
 	}
 	first.Close()
@@ -67,12 +82,63 @@ func TestAnswersInFlightBounded(t *testing.T) {
 	}
 	second.Close()
 
-	if !l.inFlight.TryAcquire(1000) {
+	if !l.inFlight.TryAcquire(max) {
 		t.Fatal("bytes still held after both answers were closed")
 	}
-	third := &limitedBody{rc: io.NopCloser(strings.NewReader("c")), ctx: ctx, left: l.max, limits: l}
+	third := long(ctx)
 	cancel()
 	if _, err := io.ReadAll(third); err == nil || !strings.Contains(err.Error(), "waiting for other Prometheus answers") {
 		t.Errorf("a read whose context ended while waiting: %v", err)
+	}
+}
+
+// TestLongAnswersAtOnce reads a dozen long answers at once, together far
+// more than the room for answers in flight, a few KiB a read, interleaved:
+// each is read to its end. Answers that took room as they read held it
+// between them while each waited for more, and none finished.
+func TestLongAnswersAtOnce(t *testing.T) {
+	const max, answers = 1 << 20, 12
+	l := &responseLimits{max: max, inFlight: semaphore.NewWeighted(4 * max), why: "a test answer"}
+	// A safety net: a deadlock ends here, not at the test binary's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := make(chan error, answers)
+	for range answers {
+		// Ends when its answer is read, or at ctx's deadline.
+		go func() {
+			b := &limitedBody{rc: io.NopCloser(&yieldingReader{left: max - 1}), ctx: ctx, left: l.max, limits: l}
+			_, err := io.ReadAll(b)
+			b.Close()
+			errs <- err
+		}()
+	}
+	for range answers {
+		if err := <-errs; err != nil {
+			t.Errorf("an answer: %v", err)
+		}
+	}
+}
+
+// yieldingReader reads left bytes, 4 KiB at a time, yielding the processor
+// after each read so that readers run interleaved.
+type yieldingReader struct{ left int }
+
+func (r *yieldingReader) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), 4<<10, r.left)
+	clear(p[:n])
+	r.left -= n
+	runtime.Gosched()
+	return n, nil
+}
+
+// TestAnswerBoundFitsInFlight checks that the longest answer a provider
+// reads can be reserved: a bound over the room for answers in flight
+// would wait for its deadline.
+func TestAnswerBoundFitsInFlight(t *testing.T) {
+	if got := responseBytes(1 << 30); got > limits.MaxResponseBytesInFlight {
+		t.Errorf("responseBytes(a billion values) = %d, more than limits.MaxResponseBytesInFlight %d", got, int64(limits.MaxResponseBytesInFlight))
 	}
 }
