@@ -282,11 +282,6 @@ func aliasBody(place string) []byte {
 	return []byte(b.String())
 }
 
-// bigResultQuery is an instant query whose subquery returns every series
-// of the fixture at a 100 ms resolution for the last 20 minutes: about
-// 950,000 samples, some 19 MB of JSON.
-const bigResultQuery = `{__name__=~".+"}[20m:100ms]`
-
 // mediumResultQuery returns about 4,700 samples (every series, one a
 // second for a minute): a measurement of some 40 KB, for streams.
 const mediumResultQuery = `{__name__=~".+"}[1m:1s]`
