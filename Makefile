@@ -11,12 +11,39 @@ FUZZTIME    ?= 10s
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test unit lint fuzz demo bench bench-once prometheus xmllint postgresql chromium scipy clean docs judge-bench
+.PHONY: all build dist test unit lint fuzz demo bench bench-once prometheus xmllint postgresql chromium scipy clean docs judge-bench
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/canaryd ./cmd/canaryd
+
+# dist builds a release into DIST: for each of DIST_TARGETS (OS/ARCH), the
+# archive canaryd_VERSION_OS_ARCH.tar.gz holding the static binary, its SPDX
+# 2.3 SBOM canaryd_VERSION_OS_ARCH.spdx.json (internal/sbom/writesbom, from
+# the binary's build information), and SHA256SUMS over all of them
+# (`sha256sum -c`). The version is the tag's (git describe), the times the
+# commit's, so a rebuild of a tag gives the same files. GNU tar and
+# coreutils' sha256sum: run it on Linux (the release workflow does).
+# docs/releases.md describes the release.
+DIST         ?= dist
+DIST_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+
+dist:
+	@set -e; rm -rf "$(DIST)"; mkdir -p "$(DIST)"; \
+	for target in $(DIST_TARGETS); do \
+		os=$${target%/*}; arch=$${target#*/}; name=canaryd_$(VERSION)_$${os}_$${arch}; \
+		echo "dist $$name"; \
+		mkdir -p "$(DIST)/$$name"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o "$(DIST)/$$name/canaryd" ./cmd/canaryd; \
+		SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(GO) run ./internal/sbom/writesbom -name "$$name" \
+			-version "$(VERSION)" -commit "$(COMMIT)" -o "$(DIST)/$$name.spdx.json" "$(DIST)/$$name/canaryd"; \
+		tar -C "$(DIST)/$$name" --sort=name --mtime=@$(SOURCE_DATE_EPOCH) --owner=0 --group=0 --numeric-owner \
+			-cf - canaryd | gzip -9n > "$(DIST)/$$name.tar.gz"; \
+		rm -r "$(DIST)/$$name"; \
+	done; \
+	cd "$(DIST)" && sha256sum *.tar.gz *.spdx.json > SHA256SUMS && cat SHA256SUMS
 
 # need, given commands, the Debian package that has them and, optionally,
 # where they are besides PATH, makes sure the commands are there: installed
@@ -170,4 +197,4 @@ bench-once:
 		$(MAKE) --no-print-directory bench BENCH_OUT="$$out" BENCH_ONCE='-benchtime 1x' || { cat "$$out"; exit 1; }
 
 clean:
-	rm -rf bin .demo bench.txt
+	rm -rf bin dist .demo bench.txt
