@@ -860,6 +860,32 @@ func TestDockerfile(t *testing.T) {
 	if cmd != `["serve"]` {
 		t.Errorf(`CMD %s, want ["serve"]`, cmd)
 	}
+
+	// The CI job image (--target ci): a stage before the final one, so
+	// that a plain build is still the service's image, on a base with a
+	// shell for a runner's script, the binary on PATH and CA certificates.
+	ci := slices.IndexFunc(stages, func(s stage) bool { return s.name == "ci" })
+	if ci < 0 || ci == len(stages)-1 {
+		t.Fatalf("no stage ci before the final one (FROM debian:bookworm-slim AS ci): the CI job image")
+	}
+	if repo, _, _ := splitImage(stages[ci].image); repo != "debian" && repo != "busybox" {
+		t.Errorf("ci FROM %s, want debian:*-slim or busybox: a base with a shell", stages[ci].image)
+	}
+	var ciBinary, ciCerts bool
+	for _, in := range stages[ci].insts {
+		switch in.cmd {
+		case "COPY":
+			ciBinary = ciBinary || strings.Contains(in.args, "--from="+builder.name) && strings.HasSuffix(in.args, " /usr/local/bin/canaryd")
+			ciCerts = ciCerts || strings.Contains(in.args, "--from="+builder.name) && strings.HasSuffix(in.args, " /etc/ssl/certs/ca-certificates.crt")
+		case "ENTRYPOINT", "CMD":
+			t.Errorf("ci: %s %s: a runner starts the image's shell and runs its script; leave the base's", in.cmd, in.args)
+		case "RUN":
+			t.Errorf("ci: RUN %s: a RUN in the target platform's image needs emulation to build for another one", in.args)
+		}
+	}
+	if !ciBinary || !ciCerts {
+		t.Errorf("ci: want COPY --from=%s of the binary to /usr/local/bin/canaryd (%v) and of the CA certificates to /etc/ssl/certs/ca-certificates.crt (%v)", builder.name, ciBinary, ciCerts)
+	}
 }
 
 // TestDockerignore checks that ../.dockerignore keeps out what the build
