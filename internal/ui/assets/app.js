@@ -157,6 +157,22 @@
         wrap.append(document.importNode(n, true));
       }
     }
+    // The report's own links within itself (a strip cell to the analysis
+    // it stands for, a metric's tile to its section) would change the
+    // page's route: they are followed within the report instead.
+    wrap.addEventListener('click', (ev) => {
+      const a = ev.target.closest && ev.target.closest('a');
+      const href = a && a.getAttribute('href');
+      if (!href || !/^#[^/]/.test(href)) return;
+      ev.preventDefault();
+      const target = wrap.querySelector('[id="' + CSS.escape(decodeURIComponent(href.slice(1))) + '"]');
+      if (!target) return;
+      if (target.classList.contains('run')) {
+        wrap.querySelectorAll('.run.shown').forEach((r) => r.classList.remove('shown'));
+        target.classList.add('shown');
+      }
+      target.scrollIntoView({ block: 'nearest' });
+    });
     return wrap;
   }
 
