@@ -13,6 +13,9 @@ work="$root/.demo"
 canaryd="$root/bin/canaryd"
 template="$root/testdata/templates/success-rate.yaml"
 
+# shellcheck source=count.sh
+. "$root/deploy/demo/count.sh"
+
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
 for tool in prometheus promtool curl go; do
@@ -124,8 +127,8 @@ say "The same backtest over HTTP, from the template canaryd serves by name"
 echo "curl -X POST '$api/v1/templates/success-rate/backtests?arg.namespace=echo-incident&start=-2h&end=-30m&every=10m'"
 curl -sS -X POST "$api/v1/templates/success-rate/backtests?arg.namespace=echo-incident&start=-2h&end=-30m&every=10m" \
 	>"$work/backtest-http.json"
-caught_http="$(grep -o '"phase":"Failed"' "$work/backtest-http.json" | wc -l)"
-echo "analyses that would have failed: $caught_http (full answer: .demo/backtest-http.json)"
+caught_http="$(failed_analyses "$work/backtest-http.json")"
+echo "analyses that would have failed: $caught_http of $(grep -o '"analysis":{"id"' "$work/backtest-http.json" | wc -l) (full answer: .demo/backtest-http.json)"
 
 say "The page: every analysis above, live, with its charts and why it passed or failed"
 page="$(curl -sS -o /dev/null -w '%{http_code}' "$api/ui/")"
