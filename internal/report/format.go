@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,11 +97,17 @@ func lastValue(m Metric) string {
 // a GitHub job summary or a pull-request comment.
 func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
-	title := "canaryd analysis"
+	// The heading ends "canaryd analysis: PHASE", which a pipeline may
+	// grep for; the analysis' name comes first.
+	name := ""
 	if r.Analysis.Template != "" {
-		title += " of `" + r.Analysis.Template + "`"
+		name = mdCode(r.Analysis.Template) + " "
+		if len(r.Analysis.Args) > 0 {
+			name += "(" + mdCode(args(r.Analysis.Args)) + ") "
+		}
+		name += "— "
 	}
-	fmt.Fprintf(&b, "### %s %s: %s\n\n", icon(r.Analysis.Phase), title, orPending(r.Analysis.Phase))
+	fmt.Fprintf(&b, "### %s %scanaryd analysis: %s\n\n", icon(r.Analysis.Phase), name, orPending(r.Analysis.Phase))
 	fmt.Fprintf(&b, "%s\n\n", mdText(r.Reason))
 	b.WriteString("| Metric | Phase | Measured | Failed | Inconclusive | Consecutive errors | Last value | Condition |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
@@ -112,26 +120,51 @@ func (r *Report) Markdown(w io.Writer) error {
 			failedOfLimit(m), ofLimit(m.Inconclusive, m.InconclusiveLimit), ofLimit(m.ConsecutiveError, m.ConsecutiveErrorLimit),
 			mdCode(lastValue(m)), condition(m))
 	}
-	var args []string
-	for name, v := range r.Analysis.Args {
-		args = append(args, name+"="+v)
+	if r.Analysis.Template == "" && len(r.Analysis.Args) > 0 {
+		fmt.Fprintf(&b, "\nArguments: %s\n", mdCode(args(r.Analysis.Args)))
 	}
-	if len(args) > 0 {
-		slices.Sort(args)
-		fmt.Fprintf(&b, "\nArguments: %s\n", mdCode(strings.Join(args, " ")))
-	}
+	var when []string
 	if r.Analysis.ID != "" {
-		fmt.Fprintf(&b, "\nAnalysis %s", mdCode(r.Analysis.ID))
-		if r.Analysis.StartedAt != nil {
-			fmt.Fprintf(&b, ", started %s", r.Analysis.StartedAt.UTC().Format(time.RFC3339))
-			if r.Analysis.CompletedAt != nil {
-				fmt.Fprintf(&b, ", took %s", r.Analysis.CompletedAt.Sub(*r.Analysis.StartedAt).Round(time.Millisecond))
-			}
+		when = append(when, "Analysis "+mdCode(r.Analysis.ID))
+	}
+	if r.Analysis.StartedAt != nil {
+		when = append(when, "started "+r.Analysis.StartedAt.UTC().Format(time.RFC3339))
+		if r.Analysis.CompletedAt != nil {
+			when = append(when, fmt.Sprintf("took %s", r.Analysis.CompletedAt.Sub(*r.Analysis.StartedAt).Round(time.Millisecond)))
 		}
-		b.WriteString(".\n")
+	}
+	if len(when) > 0 {
+		s := strings.Join(when, ", ")
+		fmt.Fprintf(&b, "\n%s%s.\n", strings.ToUpper(s[:1]), s[1:])
+	}
+	if r.HTMLReport != "" {
+		fmt.Fprintf(&b, "\nThe HTML report, with a chart per metric: [%s](%s).\n", mdText(r.HTMLReport), (&url.URL{Path: filepath.ToSlash(r.HTMLReport)}).EscapedPath())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// name is what the analysis is called in the markdown and the JUnit XML:
+// its template and its arguments, "success-rate (namespace=echo)" (the
+// arguments' secret values are masked already); "" without a template.
+func (r *Report) name() string {
+	if r.Analysis.Template == "" {
+		return ""
+	}
+	if len(r.Analysis.Args) == 0 {
+		return r.Analysis.Template
+	}
+	return r.Analysis.Template + " (" + args(r.Analysis.Args) + ")"
+}
+
+// args are arguments as NAME=VALUE, sorted, separated by spaces.
+func args(a map[string]string) string {
+	out := make([]string, 0, len(a))
+	for name, v := range a {
+		out = append(out, name+"="+v)
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
 }
 
 func condition(m Metric) string {
@@ -239,8 +272,8 @@ type junitOutcome struct {
 func (r *Report) JUnit(w io.Writer) error {
 	a := r.Analysis
 	name := "canaryd"
-	if a.Template != "" {
-		name += " " + a.Template
+	if n := r.name(); n != "" {
+		name += " " + n
 	}
 	suite := junitSuite{Name: name, Time: seconds(duration(a))}
 	if a.StartedAt != nil {

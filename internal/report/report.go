@@ -37,6 +37,10 @@ type Report struct {
 	// the same key. Empty keeps nothing: a report whose analysis has no
 	// lasting identity (a backtest's).
 	Key string
+	// HTMLReport is where the HTML report of this analysis was written (a
+	// path as the command line gave it), which the markdown links; empty
+	// when none was.
+	HTMLReport string
 
 	// plan holds the metrics' compiled conditions, which the HTML report
 	// evaluates to shade its charts, and their sources (FetchSeries).

@@ -239,3 +239,41 @@ func TestJUnitCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownNames checks what the markdown calls an analysis and that it
+// links the HTML report written beside it: the template and its arguments
+// in the heading, which still ends "canaryd analysis: PHASE" for a
+// pipeline's grep; without a template, the arguments on a line of their
+// own and no link unless a report was written.
+func TestMarkdownNames(t *testing.T) {
+	c := cases(t)["failed"]
+	r := report.New(c.a, c.metrics)
+	r.HTMLReport = "out/canaryd report.html"
+	var buf bytes.Buffer
+	if err := r.Markdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"### ❌ `http-errors` (`service=checkout`) — canaryd analysis: Failed\n",
+		"[out/canaryd report.html](out/canaryd%20report.html)",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown does not say %q:\n%s", want, buf.String())
+		}
+	}
+
+	bare := c.a
+	bare.Template, bare.ID = "", ""
+	buf.Reset()
+	if err := report.New(bare, c.metrics).Markdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"### ❌ canaryd analysis: Failed\n", "Arguments: `service=checkout`", "\nStarted 2026-11-23T12:00:00Z, took 2m0s.\n"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown without a template or id does not say %q:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "HTML report") {
+		t.Errorf("markdown links a report that was not written:\n%s", buf.String())
+	}
+}
