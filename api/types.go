@@ -50,11 +50,26 @@ type Analysis struct {
 	Args map[string]string `json:"args,omitempty"`
 	// Webhook reports deliveries to the webhook the caller asked for.
 	Webhook *WebhookStatus `json:"webhook,omitempty"`
+	// Kind says what made the analysis: KindRound (a round of an
+	// evaluate endpoint) or KindGate (a gate); absent for an analysis
+	// started as one.
+	Kind string `json:"kind,omitempty"`
+	// Series is the key of the calls this round or gate is one of: the
+	// same kind, template (or posted document) and arguments, from the
+	// same caller. The rounds one Argo Rollouts AnalysisRun sends share
+	// it. Absent on other analyses.
+	Series string `json:"series,omitempty"`
 	// Score is the canary score of a spec that declares scoring (a canaryd
 	// extension, Kayenta's weighted group score), set when the analysis
 	// completes; the phase then follows Score.Verdict. Absent otherwise.
 	Score *Score `json:"score,omitempty"`
 }
+
+// Kinds of analysis (Analysis.Kind).
+const (
+	KindRound = "round"
+	KindGate  = "gate"
+)
 
 // Score is the verdict of an analysis scored as Kayenta scores a canary:
 // each group of metrics scores the share of its metrics that passed, the

@@ -43,7 +43,7 @@ func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
 	}
 	wg.Wait()
 
-	a := api.Analysis{ID: opts.ID, StartedAt: &started, Template: opts.Template, Args: opts.Args}
+	a := api.Analysis{ID: opts.ID, StartedAt: &started, Template: opts.Template, Args: opts.Args, Kind: opts.Kind, Series: opts.Series}
 	worst := api.Phase("")
 	for i := range plan.Metrics {
 		m := &plan.Metrics[i]

@@ -30,6 +30,11 @@ type Options struct {
 	// Template and Args are copied into the resource for the reader.
 	Template string
 	Args     map[string]string
+	// Kind and Series are copied into the resource too: what made the
+	// analysis (a round, a gate; "" for an analysis started as one) and
+	// the series of calls it is one of (api.Analysis.Series).
+	Kind   string
+	Series string
 	// Resume, when set, continues the analysis it holds (a Snapshot of an
 	// earlier run of the same plan, as a store kept it) instead of
 	// starting anew, as Argo Rollouts' controller continues an
@@ -110,6 +115,8 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 		StartedAt: &now,
 		Template:  opts.Template,
 		Args:      opts.Args,
+		Kind:      opts.Kind,
+		Series:    opts.Series,
 	}
 	states := make([]metricState, len(plan.Metrics))
 	startedAt := now
@@ -177,6 +184,12 @@ func (r *Run) restore(a *api.Analysis, states []metricState) time.Time {
 	}
 	if r.opts.Args != nil {
 		st.Args = r.opts.Args
+	}
+	if r.opts.Kind != "" {
+		st.Kind = r.opts.Kind
+	}
+	if r.opts.Series != "" {
+		st.Series = r.opts.Series
 	}
 	complete := a.CompletedAt != nil
 	if !complete {
