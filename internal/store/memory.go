@@ -206,6 +206,9 @@ func (f *Filter) matches(a *Analysis) bool {
 	if f.Template != "" && a.Template != f.Template {
 		return false
 	}
+	if f.Series != "" && a.State.Series != f.Series {
+		return false
+	}
 	if !f.StartedAfter.IsZero() && !a.StartedAt.After(f.StartedAfter) {
 		return false
 	}

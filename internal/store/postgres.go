@@ -138,11 +138,11 @@ func (p *postgresStore) Create(ctx context.Context, n NewAnalysis) (Lease, error
 	l := Lease{ID: n.ID, Owner: n.Owner, Token: 1, ExpiresAt: now.Add(p.opts.LeaseTTL)}
 	tag, err := p.pool.Exec(ctx, `INSERT INTO canaryd_analyses
 		(id, created_at, template, document, document_sha256, args, webhook_url, webhook_events, sealed,
-		 phase, started_at, completed_at, state, owner, lease_token, lease_expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		 phase, started_at, completed_at, state, owner, lease_token, lease_expires_at, series)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (id) DO NOTHING`,
 		n.ID, now, n.Template, document, sum, args, webhookURL, events, sealed,
-		string(n.State.Phase), startedAt(&n.State, now), completedAt(&n.State, now), state, n.Owner, l.Token, l.ExpiresAt)
+		string(n.State.Phase), startedAt(&n.State, now), completedAt(&n.State, now), state, n.Owner, l.Token, l.ExpiresAt, n.State.Series)
 	if err != nil {
 		return Lease{}, p.fail("create", err)
 	}
@@ -273,6 +273,9 @@ func (p *postgresStore) List(ctx context.Context, f Filter) (Page, error) {
 	}
 	if f.Template != "" {
 		where = append(where, "template = "+arg(f.Template))
+	}
+	if f.Series != "" {
+		where = append(where, "series = "+arg(f.Series))
 	}
 	if len(f.Args) > 0 {
 		for name, v := range f.Args {

@@ -281,6 +281,9 @@ type Delivery struct {
 type Filter struct {
 	Phases   []api.Phase
 	Template string
+	// Series keeps the analyses whose state's Series (a round's or a
+	// gate's) is this.
+	Series string
 	// Args must all match: the argument NAME has the value (a secret
 	// argument's value never matches).
 	Args          map[string]string
