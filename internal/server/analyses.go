@@ -187,6 +187,8 @@ type Analyses struct {
 	planner planner
 	// lastDelete is when the renew loop last removed expired analyses.
 	lastDelete time.Time
+	// roundWriter writes the rounds kept here to the store (kept.go).
+	roundWriter *roundWriter
 	// storedStreams counts the streams following, from the store, each
 	// analysis another replica runs: at most MaxStreams each.
 	storedStreams map[string]int
@@ -217,8 +219,10 @@ type Run struct {
 	// sources say how the plan's metrics query, for the HTML report.
 	sources map[string]report.Source
 	// template is the analysis' template's name ("" for a bare spec), for
-	// the list's ?template= filter.
+	// the list's ?template= filter, and series its series (series.go),
+	// for ?series=.
 	template string
+	series   string
 	// gone says the run ended here without its analysis ending: another
 	// replica holds it now (persist.go).
 	gone atomic.Bool
@@ -336,6 +340,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		a.storedStreams = map[string]int{}
 		a.renewStop, a.renewDone = make(chan struct{}), make(chan struct{})
 		go a.renewLoop(a.renewStop, a.renewDone)
+		a.roundWriter = newRoundWriter(opts.Store, opts.Logger)
 	}
 	f, registered := promreg.With(opts.Registerer)
 	f.NewGaugeFunc(prometheus.GaugeOpts{
@@ -375,6 +380,10 @@ type StartOptions struct {
 	// Sources say how the plan's Prometheus metrics query, for the HTML
 	// report's graph links and curl (report.go); none when nil.
 	Sources map[string]report.Source
+	// Kind and Series are the resource's (api.Analysis): a gate's or a
+	// round's, and the series of calls it is one of (series.go).
+	Kind   string
+	Series string
 }
 
 // WebhookRequest is a caller's webhook: the URL, and the event types it
@@ -423,7 +432,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 		a.mu.Unlock()
 		now := a.clock.Now()
 		lease, err := a.createStored(id, so, api.Analysis{ID: id, Phase: api.PhaseRunning, StartedAt: &now, Template: so.Template, Args: so.Args,
-			MetricResults: pendingResults(plan)})
+			Kind: so.Kind, Series: so.Series, MetricResults: pendingResults(plan)})
 		a.mu.Lock()
 		a.reserved--
 		if err != nil {
@@ -504,6 +513,8 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		MaxDuration:        a.opts.MaxDuration,
 		Template:           so.Template,
 		Args:               so.Args,
+		Kind:               so.Kind,
+		Series:             so.Series,
 		Resume:             resume,
 		Observer: func(ev api.Event) {
 			if writer != nil && !writer.observe(ev) {
@@ -529,7 +540,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		},
 	})
 	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)),
-		sources: so.Sources, template: so.Template}
+		sources: so.Sources, template: so.Template, series: so.Series}
 	if started := engineRun.Snapshot().StartedAt; started != nil {
 		run.startedAt = *started
 	}
@@ -672,24 +683,35 @@ func (a *Analyses) List() []api.Analysis {
 // being answered. It returns at the latest stopGrace after ctx is done,
 // whatever the round's measurements and conditions are doing: a round
 // not finished by then is an Error round (see evaluateBounded).
-func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOptions) (api.Analysis, error) {
+//
+// The round is kept as a finished analysis under its id, with so.Kind
+// KindRound (kept.go): kept says whether it could be within the bounds of
+// what is held.
+func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOptions) (result api.Analysis, kept bool, err error) {
 	if a.Draining() {
-		return api.Analysis{}, ErrDraining
+		return api.Analysis{}, false, ErrDraining
 	}
 	release, ok := a.rounds.acquire()
 	if !ok {
-		return api.Analysis{}, ErrTooManyRounds
+		return api.Analysis{}, false, ErrTooManyRounds
 	}
-	id := newID()
-	result := evaluateBounded(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: redactArgs(so.Args)}, release)
+	// An analysis' id: the round is kept as one, and with memory: its
+	// epoch says when a restart took it.
+	id := a.epoch + newID()
+	so.Kind = api.KindRound
+	so.Args = redactArgs(so.Args)
+	result = evaluateBounded(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args,
+		Kind: so.Kind, Series: so.Series}, release)
 	for _, m := range result.MetricResults {
 		for _, ms := range m.Measurements {
 			a.metrics.measurements.WithLabelValues(string(ms.Phase)).Inc()
 		}
 	}
 	a.metrics.evaluations.WithLabelValues(string(result.Phase)).Inc()
-	a.log.Info("round evaluated", zap.String("analysis_id", id), zap.String("phase", string(result.Phase)), zap.String("message", result.Message))
-	return result, nil
+	kept = a.keepRound(plan, so, result)
+	a.log.Info("round evaluated", zap.String("analysis_id", id), zap.String("phase", string(result.Phase)), zap.String("message", result.Message),
+		zap.String("series", so.Series), zap.Bool("kept", kept))
+	return result, kept, nil
 }
 
 // Draining reports whether Drain has been called.
@@ -764,8 +786,10 @@ func (a *Analyses) Drain(ctx context.Context) int {
 	// 503 (see Backtest).
 	a.drainBacktests(ctx)
 	if a.opts.Store != nil {
-		// Every run's last state to the store, as far as it takes it.
+		// Every run's last state to the store, as far as it takes it,
+		// and the rounds kept.
 		a.flushWrites(ctx)
+		a.roundWriter.close(ctx)
 	}
 	return aborted
 }

@@ -91,7 +91,7 @@ func TestStartLimits(t *testing.T) {
 	if _, err := a.Start(plan(t, 1), StartOptions{}); !errors.Is(err, ErrDraining) {
 		t.Errorf("Start while draining: %v, want ErrDraining", err)
 	}
-	if _, err := a.Evaluate(context.Background(), plan(t, 1), StartOptions{}); !errors.Is(err, ErrDraining) {
+	if _, _, err := a.Evaluate(context.Background(), plan(t, 1), StartOptions{}); !errors.Is(err, ErrDraining) {
 		t.Errorf("Evaluate while draining: %v, want ErrDraining", err)
 	}
 }

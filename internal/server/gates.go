@@ -53,7 +53,7 @@ func handleGate(log *zap.Logger, analyses *Analyses, read requestReader, named b
 			writeProblem(w, r, tooManyRounds(analyses.rounds.max))
 			return
 		}
-		run, ok := start(log, analyses, req, w, r)
+		run, ok := start(log, analyses, req, api.KindGate, w, r)
 		if !ok {
 			release()
 			return

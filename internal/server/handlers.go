@@ -45,7 +45,7 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 		if !ok {
 			return
 		}
-		run, ok := start(log, analyses, req, w, r)
+		run, ok := start(log, analyses, req, "", w, r)
 		if !ok {
 			return
 		}
@@ -79,11 +79,17 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 }
 
 // start starts the analysis of req and sets the Location of the response;
-// when it cannot, it answers with the problem and returns false.
-func start(log *zap.Logger, analyses *Analyses, req *specRequest, w http.ResponseWriter, r *http.Request) (*Run, bool) {
-	run, err := analyses.Start(req.compiled.Plan, StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
+// when it cannot, it answers with the problem and returns false. kind is
+// the resource's (api.KindGate for a gate, "" for an analysis); an
+// analysis of a kind is one of a series (series.go).
+func start(log *zap.Logger, analyses *Analyses, req *specRequest, kind string, w http.ResponseWriter, r *http.Request) (*Run, bool) {
+	so := StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
 		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
-		Sources: analyses.reportSources(req.compiled.Spec, req.compiled.Args)})
+		Sources: analyses.reportSources(req.compiled.Spec, req.compiled.Args), Kind: kind}
+	if kind != "" {
+		so.Series = seriesOf(kind, req.template, req.document, req.args, infoOf(r).caller)
+	}
+	run, err := analyses.Start(req.compiled.Plan, so)
 	if p, ok := storedProblem(err); ok {
 		writeProblem(w, r, p)
 		return nil, false
@@ -216,7 +222,9 @@ func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 // handleEvaluate takes one round now, of the posted document or of a named
 // template (read decides): one measurement of every metric. An Error round
 // is a 503 with the same body, so that Argo's web provider counts an Error
-// measurement rather than read an outage as a verdict.
+// measurement rather than read an outage as a verdict. The round is kept
+// under its id (kept.go), the Location of the answer, as one of its
+// series (series.go).
 //
 // The round is answered within the caller's deadline (?timeout=,
 // Request-Timeout), or defaultTimeout: a measurement still running then is
@@ -232,7 +240,10 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		plan := withDeadline(req.compiled.Plan, timeout)
-		result, err := analyses.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args})
+		result, kept, err := analyses.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args,
+			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
+			Sources: analyses.reportSources(req.compiled.Spec, req.compiled.Args),
+			Series:  seriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)})
 		switch {
 		case errors.Is(err, ErrTooManyRounds):
 			writeProblem(w, r, tooManyRounds(analyses.rounds.max))
@@ -242,6 +253,9 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 			return
 		}
 		setAnalysisID(r, result.ID)
+		if kept {
+			w.Header().Set("Location", absoluteURL(r, "/v1/analyses/"+result.ID))
+		}
 		status := http.StatusOK
 		if result.Phase == api.PhaseError {
 			status = http.StatusServiceUnavailable

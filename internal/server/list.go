@@ -36,6 +36,9 @@ type ListOptions struct {
 	// Template, when set, keeps the analyses of the template of this
 	// name only.
 	Template string
+	// Series, when set, keeps the rounds and gates of this series only
+	// (series.go): one analysis over time, its calls newest first.
+	Series string
 	// Limit is the most analyses of the page; DefaultListLimit when 0.
 	Limit int
 	// After, when set, starts the page after this place in the list.
@@ -100,8 +103,8 @@ func ParseCursor(s string) (Cursor, bool) {
 	return Cursor{StartedAt: time.Unix(0, n), ID: id}, true
 }
 
-// listQuery reads the list's query: ?phase=, ?template=, ?limit=, ?cursor=
-// and ?measurements=. Each bad one is a field error.
+// listQuery reads the list's query: ?phase=, ?template=, ?series=,
+// ?limit=, ?cursor= and ?measurements=. Each bad one is a field error.
 func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 	var o ListOptions
 	var errs []api.FieldError
@@ -119,6 +122,14 @@ func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 				strconv.Itoa(maxTemplateFilter) + " characters)"})
 		} else {
 			o.Template = vs[0]
+		}
+	}
+	if vs := q["series"]; len(vs) > 0 {
+		if len(vs) > 1 || !checkSeries(vs[0]) {
+			errs = append(errs, api.FieldError{Field: "series", Message: "must be given once, the `series` of a round or gate as the list shows it (" +
+				strconv.Itoa(seriesLength) + " characters, a-z and 2-7), got " + quote(strings.Join(vs, ","))})
+		} else {
+			o.Series = vs[0]
 		}
 	}
 	o.Limit = DefaultListLimit
@@ -178,7 +189,8 @@ func (a *Analyses) Page(o ListOptions) (page []api.Analysis, more bool) {
 	held = slices.DeleteFunc(held, func(l listed) bool {
 		return (o.After != nil && o.After.atOrBefore(l.run.startedAt, l.run.ID())) ||
 			(len(o.Phases) > 0 && !slices.Contains(o.Phases, l.phase)) ||
-			(o.Template != "" && l.run.template != o.Template)
+			(o.Template != "" && l.run.template != o.Template) ||
+			(o.Series != "" && l.run.series != o.Series)
 	})
 	slices.SortFunc(held, func(x, y listed) int {
 		if c := y.run.startedAt.Compare(x.run.startedAt); c != 0 {

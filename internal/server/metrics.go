@@ -16,6 +16,9 @@ type analysisMetrics struct {
 	running      prometheus.Gauge
 	measurements *prometheus.CounterVec
 	evaluations  *prometheus.CounterVec
+	// roundsNotKept counts the rounds answered but not kept: none held
+	// could be evicted for them (kept.go).
+	roundsNotKept prometheus.Counter
 }
 
 func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
@@ -41,6 +44,10 @@ func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
 			Name: "canaryd_evaluations_total",
 			Help: "Rounds evaluated by POST /v1/evaluate, by phase.",
 		}, []string{"phase"}),
+		roundsNotKept: f.NewCounter(prometheus.CounterOpts{
+			Name: "canaryd_rounds_not_kept_total",
+			Help: "Rounds answered but not kept: the results held were at --max-finished or --max-retained-bytes, none older than --min-retention.",
+		}),
 	}
 	if err := registerErr(registered()); err != nil {
 		return nil, err

@@ -71,6 +71,9 @@ func cutLogged(s string, n int) string {
 type requestInfo struct {
 	id         string
 	analysisID string
+	// caller is who the bearer token says the caller is (callerOf), ""
+	// on an open API: a round's or gate's series is the caller's.
+	caller string
 }
 
 type requestInfoKey struct{}

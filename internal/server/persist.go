@@ -673,6 +673,8 @@ func (a *Analyses) Close() {
 		}
 		close(a.renewStop)
 		<-a.renewDone
+		// Drain wrote the rounds it could; Close does not wait.
+		a.roundWriter.giveUp()
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
 		leases, err := a.opts.Store.Renew(ctx, a.owner)

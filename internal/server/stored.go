@@ -220,7 +220,7 @@ func storedEvents(ctx context.Context, st store.Store, id string, next map[strin
 }
 
 // storedList answers GET /v1/analyses from the store: every replica's
-// analyses, with the filters phase, template, arg=NAME=VALUE,
+// analyses, with the filters phase, template, series, arg=NAME=VALUE,
 // startedAfter and startedBefore, a page of ?limit= at a time after
 // ?cursor=.
 func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request) {
@@ -290,7 +290,7 @@ func withoutCursor(q url.Values) url.Values {
 // and limit, and ?arg=NAME=VALUE, ?startedAfter=, ?startedBefore= and
 // ?cursor=.
 func storeFilter(q url.Values, o ListOptions) (store.Filter, []api.FieldError) {
-	f := store.Filter{Phases: o.Phases, Template: o.Template, Limit: o.Limit}
+	f := store.Filter{Phases: o.Phases, Template: o.Template, Series: o.Series, Limit: o.Limit}
 	var errs []api.FieldError
 	if vs := q["arg"]; len(vs) > 0 {
 		if len(vs) > store.MaxArgFilters {

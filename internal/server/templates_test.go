@@ -337,8 +337,14 @@ func TestTemplates(t *testing.T) {
 				t.Errorf("%s: phase %s, args %v, %d metric results; want %s, %v, one measurement", tc.name, a.Phase, a.Args, len(a.MetricResults), tc.want, tc.args)
 			}
 		}
-		if n := len(s.analyses.List()); n != 0 {
-			t.Errorf("evaluated rounds are kept: %d analyses listed", n)
+		// Each round is kept, as a round.
+		for _, a := range s.analyses.List() {
+			if a.Kind != api.KindRound || a.Series == "" {
+				t.Errorf("listed %s: kind %q, series %q; want a round of a series", a.ID, a.Kind, a.Series)
+			}
+		}
+		if n := len(s.analyses.List()); n != 4 {
+			t.Errorf("%d analyses listed after 4 rounds, want the 4 rounds", n)
 		}
 	})
 

@@ -98,6 +98,7 @@ func requireToken(tokens *Tokens) func(http.Handler) http.Handler {
 				writeProblem(w, r, problem(http.StatusUnauthorized, ProblemUnauthorized, "the bearer token is not valid"))
 				return
 			}
+			infoOf(r).caller = callerOf(strings.TrimSpace(token))
 			next.ServeHTTP(w, r)
 		})
 	}
