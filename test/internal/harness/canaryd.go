@@ -51,6 +51,7 @@ func Main(m *testing.M) int {
 	if build.dir != "" {
 		_ = os.RemoveAll(build.dir)
 	}
+	releaseCleanup()
 	return code
 }
 
