@@ -125,12 +125,26 @@ func parseDecoded(d decoded) (*Document, []api.FieldError) {
 	} else {
 		c.spec("", obj, "")
 	}
+	// A value of the wrong type is left out, so that the rest of the
+	// document is decoded and checked in the same pass (Document.Pruned);
+	// a problem that no field of the spec can be left out for stops here.
+	var pruned []string
 	for _, e := range c.errs {
-		if e.Message != unknownField {
+		if e.Message == unknownField {
+			continue
+		}
+		if e.Field == "spec" || e.Field == bodyField || !prune(obj, e.Field, document) {
 			return nil, append(c.errs, c.extensions...)
 		}
+		pruned = append(pruned, e.Field)
 	}
 	c.errs = append(c.errs, c.extensions...)
+	if len(pruned) > 0 {
+		var err error
+		if text, err = json.Marshal(obj); err != nil {
+			return nil, c.errs
+		}
+	}
 
 	// The input has been checked against the types, so this cannot fail
 	// but for a bug; encoding/json now only has to fill in the values. With
@@ -142,13 +156,71 @@ func parseDecoded(d decoded) (*Document, []api.FieldError) {
 		target = &doc.Spec
 	}
 	if err := json.Unmarshal(text, target); err != nil {
+		if len(pruned) > 0 {
+			return nil, c.errs
+		}
 		return nil, []api.FieldError{{Field: bodyField, Message: err.Error()}}
 	}
+	doc.pruned = pruned
 	if tree != nil {
 		// YAML, not JSON: a comment may have cut a condition short.
 		doc.cutByComments = conditionsCutByComments(tree)
 	}
 	return &doc, c.errs
+}
+
+// prune sets the value at field (a path as the checker names it, relative
+// to an Argo document's spec but for its own top-level fields) to null,
+// which decodes as "not set", and reports whether it found it. Keys are
+// matched longest first, so that a key with a "." of its own is found.
+func prune(obj map[string]any, field string, document bool) bool {
+	var node any = obj
+	if document {
+		first := field
+		if i := strings.IndexAny(field, ".["); i >= 0 {
+			first = field[:i]
+		}
+		if !slices.Contains([]string{"apiVersion", "kind", "metadata", "status"}, first) {
+			node = obj["spec"]
+		}
+	}
+	rest := field
+	for {
+		switch n := node.(type) {
+		case map[string]any:
+			key, found := "", false
+			for k := range n {
+				if k != "" && (!found || len(k) > len(key)) && strings.HasPrefix(rest, k) &&
+					(len(rest) == len(k) || rest[len(k)] == '.' || rest[len(k)] == '[') {
+					key, found = k, true
+				}
+			}
+			if !found {
+				return false
+			}
+			if len(rest) == len(key) {
+				n[key] = nil
+				return true
+			}
+			node, rest = n[key], strings.TrimPrefix(rest[len(key):], ".")
+		case []any:
+			end := strings.IndexByte(rest, ']')
+			if !strings.HasPrefix(rest, "[") || end < 0 {
+				return false
+			}
+			i, err := strconv.Atoi(rest[1:end])
+			if err != nil || i < 0 || i >= len(n) {
+				return false
+			}
+			if end == len(rest)-1 {
+				n[i] = nil
+				return true
+			}
+			node, rest = n[i], strings.TrimPrefix(rest[end+1:], ".")
+		default:
+			return false
+		}
+	}
 }
 
 // unknownField is the message of a field that no type has.

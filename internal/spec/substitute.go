@@ -50,6 +50,9 @@ type tag struct {
 	ctx tagContext
 	// escape: the value goes into a string literal and is escaped.
 	escape bool
+	// placeholder: the tag cannot be substituted, and a placeholder takes
+	// its place (ResolveOptions.Continue).
+	placeholder bool
 }
 
 // tagContext is where in its field's language a tag stands.

@@ -56,6 +56,11 @@ type ResolveOptions struct {
 	// not a bound but the lifting of one, for an operator whose callers
 	// are all trusted with the structure of every query and condition.
 	VerbatimArgs bool
+	// Continue has Resolve return a Resolution despite its problems, so
+	// that what does not depend on them is checked in the same pass (see
+	// Resolution.Unresolved). A spec over MaxResolvedSize, or with a field
+	// over its limit, is not built all the same.
+	Continue bool
 }
 
 // verbatim reports whether every value is substituted as it is.
@@ -78,6 +83,33 @@ type Resolution struct {
 	// texts that canaryd does not write itself (an error of Prometheus, of
 	// a condition).
 	Secrets []string
+	// Unresolved lists the fields, by their paths relative to the spec
+	// ("metrics[0].provider.prometheus.address"), that hold a tag Resolve
+	// could not substitute (ResolveOptions.Continue): in Spec each such
+	// tag has a placeholder in its place (see Placeholder), and only the
+	// fields' languages can be checked further; ValueText tells which of
+	// them are values, whose own checks wait until they resolve.
+	Unresolved map[string]Language
+}
+
+// PlaceholderPrefix starts the placeholder that stands, in a spec
+// resolved with ResolveOptions.Continue, for a value that could not be
+// substituted (see Placeholder).
+const PlaceholderPrefix = "canaryd_placeholder_"
+
+// Placeholder is what stands for the value of the argument of this name
+// where it could not be substituted: one PromQL name, which is no number,
+// duration, address or condition, and which needs no escaping in a string
+// literal. In an expression outside string literals, where a plain value
+// is a number, Resolve puts 1 instead.
+func Placeholder(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !isWordByte(PromQL, c) || c == '.' || c == ':' {
+			b[i] = '_'
+		}
+	}
+	return PlaceholderPrefix + string(b)
 }
 
 // Masked replaces a secret value wherever it would be shown: redact's one
@@ -132,10 +164,12 @@ const Masked = redact.Mask
 // Resolution's Display has them masked.
 //
 // Every problem is reported, each on the field it is in
-// ("metrics[0].provider.prometheus.query"). On error the Resolution is nil.
+// ("metrics[0].provider.prometheus.query"). On error the Resolution is nil,
+// unless o.Continue asks for one with placeholders where tags could not
+// be substituted (see Resolution.Unresolved).
 func (s *Spec) Resolve(overrides map[string]string, o ResolveOptions) (*Resolution, []api.FieldError) {
 	args, values, errs := s.mergeArgs(overrides, o)
-	r := &resolver{args: values, opts: o, seen: map[api.FieldError]bool{}}
+	r := &resolver{args: values, opts: o, seen: map[api.FieldError]bool{}, unresolved: map[string]Language{}}
 
 	// First every field is measured and checked, and nothing is built: a
 	// value a thousand times in a field would be a thousand copies.
@@ -145,6 +179,7 @@ func (s *Spec) Resolve(overrides map[string]string, o ResolveOptions) (*Resoluti
 		pm, err := r.measureMetric(&s.Metrics[i], indexPath("metrics", i))
 		if err != nil {
 			errs = append(errs, api.FieldError{Field: indexPath("metrics", i), Message: err.Error()})
+			r.unresolved[indexPath("metrics", i)] = ValueText
 			continue
 		}
 		pending[i] = pm
@@ -152,12 +187,18 @@ func (s *Spec) Resolve(overrides map[string]string, o ResolveOptions) (*Resoluti
 	}
 	errs = append(errs, r.errs...)
 	// A field over its own limit is reason enough, and says which.
-	if max := o.MaxResolvedSize; max > 0 && total > int64(max) && !r.oversize {
+	overTotal := o.MaxResolvedSize > 0 && total > int64(o.MaxResolvedSize)
+	if overTotal && !r.oversize {
 		errs = append(errs, api.FieldError{Field: "metrics", Message: fmt.Sprintf(
-			"with their arguments substituted the metrics would be %d bytes, more than the %d this canaryd accepts in one spec", total, max)})
+			"with their arguments substituted the metrics would be %d bytes, more than the %d this canaryd accepts in one spec", total, o.MaxResolvedSize)})
+	}
+	// A spec over a bound is not built, Continue or not: building it is
+	// the work the bound saves.
+	if len(errs) > 0 && (!o.Continue || r.oversize || overTotal) {
+		return nil, errs
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		r.explain(s, errs)
 	}
 
 	out := &Spec{
@@ -170,7 +211,14 @@ func (s *Spec) Resolve(overrides map[string]string, o ResolveOptions) (*Resoluti
 		out.Metrics = make([]Metric, len(s.Metrics))
 	}
 	res := &Resolution{Spec: out}
+	if len(r.unresolved) > 0 {
+		res.Unresolved = r.unresolved
+	}
 	for i, pm := range pending {
+		if pm == nil { // not measured: kept as it is (Continue)
+			out.Metrics[i] = s.Metrics[i]
+			continue
+		}
 		m, err := r.build(pm, false)
 		if err != nil {
 			return nil, []api.FieldError{{Field: indexPath("metrics", i), Message: err.Error()}}
@@ -181,6 +229,10 @@ func (s *Spec) Resolve(overrides map[string]string, o ResolveOptions) (*Resoluti
 		display := *out
 		display.Metrics = make([]Metric, len(out.Metrics))
 		for i, pm := range pending {
+			if pm == nil {
+				display.Metrics[i] = s.Metrics[i]
+				continue
+			}
 			m, err := r.build(pm, true)
 			if err != nil {
 				return nil, []api.FieldError{{Field: indexPath("metrics", i), Message: err.Error()}}
@@ -194,7 +246,47 @@ func (s *Spec) Resolve(overrides map[string]string, o ResolveOptions) (*Resoluti
 			res.Secrets = append(res.Secrets, *a.value)
 		}
 	}
-	return res, nil
+	return res, errs
+}
+
+// explain adds to the problems of a spec resolved with Continue which of
+// its fields wait for them: a value (an address, a duration) that holds
+// a placeholder is checked once it resolves, while a query or an
+// expression is checked with the placeholder in the tag's place.
+func (r *resolver) explain(s *Spec, errs []api.FieldError) {
+	waiting := map[string][]string{} // by argument, the values that wait for it
+	for field, names := range r.waits {
+		if r.unresolved[field] != ValueText {
+			continue
+		}
+		for _, n := range names {
+			if !slices.Contains(waiting[n], field) {
+				waiting[n] = append(waiting[n], field)
+			}
+		}
+	}
+	for i := range errs {
+		e := &errs[i]
+		name := ""
+		switch {
+		case strings.HasPrefix(e.Field, "args."):
+			name = strings.TrimPrefix(e.Field, "args.")
+		case strings.HasPrefix(e.Field, "args["):
+			var j int
+			if _, err := fmt.Sscanf(e.Field, "args[%d]", &j); err == nil && j >= 0 && j < len(s.Args) {
+				name = s.Args[j].Name
+			}
+		}
+		if fields := waiting[name]; len(fields) > 0 {
+			slices.Sort(fields)
+			e.Message += "; checked once it has a value: " + strings.Join(fields, ", ")
+			waiting[name] = nil
+			continue
+		}
+		if lang, ok := r.unresolved[e.Field]; ok && lang == ValueText && !strings.Contains(e.Message, "checked once") {
+			e.Message += "; the field's value is checked once it resolves"
+		}
+	}
 }
 
 // argValue is an argument as resolve substitutes it.
@@ -404,6 +496,24 @@ type resolver struct {
 	usedSecret bool
 	// oversize: a field is over its limit.
 	oversize bool
+	// unresolved are the fields that hold a tag left unsubstituted, with
+	// their languages, and waits the arguments each waits for
+	// (ResolveOptions.Continue).
+	unresolved map[string]Language
+	waits      map[string][]string
+}
+
+// unresolvedTag records that t, in field of language lang, cannot be
+// substituted: with Continue, a placeholder takes its place.
+func (r *resolver) unresolvedTag(t *tag, field string, lang Language) {
+	t.placeholder = true
+	r.unresolved[field] = lang
+	if t.arg != nil {
+		if r.waits == nil {
+			r.waits = map[string][]string{}
+		}
+		r.waits[field] = append(r.waits[field], t.arg.name)
+	}
 }
 
 func (r *resolver) add(field, msg string) {
@@ -489,7 +599,8 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		tags, unclosed = scanTags(s, r.args)
 		if unclosed {
 			r.add(field, fmt.Sprintf("failed to resolve: %q without a closing %q", openTag, closeTag))
-			return nil, length
+			r.unresolved[field] = ValueText // as it is: nothing of it is checked
+			return []tag{}, length
 		}
 	}
 	lang := r.opts.fieldLanguage(rel)
@@ -502,9 +613,11 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		a := t.arg
 		if a == nil {
 			r.add(field, "failed to resolve "+openTag+t.raw+closeTag)
+			r.unresolvedTag(t, field, lang)
 			continue
 		}
 		if a.value == nil {
+			r.unresolvedTag(t, field, lang)
 			continue // reported with the argument
 		}
 		r.usedSecret = r.usedSecret || (a.secret && *a.value != "")
@@ -518,9 +631,11 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 			case t.ctx.inEscape:
 				r.add(field, fmt.Sprintf("%s%s%s stands within an escape sequence of the string literal it is in (after its backslash), "+
 					"so that the value's first characters would be read as part of the sequence; finish the escape sequence before the tag", openTag, t.raw, closeTag))
+				r.unresolvedTag(t, field, lang)
 			case lang == PromQL && t.ctx.quote == '`' && strings.Contains(v, "`"):
 				r.add(a.field, fmt.Sprintf("%s cannot be substituted into %s inside a `…` string: a PromQL raw string cannot hold a backtick; "+
 					"write the string with \"…\" in the template, where any value is escaped", a.describe(), field))
+				r.unresolvedTag(t, field, lang)
 			}
 			t.escape = true
 			length += int64(a.escapedLength(t.ctx.quote))
@@ -529,6 +644,7 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		if why := a.plainLiteral(lang, t.ctx); why != "" {
 			r.add(a.field, fmt.Sprintf("%s cannot be substituted into %s outside a string literal: %s; %s",
 				a.describe(), field, why, r.optIn()))
+			r.unresolvedTag(t, field, lang)
 		}
 		length += int64(len(v))
 	}
@@ -577,13 +693,13 @@ func (r *resolver) build(pm *pendingMetric, masked bool) (*Metric, error) {
 			return nil, err
 		}
 		next := 0
-		tree = walkStrings(tree, "", func(_, s string) string {
+		tree = walkStrings(tree, "", func(rel, s string) string {
 			if !strings.Contains(s, openTag) {
 				return s
 			}
 			tags := pm.strings[next]
 			next++
-			return r.render(s, tags, masked)
+			return r.render(s, tags, masked, r.opts.fieldLanguage(rel))
 		})
 		if raw, err = json.Marshal(tree); err != nil {
 			return nil, err
@@ -596,14 +712,26 @@ func (r *resolver) build(pm *pendingMetric, masked bool) (*Metric, error) {
 	return &out, nil
 }
 
-// render substitutes the values of s's tags.
-func (r *resolver) render(s string, tags []tag, mask bool) string {
+// render substitutes the values of s's tags, a text in lang, and
+// placeholders for those that cannot be substituted (Continue).
+func (r *resolver) render(s string, tags []tag, mask bool, lang Language) string {
 	var b strings.Builder
 	prev := 0
 	for _, t := range tags {
 		b.WriteString(s[prev:t.start])
 		prev = t.end
 		a := t.arg
+		if t.placeholder {
+			switch {
+			case lang == Expr && t.ctx.quote == 0:
+				b.WriteString("1") // an expression's plain value is a number
+			case a == nil:
+				b.WriteString(Placeholder(""))
+			default:
+				b.WriteString(Placeholder(a.name))
+			}
+			continue
+		}
 		switch v := *a.value; {
 		case mask && a.secret && v != "":
 			b.WriteString(Masked)

@@ -34,6 +34,22 @@ type Document struct {
 	// cutByComments holds the conditions that a YAML comment cut short
 	// (see conditionsCutByComments), so that their problems say so.
 	cutByComments map[string]bool
+	// pruned are the fields Parse left out for their values' types (see
+	// Pruned).
+	pruned []string
+}
+
+// Pruned lists the fields, by their paths as Parse's problems name them
+// ("metrics[0].interval"), whose values Parse left out of the document
+// because their types were wrong (each one of Parse's problems): the
+// rest of the document is returned and checked, but whatever is said of
+// these fields after Parse (a required field missing, a combination of
+// limits) is the type's problem again, and waits for its fix.
+func (d *Document) Pruned() []string {
+	if d == nil {
+		return nil
+	}
+	return d.pruned
 }
 
 // ObjectMeta is the part of Kubernetes object metadata that canaryd reads.
