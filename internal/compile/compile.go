@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/canaryd/canaryd/api"
@@ -55,19 +56,24 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 	}
 	ro := o.limits.resolveOptions(doc.APIVersion == spec.APIVersion)
 	ro.Languages = languages(providers)
-	res, problems := doc.Spec.Resolve(overrides, ro)
+	// Resolution goes on past its problems (a missing argument, a value
+	// refused), with placeholders where tags could not be substituted, so
+	// that validation, conditions, queries and providers are checked in
+	// the same pass; only a spec over a bound stops here.
+	ro.Continue = true
+	res, resolveProblems := doc.Spec.Resolve(overrides, ro)
 	// Every text shown from here on, problems included, has the values
 	// of secret arguments and credentials replaced.
 	redact := newRedactor(&doc.Spec, overrides, res, providers, ro.Languages)
-	if len(problems) > 0 {
-		redact.problems(problems)
-		return nil, problems
+	if res == nil {
+		redact.problems(resolveProblems)
+		return nil, resolveProblems
 	}
 	resolved := res.Spec
 	// Validation and compilation both run, so that every problem is
 	// reported at once. Validate leaves a provider's configuration to the
 	// provider, so each problem is reported once.
-	problems = resolved.Validate(scored(providers))
+	problems := resolved.Validate(scored(providers))
 	dryRun := resolved.DryRunMetrics()
 	retention := resolved.RetentionLimits()
 	plan := &analysis.Plan{Metrics: make([]analysis.Metric, 0, len(resolved.Metrics))}
@@ -103,6 +109,7 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 		}
 		plan.Metrics = append(plan.Metrics, am)
 	}
+	problems = append(resolveProblems, waiting(problems, res.Unresolved, doc.Pruned())...)
 	if len(problems) > 0 {
 		redact.problems(problems)
 		return nil, problems
@@ -180,11 +187,64 @@ func compileMetric(m *spec.Metric, providers Providers, o compileOptions) (analy
 		problems = append(problems, api.FieldError{Field: "provider." + name, Message: fmt.Sprintf(
 			"provider %s is not supported by this canaryd (it runs %s)", name, strings.Join(providers.Names(), ", "))})
 	default:
+		// Prometheus' parser reads every PromQL field first: a query that
+		// does not parse is refused here, with its position, rather than
+		// by Prometheus at the first measurement.
+		problems = append(problems, checkPromQL(name, p, config)...)
 		source, metadata, errs := p.Source(config)
 		problems = append(problems, errs...)
 		am.Source, am.Metadata = source, metadata
 	}
 	return am, problems
+}
+
+// waiting drops the problems that a fix elsewhere may change, each already
+// said: those of a value that holds a placeholder (unresolved, see
+// spec.Resolution.Unresolved; its argument's problem says it is checked
+// once the argument has a value) and those of a field whose value is of
+// the wrong type (pruned, see spec.Document.Pruned; its type is the
+// problem). A field within such a field, or holding one, counts; so do the
+// dryRun and measurementRetention rules when a metric's name is one. A
+// query or a condition that holds a placeholder is checked with it, and
+// its problems are kept.
+func waiting(problems []api.FieldError, unresolved map[string]spec.Language, pruned []string) []api.FieldError {
+	var held []string
+	for field, lang := range unresolved {
+		if lang == spec.ValueText {
+			held = append(held, field)
+		}
+	}
+	held = append(held, pruned...)
+	if len(held) == 0 {
+		return problems
+	}
+	for _, f := range held {
+		if strings.HasPrefix(f, "metrics[") && strings.HasSuffix(f, "].name") {
+			held = append(held, "dryRun", "measurementRetention")
+			break
+		}
+	}
+	out := problems[:0:0]
+	for _, e := range problems {
+		if !slices.ContainsFunc(held, func(f string) bool { return related(e.Field, f) }) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// related reports whether two fields are the same, or one is within the
+// other: "metrics[0].count" and "metrics[0]", not "metrics[0].co".
+func related(a, b string) bool {
+	return a == b || within(a, b) || within(b, a)
+}
+
+func within(path, parent string) bool {
+	if len(path) <= len(parent) || !strings.HasPrefix(path, parent) {
+		return false
+	}
+	c := path[len(parent)]
+	return c == '.' || c == '['
 }
 
 // scoreConfig is the judge's configuration of a validated spec's scoring.

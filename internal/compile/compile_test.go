@@ -39,7 +39,7 @@ func TestConditionCutByAComment(t *testing.T) {
 // document only (see spec.ResolveOptions): Compile tells it by the
 // document's apiVersion.
 func TestCompileVerbatimArgsOnlyForArgoDocuments(t *testing.T) {
-	const spec = `{"args": [{"name": "w", "value": "5m] or vector(1"}], "metrics": [{"name": "m", "provider": {"prometheus": {"query": "rate(x[{{args.w}}])"}}}]}`
+	const spec = `{"args": [{"name": "w", "value": "5m]) or rate(y[5m"}], "metrics": [{"name": "m", "provider": {"prometheus": {"query": "rate(x[{{args.w}}])"}}}]}`
 	argo := `{"apiVersion": "argoproj.io/v1alpha1", "kind": "AnalysisTemplate", "metadata": {"name": "t"}, "spec": ` + spec + `}`
 	for _, tc := range []struct {
 		name     string
@@ -53,7 +53,7 @@ func TestCompileVerbatimArgsOnlyForArgoDocuments(t *testing.T) {
 	} {
 		compiled, errs := Compile(mustParse(t, tc.input), nil, Builtin(noSources), WithLimits(Limits{VerbatimArgs: tc.verbatim}))
 		switch {
-		case tc.runs && (len(errs) > 0 || string(compiled.Spec.Metrics[0].Provider.Prometheus) != `{"query":"rate(x[5m] or vector(1])"}`):
+		case tc.runs && (len(errs) > 0 || string(compiled.Spec.Metrics[0].Provider.Prometheus) != `{"query":"rate(x[5m]) or rate(y[5m])"}`):
 			t.Errorf("%s: %v", tc.name, errs)
 		case !tc.runs && (len(errs) != 1 || errs[0].Field != "args[0].value"):
 			t.Errorf("%s: %v, want its value refused", tc.name, errs)

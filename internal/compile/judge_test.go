@@ -135,6 +135,7 @@ func TestCompileJudgeProblems(t *testing.T) {
 	}}
 	_, _, errs := ParseAndCompile([]byte(input), nil, Builtin(sources.source))
 	checkErrors(t, "problems on the judge's fields, each once", errs, []api.FieldError{
+		fe("metrics[0].provider.judge.baseline", "the query does not parse as PromQL: 1:5: parse error: unclosed left parenthesis"),
 		fe("metrics[0].provider.judge.address", "not allowed"),
 		fe("metrics[0].provider.judge.canary", "query is required"),
 		fe("metrics[0].provider.judge.baseline", "bad query"),
