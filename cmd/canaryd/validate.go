@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -113,7 +114,7 @@ func (v *validation) dir(dir string) {
 // checked as run takes it: its arguments need values. Anything else is
 // checked as a template file of serve --templates.
 func (v *validation) file(path string, data []byte) {
-	doc, parseProblems := spec.Parse(data)
+	doc, in, parseProblems := spec.ParseInput(data)
 	if doc != nil && (doc.Kind == "" || doc.Kind == spec.KindAnalysisRun) {
 		v.documents++
 		v.declare(doc.Spec.Args)
@@ -122,7 +123,7 @@ func (v *validation) file(path string, data []byte) {
 		if len(problems) > 0 {
 			v.bad++
 			for _, p := range problems {
-				v.problem(path, 0, p)
+				v.problem(path, in.Line(p.Field), p)
 			}
 			return
 		}
@@ -162,7 +163,8 @@ func (v *validation) report(file string, c templates.Checked) {
 			v.fail(file, c.Line, "", "does not load")
 		}
 		for _, p := range c.Errors {
-			v.problem(file, c.Line, p)
+			// On the line of its field; the document's when not told.
+			v.problem(file, cmp.Or(p.Line, c.Line), p)
 		}
 		return
 	}

@@ -49,8 +49,9 @@ func TestValidateFilesAndDirectories(t *testing.T) {
 			},
 			wantStderr: []string{
 				"testdata/validate/mixed/bare-spec.yaml:3: kind: a bare spec cannot be a named template",
-				"testdata/validate/mixed/some-bad.yaml:14: metrics[0].interval: interval must be specified when count > 1\n",
-				"testdata/validate/mixed/some-bad.yaml:14: metrics[0].successCondition: ",
+				// Each on its field's line: a field left out on its metric's.
+				"testdata/validate/mixed/some-bad.yaml:20: metrics[0].interval: interval must be specified when count > 1\n",
+				"testdata/validate/mixed/some-bad.yaml:22: metrics[0].successCondition: ",
 				`testdata/validate/mixed/taken.yaml:2: metadata.name: template "ok" is already defined in ok.json (line 1)`,
 				"canaryd validate: 4 problem(s) in 3 of 5 document(s)\n",
 			},
@@ -61,7 +62,7 @@ func TestValidateFilesAndDirectories(t *testing.T) {
 			args:       []string{"-f", bad, "-f", good, "-f", "testdata/validate/good"},
 			wantCode:   exitUsage,
 			wantStdout: []string{good + ": valid: 1 metric(s): up (once)\n", "testdata/validate/good/success-rate.yaml:3: valid"},
-			wantStderr: []string{bad + ": metrics[0].successCondition: ", "canaryd validate: 1 problem(s) in 1 of 5 document(s)\n"},
+			wantStderr: []string{bad + ":1: metrics[0].successCondition: ", "canaryd validate: 1 problem(s) in 1 of 5 document(s)\n"},
 		},
 		{
 			name:       "good files and standard input",
@@ -82,6 +83,19 @@ func TestValidateFilesAndDirectories(t *testing.T) {
 			args:       []string{"-f", "testdata/validate/good", "--arg", "namespce=echo"},
 			wantCode:   exitUsage,
 			wantStderr: []string{`--arg namespce: no document declares an argument "namespce"`},
+		},
+		{
+			name:     "every problem at once, each on its line, the arguments left without values",
+			args:     []string{"-f", "testdata/validate/faults"},
+			wantCode: exitUsage,
+			wantStderr: []string{
+				"testdata/validate/faults/five-faults.yaml:12: dryRun[0].metricName: invalid regular expression",
+				"testdata/validate/faults/five-faults.yaml:15: metrics[0].interval: must be a string, got a number (quote the value in YAML)\n",
+				"testdata/validate/faults/five-faults.yaml:17: metrics[0].successCondition: unknown name reslt",
+				"testdata/validate/faults/five-faults.yaml:20: metrics[0].provider.prometheus.query: failed to resolve {{args.namespace}}\n",
+				"testdata/validate/faults/five-faults.yaml:20: metrics[0].provider.prometheus.query: the query does not parse as PromQL: 3:1: parse error: unclosed left parenthesis",
+				"canaryd validate: 5 problem(s) in 1 of 1 document(s)\n",
+			},
 		},
 		{
 			name:       "standard input twice",

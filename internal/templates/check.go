@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/canaryd/canaryd/api"
@@ -15,25 +16,18 @@ import (
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
-// placeholderPrefix starts the value given, for validation at load, to an
-// argument that callers supply per request. It is not an integer, a
-// duration, a URL or an expression, so that every field built from it is
-// invalid on its own; spec.Validate then checks no combination of fields
-// that involves it (count against failureLimit, say), and the problems of
-// the field itself are dropped (see checkDocument).
-const placeholderPrefix = "canaryd-placeholder-"
-
 // checkDocument validates a template as far as it can be without the
 // arguments that callers supply per request, as the package documentation
-// describes ("Validation at load"): placeholders for those arguments, every
-// resolution problem, and only the validation problems that the
-// placeholders cannot have caused. check, when set, runs after compile.Compile
-// on the same placeholder-filled document.
+// describes ("Validation at load"): placeholders for those arguments
+// (spec.Placeholder, substituted as they are), and only the problems that
+// the placeholders cannot have caused. A PromQL field is parsed with each
+// placeholder as a name and as a number (compile.PromQLProblem), so a query
+// that does not parse is refused whatever it uses. check, when set, runs
+// after compile.Compile on the same placeholder-filled document.
 func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldError) []api.FieldError {
 	filled, placeholders := withPlaceholders(doc)
-	if _, errs := filled.Spec.Resolve(nil, spec.ResolveOptions{SecretArg: compile.IsSecretArg}); len(errs) > 0 {
-		return errs
-	}
+	// Compile resolves the arguments and goes on past the problems of
+	// resolution, so that they are listed with the others.
 	_, errs := compile.Compile(filled, nil, checkProviders{})
 	if check != nil {
 		errs = append(errs, check(filled)...)
@@ -41,10 +35,19 @@ func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldErr
 	if len(placeholders) == 0 {
 		return dedupe(errs)
 	}
+	// The problems of resolution are no placeholder's doing; Compile may
+	// have said more of them (which fields wait), so they are known by
+	// their field and the start of their message.
+	_, resolution := filled.Spec.Resolve(nil, spec.ResolveOptions{SecretArg: compile.IsSecretArg, Continue: true})
+	resolved := func(e api.FieldError) bool {
+		return slices.ContainsFunc(resolution, func(r api.FieldError) bool {
+			return r.Field == e.Field && strings.HasPrefix(e.Message, strings.SplitN(r.Message, "; ", 2)[0])
+		})
+	}
 	deps := dependentFields(&doc.Spec, placeholders)
 	var out []api.FieldError
 	for _, e := range dedupe(errs) {
-		if !relatedToAny(e.Field, deps) {
+		if !relatedToAny(e.Field, deps) || strings.HasPrefix(e.Message, compile.PromQLProblem) || resolved(e) {
 			out = append(out, e)
 		}
 	}
@@ -91,7 +94,7 @@ func withPlaceholders(doc *spec.Document) (*spec.Document, map[string]bool) {
 	placeholders := map[string]bool{}
 	for i, a := range doc.Spec.Args {
 		if !valued[a.Name] {
-			v := placeholderPrefix + a.Name
+			v := spec.Placeholder(a.Name)
 			// Substituted as it is (freeText), so that the placeholder
 			// makes the fields that use it invalid rather than being
 			// refused itself where a caller's value will be checked.

@@ -216,7 +216,7 @@ func TestCheckCallback(t *testing.T) {
 			t.Fatalf("%s: Check called %d times, want once", tt.name, len(seen))
 		}
 		a := seen[0].Spec.Args[0]
-		if a.Value == nil || *a.Value != placeholderPrefix+"address" || a.ValueFrom != nil {
+		if a.Value == nil || *a.Value != spec.Placeholder("address") || a.ValueFrom != nil {
 			t.Errorf("%s: Check was given argument %+v, want the placeholder", tt.name, a)
 		}
 		if doc.Spec.Args[0].Value != nil || doc.Spec.Args[0].ValueFrom == nil {

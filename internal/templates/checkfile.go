@@ -30,7 +30,9 @@ type Checked struct {
 	// Rollout), which Load skips.
 	Skipped bool
 	// Errors are the problems of a document that does not load, with
-	// their fields relative to the document's spec, as List gives them.
+	// their fields relative to the document's spec, as List gives them,
+	// and each with the line of File its field is on (Line, 0 when not
+	// told).
 	Errors []api.FieldError
 }
 
@@ -55,7 +57,31 @@ func CheckFile(name string, data []byte, o CheckOptions) []Checked {
 	s := &Store{check: o.Check, log: zap.NewNop(), args: o.Args}
 	v := &version{loadedAt: time.Now()}
 	s.loadDocuments(name, data, v)
-	return checked(name, v)
+	out := checked(name, v)
+	// The lines of the problems' fields, from each document's tree of
+	// nodes: the file's lines, as the documents are padded to them.
+	var docs map[int]rawDoc
+	for i := range out {
+		if len(out[i].Errors) == 0 {
+			continue
+		}
+		if docs == nil {
+			docs = map[int]rawDoc{}
+			for _, d := range splitDocuments(name, data) {
+				docs[d.line] = d
+			}
+		}
+		d, ok := docs[out[i].Line]
+		if !ok {
+			continue
+		}
+		tree := spec.NodeTree(d.data)
+		out[i].Errors = slices.Clone(out[i].Errors)
+		for j := range out[i].Errors {
+			out[i].Errors[j].Line = spec.FieldLine(tree, out[i].Errors[j].Field)
+		}
+	}
+	return out
 }
 
 // CheckDir checks the files of dir that Load would read, as Load would:

@@ -33,11 +33,17 @@
 // A template may have required arguments, supplied per request, without
 // which spec.Resolve fails (`argument "x" was not supplied`). At load each
 // of them (no value, or only a valueFrom) is given a placeholder value,
-// "canaryd-placeholder-NAME", chosen to be invalid wherever a number, a
-// duration, a URL or an expression is expected. Then
+// "canaryd_placeholder_NAME" (spec.Placeholder), chosen to be invalid
+// wherever a number, a duration, a URL or an expression is expected, and
+// to be one name in a query. Then
 //   - problems of resolution (a tag naming no declared argument, an
-//     unclosed "{{") are reported, all of them: no value causes them;
-//   - a problem on a field whose text uses a placeholder argument, or on a
+//     unclosed "{{") are reported, all of them, with every other problem:
+//     no value causes them;
+//   - a PromQL field (a Prometheus query, a judge's queries) is parsed as
+//     Prometheus parses it, each placeholder tried as a name and as a
+//     number (a value outside quotes is one or the other): a query that
+//     parses with none of them is refused, whatever the arguments;
+//   - any other problem on a field whose text uses a placeholder argument, or on a
 //     field that contains or is contained in one, is dropped: it may be the
 //     placeholder's doing. A count or limit that uses one is invalid on
 //     its own, so spec.Validate compares it with no other field (count
