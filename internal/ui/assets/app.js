@@ -213,7 +213,8 @@
   }
 
   // Routes: #/ (the analyses, ?phase=&template=&cursor=),
-  // #/analyses/ID, #/templates, #/templates/NAME, #/try.
+  // #/analyses/ID, #/series/KEY (?cursor=), #/templates,
+  // #/templates/NAME, #/try.
   function parseHash() {
     const h = location.hash.replace(/^#/, '') || '/';
     const [path, query] = h.split('?');
@@ -237,6 +238,9 @@
     } else if ((m = path.match(/^\/analyses\/([^/]+)$/))) {
       mark('nav-analyses');
       work = showAnalysis(ctx, decodeURIComponent(m[1]));
+    } else if ((m = path.match(/^\/series\/([a-z2-7]+)$/))) {
+      mark('nav-analyses');
+      work = showSeries(ctx, m[1], query);
     } else if (path === '/templates') {
       mark('nav-templates');
       work = showTemplates(ctx);
@@ -317,20 +321,47 @@
     return '';
   }
 
+  // listTable shows a page of the list. The rounds (and gates) of one
+  // series on the page are one row, for the newest of them: one analysis
+  // over time, such as the rounds one Argo AnalysisRun sends, its phases
+  // oldest first beside it; the row opens the series. The pages are the
+  // list's, so a series that goes on past the page shows on the next too.
   function listTable(list, query) {
     const items = list.analyses || [];
     const now = Date.now();
-    const rows = items.map((a) => {
+    const series = new Map();
+    for (const a of items) {
+      if (!a.series) continue;
+      if (!series.has(a.series)) series.set(a.series, []);
+      series.get(a.series).push(a);
+    }
+    const rows = [];
+    for (const a of items) {
+      const members = a.series ? series.get(a.series) : null;
+      if (members && members[0] !== a) continue;
       const started = a.startedAt ? Date.parse(a.startedAt) : NaN;
       const ended = a.completedAt ? Date.parse(a.completedAt) : now;
-      return el('tr', { 'data-id': a.id, 'data-phase': a.phase },
+      if (members) {
+        const first = members[members.length - 1];
+        const from = first.startedAt ? Date.parse(first.startedAt) : NaN;
+        rows.push(el('tr', { 'data-series': a.series, 'data-phase': a.phase },
+          el('td', { 'data-label': 'Phase' }, el('a', { href: '#/series/' + a.series, title: 'series ' + a.series }, badge(a.phase))),
+          el('td', { 'data-label': 'Template' }, a.template || el('span', { class: 'muted' }, 'posted'),
+            ' ', el('span', { class: 'kind' }, kindText(a.kind, members.length))),
+          el('td', { 'data-label': 'Arguments' }, el('code', null, argsText(a.args))),
+          el('td', { 'data-label': 'Started' }, fmtTime(first.startedAt)),
+          el('td', { 'data-label': 'Duration' }, fmtDuration(ended - from)),
+          el('td', { 'data-label': 'Reason', class: 'reason-cell' }, strip(members.slice().reverse()), a.message || '')));
+        continue;
+      }
+      rows.push(el('tr', { 'data-id': a.id, 'data-phase': a.phase },
         el('td', { 'data-label': 'Phase' }, el('a', { href: '#/analyses/' + encodeURIComponent(a.id), title: a.id }, badge(a.phase))),
         el('td', { 'data-label': 'Template' }, a.template || el('span', { class: 'muted' }, 'posted')),
         el('td', { 'data-label': 'Arguments' }, el('code', null, argsText(a.args))),
         el('td', { 'data-label': 'Started' }, fmtTime(a.startedAt)),
         el('td', { 'data-label': 'Duration' }, fmtDuration(ended - started)),
-        el('td', { 'data-label': 'Reason', class: 'reason-cell' }, a.message || progress(a)));
-    });
+        el('td', { 'data-label': 'Reason', class: 'reason-cell' }, a.message || progress(a))));
+    }
     const out = el('div', null);
     if (!rows.length) {
       out.append(el('p', { class: 'muted' }, 'No analysis here' + (query.toString() ? ' with these filters.' : ' yet.')));
@@ -339,19 +370,88 @@
         el('thead', null, el('tr', null, ['Phase', 'Template', 'Arguments', 'Started', 'Duration', 'Reason'].map((h) => el('th', { scope: 'col' }, h)))),
         el('tbody', null, rows)));
     }
+    out.append(pager(list, query, '#/'), el('p', { class: 'muted' }, 'Read ' + fmtTime(new Date().toISOString()) + '; read again every ' + LIST_REFRESH_MS / 1000 + ' s.'));
+    return out;
+  }
+
+  // pager links the newest page and the next one of a list at base.
+  function pager(list, query, base) {
     const nav = el('p', { class: 'pager' });
     if (query.get('cursor')) {
       const first = new URLSearchParams(query);
       first.delete('cursor');
-      nav.append(el('a', { href: '#/' + (first.toString() ? '?' + first : '') }, 'Newest'));
+      nav.append(el('a', { href: base + (first.toString() ? '?' + first : '') }, 'Newest'));
     }
     if (list.next) {
       const next = new URLSearchParams(query);
       next.set('cursor', list.next);
-      nav.append(el('a', { href: '#/?' + next, id: 'older' }, 'Older'));
+      nav.append(el('a', { href: base + '?' + next, id: 'older' }, 'Older'));
     }
-    out.append(nav, el('p', { class: 'muted' }, 'Read ' + fmtTime(new Date().toISOString()) + '; read again every ' + LIST_REFRESH_MS / 1000 + ' s.'));
-    return out;
+    return nav;
+  }
+
+  // kindText names n calls of a kind: "3 rounds", "1 gate".
+  function kindText(kind, n) {
+    const word = kind === 'gate' ? 'gate' : 'round';
+    return n + ' ' + word + (n === 1 ? '' : 's');
+  }
+
+  // strip is the phases of a series' calls, oldest first, each a link to
+  // its analysis; the phase is in the link's text for those who do not see
+  // the colour.
+  function strip(calls) {
+    return el('span', { class: 'calls' }, calls.map((a) => el('a', {
+      href: '#/analyses/' + encodeURIComponent(a.id), class: 'tick p-' + a.phase,
+      title: a.phase + ' at ' + fmtTime(a.startedAt),
+    }, el('span', { class: 'skip-text' }, a.phase + ' at ' + fmtTime(a.startedAt)))));
+  }
+
+  // measured is what a round measured of each metric: its value, or its
+  // phase when it has none.
+  function measured(a) {
+    return (a.metricResults || []).map((r) => {
+      const ms = r.measurements || [];
+      const last = ms[ms.length - 1];
+      return r.name + ' ' + (last && last.value ? last.value : (last ? last.phase : r.phase));
+    }).join('; ');
+  }
+
+  // One series: its calls over time, newest first, each with what it
+  // measured, read again every LIST_REFRESH_MS while the tab is visible.
+  async function showSeries(ctx, key, query) {
+    const title = el('h1', null, 'Series');
+    const body = el('div', { id: 'series' }, el('p', { class: 'muted' }, 'Loading…'));
+    view.replaceChildren(el('p', { class: 'crumbs' }, el('a', { href: '#/' }, 'Analyses')), title, body);
+    const q = new URLSearchParams({ series: key, limit: String(PAGE_SIZE), measurements: 'true' });
+    if (query.get('cursor')) q.set('cursor', query.get('cursor'));
+    while (!ctx.signal.aborted) {
+      if (document.visibilityState !== 'hidden') {
+        const list = await api('analyses?' + q).then(json);
+        if (ctx.signal.aborted) return;
+        const items = list.analyses || [];
+        const a = items[0];
+        if (a) title.textContent = (a.template || 'Posted') + ': ' + kindText(a.kind, items.length) + (list.next ? ' on this page' : '');
+        const rows = items.map((r) => el('tr', { 'data-id': r.id, 'data-phase': r.phase },
+          el('td', { 'data-label': 'Phase' }, el('a', { href: '#/analyses/' + encodeURIComponent(r.id), title: r.id }, badge(r.phase))),
+          el('td', { 'data-label': 'Started' }, fmtTime(r.startedAt)),
+          el('td', { 'data-label': 'Measured' }, el('code', null, measured(r))),
+          el('td', { 'data-label': 'Reason', class: 'reason-cell' }, r.message || '')));
+        const out = el('div', null);
+        if (!a) {
+          out.append(el('p', { class: 'muted' }, 'No call of this series is held here (they go after the retention period).'));
+        } else {
+          out.append(el('p', null, el('code', null, argsText(a.args))),
+            el('p', { class: 'timeline' }, 'Oldest ', strip(items.slice().reverse()), ' newest'),
+            el('table', { class: 'list' },
+              el('thead', null, el('tr', null, ['Phase', 'Started', 'Measured', 'Reason'].map((h) => el('th', { scope: 'col' }, h)))),
+              el('tbody', null, rows)));
+        }
+        out.append(pager(list, query, '#/series/' + key),
+          el('p', { class: 'muted' }, 'Read ' + fmtTime(new Date().toISOString()) + '; read again every ' + LIST_REFRESH_MS / 1000 + ' s.'));
+        body.replaceChildren(out);
+      }
+      await sleep(ctx, LIST_REFRESH_MS);
+    }
   }
 
   // One analysis: its report, drawn again on every event of its stream.
