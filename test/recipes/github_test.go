@@ -55,20 +55,15 @@ type ghStep struct {
 }
 
 // ghActions are the actions the workflow may use; they prepare the job
-// (a checkout, Go) or keep its files, and are not run by the test.
+// (a checkout) or keep its files, and are not run by the test. No Go:
+// the recipes run a release of canaryd, never build it.
 var ghActions = map[string]bool{
 	"actions/checkout@v4":        true,
-	"actions/setup-go@v5":        true,
 	"actions/upload-artifact@v4": true,
 }
 
 // ghExpression is GitHub's ${{ … }}.
 var ghExpression = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
-
-// installCanaryd is the one shell line of the recipes that is not run: it
-// installs canaryd from the module proxy; the tests put the binary they
-// built on PATH instead.
-const installCanaryd = "go install github.com/canaryd/canaryd/cmd/canaryd@latest"
 
 // strictYAML decodes one YAML document into out, refusing unknown fields.
 func strictYAML(t *testing.T, name string, b []byte, out any) {
@@ -95,8 +90,12 @@ type ghRun struct {
 
 // runGHJob runs a job's steps as a GitHub runner would with `shell: bash`
 // (bash --noprofile --norc -eo pipefail), stopping at the first failure.
-// values are the expressions' values: vars, secrets and inputs.
-func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string) ghRun {
+// values are the expressions' values: vars, secrets and inputs. canaryd is
+// not on PATH: a job that runs it installs it, from releases, the URL that
+// stands for canaryd's GitHub releases (harness.ServeRelease), or ""
+// when the job downloads nothing. A directory a step appends to
+// $GITHUB_PATH is on the PATH of the steps after it, first, as on GitHub.
+func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string, releases string) ghRun {
 	t.Helper()
 	job, ok := wf.Jobs[name]
 	if !ok {
@@ -108,16 +107,20 @@ func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string
 	tmp := t.TempDir()
 	workspace := filepath.Join(tmp, "workspace")
 	home := filepath.Join(tmp, "home")
-	for _, d := range []string{workspace, home} {
+	runnerTemp := filepath.Join(tmp, "runner_temp")
+	for _, d := range []string{workspace, home, runnerTemp} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	outputs := filepath.Join(tmp, "github_output")
 	summary := filepath.Join(tmp, "step_summary")
+	githubPath := filepath.Join(tmp, "github_path")
 	env := map[string]string{
-		"PATH":                basePath(harness.CanarydDir(t)),
+		"PATH":                basePath(),
 		"HOME":                home,
+		"RUNNER_TEMP":         runnerTemp,
+		"GITHUB_PATH":         githubPath,
 		"CI":                  "true",
 		"GITHUB_ACTIONS":      "true",
 		"GITHUB_WORKSPACE":    workspace,
@@ -141,15 +144,17 @@ func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string
 				run.artifacts = append(run.artifacts, step.With["path"])
 			}
 			continue
-		case strings.Contains(step.Run, "go install"):
-			if strings.TrimSpace(step.Run) != installCanaryd {
-				t.Fatalf("step %d: want exactly %q, got %q", i, installCanaryd, step.Run)
-			}
-			continue
+		case strings.Contains(step.Run, "go install") || strings.Contains(step.Run, "go build"):
+			t.Fatalf("step %d builds canaryd (%q): a recipe installs a release", i, step.Run)
 		}
 		stepEnv := map[string]string{}
 		for k, v := range env {
 			stepEnv[k] = v
+		}
+		if b, err := os.ReadFile(githubPath); err == nil {
+			for _, dir := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				stepEnv["PATH"] = dir + string(os.PathListSeparator) + stepEnv["PATH"]
+			}
 		}
 		for k, v := range step.Env {
 			stepEnv[k] = substitute(t, ghExpression, v, values)
@@ -161,7 +166,14 @@ func runGHJob(t *testing.T, wf ghWorkflow, name string, values map[string]string
 		if run.code != 0 {
 			continue // a step after a failure runs only with if: always()
 		}
-		res := runShell(t, []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, step.Run, workspace, stepEnv)
+		script := step.Run
+		if strings.Contains(script, harness.ReleasesURL) {
+			if releases == "" {
+				t.Fatalf("step %q downloads from %s, which this run of the job does not serve", step.Name, harness.ReleasesURL)
+			}
+			script = strings.ReplaceAll(script, harness.ReleasesURL, releases)
+		}
+		res := runShell(t, []string{"bash", "--noprofile", "--norc", "-eo", "pipefail"}, script, workspace, stepEnv)
 		run.output += res.output
 		if res.code != 0 {
 			run.code = res.code
@@ -280,7 +292,7 @@ func TestGitHubActions(t *testing.T) {
 		{"gate/wrong token", harness.EchoGood, "not-" + w.authed.Token, 22, "Error", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := runGHJob(t, wf, "gate", values(tc.namespace, tc.token))
+			got := runGHJob(t, wf, "gate", values(tc.namespace, tc.token), "")
 			if got.code != tc.wantCode || got.outputs["phase"] != tc.wantPhase {
 				t.Errorf("exit %d, phase=%q; want exit %d, phase=%q\noutput:\n%s\n%s",
 					got.code, got.outputs["phase"], tc.wantCode, tc.wantPhase, got.output, w.logs())
@@ -298,9 +310,15 @@ func TestGitHubActions(t *testing.T) {
 		{"analysis/echo-bad", harness.EchoBad, 1, "Failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := runGHJob(t, wf, "analysis", values(tc.namespace, ""))
+			got := runGHJob(t, wf, "analysis", values(tc.namespace, ""), harness.ServeRelease(t))
 			if got.code != tc.wantCode {
 				t.Errorf("exit %d, want %d\noutput:\n%s", got.code, tc.wantCode, got.output)
+			}
+			// The job ran the release it pins, which it downloaded and
+			// checked.
+			if !strings.Contains(got.output, "canaryd_"+harness.ReleaseVersion+"_linux_") || !strings.Contains(got.output, ".tar.gz: OK") ||
+				!strings.Contains(got.output, "canaryd "+harness.ReleaseVersion+"\n") {
+				t.Errorf("the job did not check and run canaryd %s from the release:\n%s", harness.ReleaseVersion, got.output)
 			}
 			// The job summary: the Markdown verdict, its reason and the
 			// table of metrics.
@@ -314,9 +332,34 @@ func TestGitHubActions(t *testing.T) {
 			checkReport(t, filepath.Join(got.workspace, got.artifacts[0]), tc.wantPhase)
 		})
 	}
+	t.Run("analysis/damaged download", func(t *testing.T) {
+		// The archive differs from the one SHA256SUMS sums: the job
+		// stops before it unpacks or runs anything.
+		release, damaged := harness.Release(t), t.TempDir()
+		entries, err := os.ReadDir(release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(release, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(e.Name(), ".tar.gz") {
+				b = append(b, 0)
+			}
+			if err := os.WriteFile(filepath.Join(damaged, e.Name()), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := runGHJob(t, wf, "analysis", values(harness.EchoGood, ""), harness.ServeReleaseDir(t, damaged))
+		if got.code == 0 || !strings.Contains(got.output, ".tar.gz: FAILED") || strings.Contains(got.output, "canaryd "+harness.ReleaseVersion) || got.summary != "" {
+			t.Errorf("exit %d; want the install step to fail sha256sum -c before canaryd runs\noutput:\n%s\nsummary:\n%s", got.code, got.output, got.summary)
+		}
+	})
 	t.Run("gate/prometheus down", func(t *testing.T) {
 		w.prom.Stop()
-		got := runGHJob(t, wf, "gate", values(harness.EchoGood, w.authed.Token))
+		got := runGHJob(t, wf, "gate", values(harness.EchoGood, w.authed.Token), "")
 		if got.code != 22 || got.outputs["phase"] != "Error" {
 			t.Errorf("exit %d, phase=%q; want exit 22, phase=\"Error\"\noutput:\n%s", got.code, got.outputs["phase"], got.output)
 		}
@@ -325,7 +368,7 @@ func TestGitHubActions(t *testing.T) {
 	t.Run("gate/canaryd unreachable", func(t *testing.T) {
 		v := values(harness.EchoGood, w.authed.Token)
 		v["vars.CANARYD_URL"] = "http://127.0.0.1:1"
-		got := runGHJob(t, wf, "gate", v)
+		got := runGHJob(t, wf, "gate", v, "")
 		// curl's own exit code: 7, could not connect.
 		if got.code != 7 || got.outputs["phase"] != "Error" {
 			t.Errorf("exit %d, phase=%q; want exit 7, phase=\"Error\"\noutput:\n%s", got.code, got.outputs["phase"], got.output)

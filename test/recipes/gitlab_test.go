@@ -36,6 +36,10 @@ type glPipeline struct {
 	Jobs      map[string]glJob  `yaml:",inline"`
 }
 
+// ciImage is canaryd's CI job image at the release the recipes pin: the
+// release's binary on PATH, with a shell (the Dockerfile's stage ci).
+const ciImage = "ghcr.io/canaryd/canaryd:" + harness.ReleaseVersion + "-ci"
+
 // glRun is the outcome of a job: its exit code, its log, its directory.
 type glRun struct {
 	code    int
@@ -48,7 +52,9 @@ type glRun struct {
 // images' shells are POSIX, busybox in curlimages/curl); then after_script,
 // whatever happened, in a shell of its own whose outcome is not the job's.
 // Variables are the pipeline's and the job's, then the project's CI/CD
-// variables (values), which win as they do in GitLab.
+// variables (values), which win as they do in GitLab. canaryd is on PATH
+// in a job whose image is canaryd's CI image, the tree's binary standing
+// in for the image's; in no other.
 func runGLJob(t *testing.T, p glPipeline, name string, values map[string]string) glRun {
 	t.Helper()
 	job, ok := p.Jobs[name]
@@ -56,8 +62,12 @@ func runGLJob(t *testing.T, p glPipeline, name string, values map[string]string)
 		t.Fatalf("the pipeline has no job %q", name)
 	}
 	project := t.TempDir()
+	path := basePath()
+	if job.Image == ciImage {
+		path = basePath(harness.CanarydDir(t))
+	}
 	env := map[string]string{
-		"PATH":            basePath(harness.CanarydDir(t)),
+		"PATH":            path,
 		"HOME":            t.TempDir(),
 		"CI":              "true",
 		"GITLAB_CI":       "true",
@@ -70,17 +80,12 @@ func runGLJob(t *testing.T, p glPipeline, name string, values map[string]string)
 			env[k] = v
 		}
 	}
-	var lines []string
-	for _, line := range job.BeforeScript {
-		if strings.Contains(line, "go install") {
-			if strings.TrimSpace(line) != installCanaryd {
-				t.Fatalf("before_script: want exactly %q, got %q", installCanaryd, line)
-			}
-			continue
+	lines := append(append([]string(nil), job.BeforeScript...), job.Script...)
+	for _, line := range lines {
+		if strings.Contains(line, "go install") || strings.Contains(line, "go build") {
+			t.Fatalf("job %s builds canaryd (%q): a recipe runs a release", name, line)
 		}
-		lines = append(lines, line)
 	}
-	lines = append(lines, job.Script...)
 	script := strings.Join(lines, "\n") + "\n"
 	prepareWorkspace(t, script, project)
 	res := runShell(t, []string{"sh", "-e"}, script, project, env)
@@ -105,6 +110,9 @@ func TestGitLabCI(t *testing.T) {
 		if job.Stage == "" || !contains(p.Stages, job.Stage) {
 			t.Errorf("job %s: stage %q is not one of the stages %v", name, job.Stage, p.Stages)
 		}
+	}
+	if img := p.Jobs["canary-analysis"].Image; img != ciImage {
+		t.Errorf("canary-analysis runs in %s, want canaryd's CI image %s", img, ciImage)
 	}
 	w := newWorld(t)
 	values := func(ns, token string) map[string]string {
