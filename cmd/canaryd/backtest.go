@@ -57,7 +57,7 @@ func (e *environment) backtestCommand(args []string) int {
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
-	compiled := e.compile(file, f, sources.registry(false))
+	compiled, name := e.compile(file, f, sources.registry(false))
 	if compiled == nil {
 		return exitUsage
 	}
@@ -108,6 +108,10 @@ func (e *environment) backtestCommand(args []string) int {
 	if every == 0 {
 		explained = report.New(results[0].Analysis, compiled.Plan.Metrics)
 	}
+	// Named by its template and arguments, as run's is, not by the id
+	// "backtest".
+	explained.Analysis.ID = ""
+	explained.Analysis.Template = name
 	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, sources.datasource)
 	if !e.writeReport("backtest", htmlReport, explained) {
 		return exitError

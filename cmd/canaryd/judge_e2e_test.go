@@ -39,7 +39,7 @@ func TestRunJudge(t *testing.T) {
 			wantClass:   map[string]string{"latency-vs-stable": "High"},
 			wantStderr: []string{
 				"analysis started: 2 metric(s): latency-vs-stable (once), p99-under-500ms (once)",
-				" latency-vs-stable value=High (p=", "phase=Failed metric-phase=Failed",
+				" latency-vs-stable value=High (p=", "measurement=Failed metric=Failed",
 				" p99-under-500ms value=[",
 			},
 		},

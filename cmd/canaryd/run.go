@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/report"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // defaultPrometheusURL is queried by metrics that name no address.
@@ -189,27 +192,63 @@ func (e *environment) readInput(file string) ([]byte, error) {
 	return data, nil
 }
 
-// compile reads, parses and compiles the spec of run or backtest. It
-// prints every problem and returns nil when there is any.
-func (e *environment) compile(file string, f *specFlags, providers compile.Providers) *compile.Compiled {
+// compile reads, parses and compiles the spec of run or backtest, and
+// names it (analysisName). It prints every problem and returns nil when
+// there is any.
+func (e *environment) compile(file string, f *specFlags, providers compile.Providers) (*compile.Compiled, string) {
 	data, err := e.readInput(file)
 	if err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
-		return nil
+		return nil, ""
 	}
-	_, compiled, problems := compile.ParseAndCompile(data, f.args, providers)
+	doc, compiled, problems := compile.ParseAndCompile(data, f.args, providers)
 	if len(problems) == 0 {
-		return compiled
+		return compiled, analysisName(doc, file)
 	}
 	e.printf(e.stderr, "%s: %d problem(s):\n", displayName(file), len(problems))
 	for _, p := range problems {
+		msg := p.Message + argHint(p)
 		if p.Field == "" {
-			e.printf(e.stderr, "  %s\n", p.Message)
+			e.printf(e.stderr, "  %s\n", msg)
 			continue
 		}
-		e.printf(e.stderr, "  %s: %s\n", p.Field, p.Message)
+		e.printf(e.stderr, "  %s: %s\n", p.Field, msg)
 	}
-	return nil
+	return nil, ""
+}
+
+// analysisName is what the reports call an analysis of the command line,
+// whose id ("cli") names nothing a reader can look up: the document's
+// name (a template's, an AnalysisRun's), else the file's for a bare spec;
+// "" for a bare spec on standard input.
+func analysisName(doc *spec.Document, file string) string {
+	if doc != nil && doc.Metadata.Name != "" {
+		return doc.Metadata.Name
+	}
+	if file == "-" {
+		return ""
+	}
+	return filepath.Base(file)
+}
+
+// argHint says how the command line supplies an argument that a problem
+// says was not supplied: internal/spec words it for every caller (the
+// service takes arg.NAME and a body's args), the command line knows its
+// flag.
+func argHint(p api.FieldError) string {
+	rest, ok := strings.CutPrefix(p.Message, "argument ")
+	if !ok || !strings.HasPrefix(p.Field, "args[") || !strings.HasSuffix(rest, " was not supplied") {
+		return ""
+	}
+	quoted, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return ""
+	}
+	name, err := strconv.Unquote(quoted)
+	if err != nil || rest != quoted+" was not supplied" {
+		return ""
+	}
+	return fmt.Sprintf(": give it with --arg %s=…", name)
 }
 
 func displayName(file string) string {
@@ -227,6 +266,53 @@ type cliSources struct {
 	maxValues int
 	mu        sync.Mutex
 	providers map[string]*prometheus.Provider
+	// addresses are the Prometheus addresses the metrics query, in the
+	// order first met.
+	addresses []string
+}
+
+// whence says where an address the metrics query comes from, for a person
+// wondering why canaryd asks that Prometheus.
+func (c *cliSources) whence(address string) string {
+	switch {
+	case c.override != "":
+		return "--prometheus-url"
+	case address == defaultPrometheusURL:
+		return "the default; set --prometheus-url"
+	}
+	return "the template's address; --prometheus-url overrides it"
+}
+
+// queried lists the Prometheus addresses the metrics query, each with
+// where it comes from: "http://localhost:9090 (the default; set
+// --prometheus-url)"; "" when no metric queries a Prometheus.
+func (c *cliSources) queried() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	parts := make([]string, 0, len(c.addresses))
+	for _, a := range c.addresses {
+		parts = append(parts, fmt.Sprintf("%s (%s)", a, c.whence(a)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// refused names the address a measurement's error says refused the
+// connection: the one the error quotes, or the only one there is.
+func (c *cliSources) refused(message string) (string, bool) {
+	if !strings.Contains(message, "connection refused") {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.addresses {
+		if strings.Contains(message, strings.TrimSuffix(a, "/")) {
+			return a, true
+		}
+	}
+	if len(c.addresses) == 1 {
+		return c.addresses[0], true
+	}
+	return "", false
 }
 
 func (c *cliSources) source(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
@@ -253,6 +339,7 @@ func (c *cliSources) source(m *prometheus.Metric) (analysis.Source, map[string]s
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: fmt.Sprintf("%q: %s", address, msg)}}
 		}
 		c.providers[address] = p
+		c.addresses = append(c.addresses, address)
 	}
 	c.mu.Unlock()
 	copied := *m
@@ -297,7 +384,7 @@ func (e *environment) runCommand(args []string) int {
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
-	compiled := e.compile(file, f, sources.registry(false))
+	compiled, name := e.compile(file, f, sources.registry(false))
 	if compiled == nil {
 		return exitUsage
 	}
@@ -307,31 +394,74 @@ func (e *environment) runCommand(args []string) int {
 	}
 	plan := compiled.Plan
 	if !*quiet {
+		if q := sources.queried(); q != "" {
+			e.printf(e.stderr, "querying Prometheus at %s\n", q)
+		}
 		e.printf(e.stderr, "analysis started: %s\n", describePlan(plan))
 	}
-	var progress sync.Mutex
-	run := analysis.Start(e.ctx, plan, analysis.Options{
+	limits := make(map[string]*analysis.Metric, len(plan.Metrics))
+	for i := range plan.Metrics {
+		limits[plan.Metrics[i].Name] = &plan.Metrics[i]
+	}
+	var (
+		progress sync.Mutex
+		run      *analysis.Run
+		started  = make(chan struct{}) // closed once run is set
+		refused  = map[string]bool{}
+	)
+	run = analysis.Start(e.ctx, plan, analysis.Options{
 		ID:                 "cli",
 		ErrorRetryInterval: errorRetry,
 		Args:               compiled.Args,
+		// Called from the run's goroutine after each measurement, with
+		// the run's lock released: the snapshot holds this measurement's
+		// counters and no later one's.
 		Observer: func(ev api.Event) {
-			if *quiet || ev.Type != api.EventMeasurement {
+			if ev.Type != api.EventMeasurement {
 				return
 			}
+			<-started
 			progress.Lock()
 			defer progress.Unlock()
-			e.printf(e.stderr, "%s\n", progressLine(ev))
+			if !*quiet {
+				e.printf(e.stderr, "%s\n", progressLine(ev, metricResult(run.Snapshot(), ev.Metric), limits[ev.Metric]))
+			}
+			// A refused connection is said at once, not after the
+			// retries Argo's consecutiveErrorLimit allows: the verdict
+			// waits for them, the person reading need not.
+			if ev.Measurement.Phase == api.PhaseError {
+				if address, ok := sources.refused(ev.Measurement.Message); ok && !refused[address] {
+					refused[address] = true
+					e.printf(e.stderr, "%s\n", sources.refusedLine(address, errorRetry))
+				}
+			}
 		},
 	})
+	close(started)
 	<-run.Done()
 	result := run.Snapshot()
-	if err := report.New(result, plan.Metrics).Write(e.stdout, *format); err != nil {
+	// The markdown, JUnit and HTML name the analysis by its template and
+	// arguments rather than by the id "cli"; the JSON is the analysis as
+	// the API returns it.
+	explained := report.New(result, plan.Metrics)
+	explained.Analysis.ID = ""
+	explained.Analysis.Template = name
+	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, sources.datasource)
+	// The HTML report is written first, so that the markdown links it
+	// only when it was.
+	wrote := e.writeReport("run", htmlReport, explained)
+	if wrote && htmlReport != nil {
+		explained.HTMLReport = *reportFile
+	}
+	out := explained
+	if *format == "json" {
+		out = report.New(result, plan.Metrics)
+	}
+	if err := out.Write(e.stdout, *format); err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return exitError
 	}
-	explained := report.New(result, plan.Metrics)
-	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, sources.datasource)
-	if !e.writeReport("run", htmlReport, explained) {
+	if !wrote {
 		return exitError
 	}
 	if !*quiet {
@@ -375,18 +505,94 @@ func exitCode(p api.Phase) int {
 }
 
 // progressLine is one measurement for a pipeline log: time, metric, value,
-// phase, and the message when there is one.
-func progressLine(ev api.Event) string {
-	m := ev.Measurement
+// the measurement's phase and the metric's after it, why the metric has
+// that phase, and the message when there is one:
+//
+//	2026-11-22T12:14:40Z non-5xx-rate value=[0.95] measurement=Failed metric=Running (1 of 3 measured; failed 1 <= failureLimit 1)
+//
+// Two phases are shown because Argo keeps two: a Failed measurement leaves
+// its metric Running until the counter exceeds the limit, and the
+// parenthesis says so in the words of Argo's own message ("failed (2) >
+// failureLimit (1)") and of the template's fields. res and m may be nil.
+func progressLine(ev api.Event, res *api.MetricResult, m *analysis.Metric) string {
+	ms := ev.Measurement
 	at := time.Now().UTC()
-	if m.FinishedAt != nil {
-		at = m.FinishedAt.UTC()
+	if ms.FinishedAt != nil {
+		at = ms.FinishedAt.UTC()
 	}
-	line := fmt.Sprintf("%s %s value=%s phase=%s metric-phase=%s", at.Format(time.RFC3339), ev.Metric, orDash(m.Value), m.Phase, ev.MetricPhase)
-	if m.Message != "" {
-		line += fmt.Sprintf(" message=%q", m.Message)
+	line := fmt.Sprintf("%s %s value=%s measurement=%s metric=%s", at.Format(time.RFC3339), ev.Metric, orDash(ms.Value), ms.Phase, ev.MetricPhase)
+	if why := progressWhy(ms.Phase, res, m); why != "" {
+		line += " (" + why + ")"
+	}
+	if ms.Message != "" {
+		line += fmt.Sprintf(" message=%q", ms.Message)
 	}
 	return line
+}
+
+// progressWhy counts a metric's measurements against its count, and the
+// counter that the measurement's phase moved against its limit.
+func progressWhy(phase api.Phase, res *api.MetricResult, m *analysis.Metric) string {
+	if res == nil || m == nil {
+		return ""
+	}
+	// Count, as the metric's count, is of the measurements that are not
+	// Error.
+	measured := res.Count
+	parts := []string{fmt.Sprintf("%d measured", measured)}
+	if m.Count != nil {
+		parts[0] = fmt.Sprintf("%d of %d measured", measured, *m.Count)
+	}
+	against := func(counter string, n int32, limit string, l int32) string {
+		op := "<="
+		if n > l {
+			op = ">"
+		}
+		return fmt.Sprintf("%s %d %s %s %d", counter, n, op, limit, l)
+	}
+	switch phase {
+	case api.PhaseFailed:
+		if m.FailureLimit < 0 {
+			parts = append(parts, fmt.Sprintf("failed %d, no failureLimit", res.Failed))
+		} else {
+			parts = append(parts, against("failed", res.Failed, "failureLimit", m.FailureLimit))
+		}
+	case api.PhaseInconclusive:
+		parts = append(parts, against("inconclusive", res.Inconclusive, "inconclusiveLimit", m.InconclusiveLimit))
+	case api.PhaseError:
+		parts = append(parts, against("consecutive errors", res.ConsecutiveError, "consecutiveErrorLimit", m.ConsecutiveErrorLimit))
+	}
+	if m.DryRun {
+		parts = append(parts, "dry-run: not counted in the verdict")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// metricResult is the named metric's result in a, or nil.
+func metricResult(a api.Analysis, name string) *api.MetricResult {
+	for i := range a.MetricResults {
+		if a.MetricResults[i].Name == name {
+			return &a.MetricResults[i]
+		}
+	}
+	return nil
+}
+
+// refusedLine says that the Prometheus at address refused a connection,
+// where the address came from, and what happens next.
+func (c *cliSources) refusedLine(address string, retry time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "canaryd run: the Prometheus at %s refused the connection: ", address)
+	switch {
+	case c.override != "":
+		b.WriteString("check --prometheus-url")
+	case address == defaultPrometheusURL:
+		b.WriteString("nothing listens at the default address, which is queried because neither --prometheus-url nor the template names one; give --prometheus-url URL (or " + config.EnvName("prometheus-url") + ")")
+	default:
+		b.WriteString("it is the template's address; give --prometheus-url URL to query another (a port-forward, say)")
+	}
+	fmt.Fprintf(&b, ". Measuring goes on as Argo does: again after %s (--error-retry), Error once consecutiveErrorLimit is exceeded.", retry)
+	return b.String()
 }
 
 func orDash(s string) string {

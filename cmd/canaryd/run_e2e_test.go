@@ -97,7 +97,7 @@ func TestRunEndToEnd(t *testing.T) {
 			spec:       seed,
 			wantCode:   0,
 			wantPhase:  api.PhaseSuccessful,
-			wantStderr: []string{"analysis started: 1 metric(s): non-5xx-rate (3 times, 100ms apart)", " non-5xx-rate value=[0.995] phase=Successful metric-phase=Running", " non-5xx-rate value=[0.995] phase=Successful metric-phase=Successful", "analysis Successful"},
+			wantStderr: []string{"analysis started: 1 metric(s): non-5xx-rate (3 times, 100ms apart)", " non-5xx-rate value=[0.995] measurement=Successful metric=Running (1 of 3 measured)", " non-5xx-rate value=[0.995] measurement=Successful metric=Successful (3 of 3 measured)", "analysis Successful"},
 			wantValues: []string{"[0.995]", "[0.995]", "[0.995]"},
 		},
 		{
@@ -107,7 +107,7 @@ func TestRunEndToEnd(t *testing.T) {
 			wantCode:    1,
 			wantPhase:   api.PhaseFailed,
 			wantMessage: `Metric "non-5xx-rate" assessed Failed due to failed (2) > failureLimit (1)`,
-			wantStderr:  []string{" non-5xx-rate value=[0.95] phase=Failed metric-phase=Running", " non-5xx-rate value=[0.95] phase=Failed metric-phase=Failed", "analysis Failed: Metric"},
+			wantStderr:  []string{" non-5xx-rate value=[0.95] measurement=Failed metric=Running (1 of 3 measured; failed 1 <= failureLimit 1)", " non-5xx-rate value=[0.95] measurement=Failed metric=Failed (2 of 3 measured; failed 2 > failureLimit 1)", "analysis Failed: Metric"},
 			wantValues:  []string{"[0.95]", "[0.95]"},
 		},
 		{
@@ -182,7 +182,7 @@ func TestRunEndToEnd(t *testing.T) {
 `),
 			wantCode:   3,
 			wantPhase:  api.PhaseError,
-			wantStderr: []string{"phase=Error", `message="bad_data: `, "parse error"},
+			wantStderr: []string{"measurement=Error", `message="bad_data: `, "parse error"},
 		},
 		{
 			name: "range query flattens the matrix",
@@ -257,7 +257,7 @@ func TestRunBadInput(t *testing.T) {
       adress: http://x
 `, []string{"metrics[0].failureLimt", "metrics[0].provider.prometheus.adress"}},
 		{"missing argument", []string{"run", "-f", "../../testdata/specs/success-rate-args.yaml"}, "",
-			[]string{`argument "namespace" was not supplied`}},
+			[]string{`args[0].value: argument "namespace" was not supplied: give it with --arg namespace=…`}},
 		{"a condition that cannot compile", []string{"run", "-f", "-"}, `metrics:
 - name: m
   successCondition: result[0] >=
@@ -339,7 +339,7 @@ func TestRunInterrupt(t *testing.T) {
 			}
 			// Wait for two measurements before interrupting.
 			deadline := time.Now().Add(30 * time.Second)
-			for strings.Count(stderr.String(), "phase=Successful") < 2 {
+			for strings.Count(stderr.String(), "measurement=Successful") < 2 {
 				if time.Now().After(deadline) {
 					_ = cmd.Process.Kill()
 					t.Fatalf("no measurements:\n%s", stderr.String())

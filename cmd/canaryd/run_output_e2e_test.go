@@ -36,7 +36,7 @@ func TestRunOutputFormats(t *testing.T) {
 	md := runCLIRaw(t, "", args("markdown")...)
 	// Markdown escapes what would be read as markup: [ ] < >.
 	mdReason := []string{`Failed: metric "non-5xx-rate" measured \[0.95\] at `, "failed (2) &gt; failureLimit (1)"}
-	for _, want := range append(mdReason, "### ❌ canaryd analysis", "| Metric | Phase |", "| non-5xx-rate | ❌ Failed | 2/3 | 2 (limit 1) |") {
+	for _, want := range append(mdReason, "### ❌ `success-rate-args` (`namespace=echo-bad`) — canaryd analysis: Failed\n", "| Metric | Phase |", "| non-5xx-rate | ❌ Failed | 2/3 | 2 (limit 1) |") {
 		if !strings.Contains(md.stdout, want) {
 			t.Errorf("-o markdown does not say %q:\n%s", want, md.stdout)
 		}
