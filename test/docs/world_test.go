@@ -28,7 +28,10 @@ type world struct {
 	shim  string // a directory holding serveShim as canaryd, for serve blocks
 	prom  string // Prometheus' URL
 	base  string // canaryd serve's URL
-	serve *harness.Canaryd
+	// releases stands for canaryd's GitHub releases: it serves make
+	// dist's files as harness.ReleasesURL/download/VERSION/FILE.
+	releases string
+	serve    *harness.Canaryd
 	// secret and delivery: a signed webhook delivery, and the secret
 	// that signed it, for the examples that verify one.
 	secret   string
@@ -86,12 +89,15 @@ func startWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{root: repoRoot(t), bin: harness.CanarydDir(t), tools: t.TempDir()}
 	// curl as the examples run it: an HTTP error fails the command, as
-	// with --fail-with-body, so that an example cannot pass on a 4xx.
+	// with --fail-with-body, so that an example cannot pass on a 4xx
+	// (an example that says --fail or -f, as a download does, keeps it:
+	// curl takes one of the two).
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Fatalf("the examples need curl: %v", err)
 	}
-	script := "#!/bin/sh\nexec " + curl + " --fail-with-body \"$@\"\n"
+	script := "#!/bin/sh\nfor a in \"$@\"; do\n\tcase \"$a\" in --fail | --fail-with-body | -f* | -[!-]*f*) exec " + curl + " \"$@\" ;; esac\ndone\n" +
+		"exec " + curl + " --fail-with-body \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(w.tools, "curl"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +106,8 @@ func startWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.prom = promtest.Start(t).URL
+	// README's Install and the release pages download a release.
+	w.releases = harness.ServeRelease(t)
 
 	// A receiver of webhooks, for the examples that verify a delivery.
 	deliveries := make(chan delivery, 1)
@@ -229,6 +237,7 @@ func (w *world) substitute(s string) string {
 		"http://canaryd:8080", w.base,
 		"http://127.0.0.1:19090", w.prom,
 		"http://localhost:9090", w.prom,
+		harness.ReleasesURL, w.releases,
 	).Replace(s)
 }
 
