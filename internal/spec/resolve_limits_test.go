@@ -120,7 +120,7 @@ func TestShippedSpecsResolveWithRealArguments(t *testing.T) {
 	values := map[string]string{
 		"namespace": "echo", "service": "web", "service-name": "web-api", "threshold-ms": "500", "threshold": "0.99",
 		"count": "5", "canary": "web-canary", "baseline": "web-stable", "prometheus-address": "http://prometheus:9090",
-		"canaryd-token": "c4naryd-t0ken", "pod": "web-7d9c",
+		"canaryd-token": "c4naryd-t0ken", "pod": "web-7d9c", "canary-hash": "7d9c5b8f4",
 	}
 	var files []string
 	for _, dir := range []string{"testdata/templates", "testdata/specs", "testdata/judge-specs", "deploy/kustomize/base/templates", "deploy/examples/templates", "deploy/examples/argo"} {

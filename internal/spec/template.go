@@ -599,7 +599,9 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		tags, unclosed = scanTags(s, r.args)
 		if unclosed {
 			r.add(field, fmt.Sprintf("failed to resolve: %q without a closing %q", openTag, closeTag))
-			r.unresolved[field] = ValueText // as it is: nothing of it is checked
+			// Left as it is: a query or an expression is checked so,
+			// a value waits.
+			r.unresolved[field] = r.opts.fieldLanguage(rel)
 			return []tag{}, length
 		}
 	}
