@@ -172,13 +172,17 @@ func TestRunEndToEnd(t *testing.T) {
 			wantValues:  []string{"[]"},
 		},
 		{
-			name: "a PromQL syntax error carries Prometheus' message",
+			// A query that does not parse is refused before anything runs
+			// (TestRunRefusesAQueryThatDoesNotParse); one that parses but
+			// that this Prometheus refuses (an experimental function it has
+			// not enabled) is an Error measurement with its message.
+			name: "a query Prometheus refuses carries Prometheus' message",
 			spec: writeSpec(t, "syntax.yaml", `metrics:
 - name: broken
   consecutiveErrorLimit: 0
   provider:
     prometheus:
-      query: sum(rate(istio_requests_total[1m])
+      query: limitk(1, istio_requests_total)
 `),
 			wantCode:   3,
 			wantPhase:  api.PhaseError,

@@ -128,3 +128,14 @@ func TestValidateFilesAndDirectories(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRefusesAQueryThatDoesNotParse: run refuses a query that
+// Prometheus' parser refuses, with its position, before anything is sent.
+func TestRunRefusesAQueryThatDoesNotParse(t *testing.T) {
+	spec := writeSpec(t, "syntax.yaml", "metrics:\n- name: broken\n  provider:\n    prometheus:\n      query: sum(rate(istio_requests_total[1m])\n")
+	got := runCLI(t, "", "run", "-f", spec, "--prometheus-url", "http://127.0.0.1:9")
+	const want = "metrics[0].provider.prometheus.query: the query does not parse as PromQL: 1:35: parse error: unclosed left parenthesis"
+	if got.code != exitUsage || !strings.Contains(got.stderr, want) {
+		t.Errorf("exit code %d, want %d; stderr lacks %q:\n%s", got.code, exitUsage, want, got.stderr)
+	}
+}
