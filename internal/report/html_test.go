@@ -500,8 +500,8 @@ func TestNewFromAnalysis(t *testing.T) {
 	if len(r.Metrics) != len(c.a.MetricResults) {
 		t.Fatalf("%d metrics for %d results", len(r.Metrics), len(c.a.MetricResults))
 	}
-	if !strings.HasPrefix(r.Reason, `Failed: metric "error-rate" measured [0.09]`) {
-		t.Errorf("reason %q", r.Reason)
+	if !strings.HasPrefix(r.Reason, `Failed: metric "error-rate" measured [0.09]`) || strings.Contains(r.Reason, "Condition") {
+		t.Errorf("reason %q: want the decisive measurement, and no condition (none is at hand)", r.Reason)
 	}
 	doc := writeHTML(t, r)
 	sec := section(t, doc, "error-rate")

@@ -339,6 +339,9 @@ func explainMetric(m Metric) string {
 		if d.Message != "" {
 			s += ": " + d.Message
 		}
+	case m.Unplanned:
+		// Its conditions are not at hand: the sentence names none
+		// rather than an empty one.
 	case d.Phase == api.PhaseFailed && m.FailureCondition != "":
 		s += fmt.Sprintf(", where failureCondition %q was true", m.FailureCondition)
 	case d.Phase == api.PhaseFailed:
