@@ -63,6 +63,41 @@ type Analysis struct {
 	// extension, Kayenta's weighted group score), set when the analysis
 	// completes; the phase then follows Score.Verdict. Absent otherwise.
 	Score *Score `json:"score,omitempty"`
+	// Reason and Measured are set in the list of analyses only (GET
+	// /v1/analyses), where the measurements are left out: what a row of
+	// the list shows without them.
+	//
+	// Reason is the one sentence the analysis' report leads with: its
+	// phase and why, naming the decisive measurement (metric, value,
+	// time, condition) and the limit it tripped; at most MaxListReason
+	// characters.
+	Reason string `json:"reason,omitempty"`
+	// Measured holds, per metric in the spec's order, the phases of its
+	// newest measurements kept.
+	Measured []MetricPhases `json:"measured,omitempty"`
+}
+
+// Bounds of what an analysis carries in the list.
+const (
+	// MaxListReason bounds Analysis.Reason, in characters: a longer
+	// sentence is cut and ends with "…".
+	MaxListReason = 300
+	// MaxListPhases bounds MetricPhases.Phases: the newest measurements
+	// of a metric shown in the list.
+	MaxListPhases = 30
+)
+
+// MetricPhases are the phases of a metric's newest measurements, as the
+// list of analyses shows them.
+type MetricPhases struct {
+	Metric string `json:"metric"`
+	// Phases has a letter per measurement, oldest first, of the newest
+	// MaxListPhases kept: S Successful, F Failed, I Inconclusive, E Error,
+	// R Running, P Pending.
+	Phases string `json:"phases"`
+	// More counts the metric's measurements taken before those, not shown
+	// (beyond MaxListPhases, or no longer kept).
+	More int32 `json:"more,omitempty"`
 }
 
 // Kinds of analysis (Analysis.Kind).

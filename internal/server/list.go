@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
 )
 
 // The list of analyses (GET /v1/analyses) comes in pages: newest first
@@ -210,14 +211,16 @@ func (a *Analyses) Page(o ListOptions) (page []api.Analysis, more bool) {
 			}
 			bytes += size
 		}
-		page = append(page, listView(l.run.Snapshot(), o.Measurements))
+		page = append(page, listView(l.run.Snapshot(), l.run.Plan(), o.Measurements))
 	}
 	return page, false
 }
 
-// listView is an analysis as the list shows it: without its measurements
-// unless they are asked for.
-func listView(a api.Analysis, measurements bool) api.Analysis {
+// listView is an analysis as the list shows it: its report's sentence
+// and its metrics' newest phases (listed.go; plan is its own, nil when not
+// at hand), without its measurements unless they are asked for.
+func listView(a api.Analysis, plan *analysis.Plan, measurements bool) api.Analysis {
+	a = summarize(a, plan)
 	if !measurements {
 		for i := range a.MetricResults {
 			a.MetricResults[i].Measurements = []api.Measurement{}

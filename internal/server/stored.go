@@ -246,7 +246,7 @@ func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request) {
 	list := AnalysisList{Analyses: make([]api.Analysis, 0, len(page.Analyses)), Next: page.Next}
 	var bytes int64
 	for i := range page.Analyses {
-		a := listView(page.Analyses[i].State, o.Measurements)
+		a := listView(page.Analyses[i].State, analyses.planOf(page.Analyses[i].ID), o.Measurements)
 		if o.Measurements {
 			size := sizeOfAnalysis(&a)
 			if i > 0 && bytes+size > analyses.pageBytes {
