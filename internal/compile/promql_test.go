@@ -93,3 +93,16 @@ func TestCompilePromQLFields(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParsePromQL: any query, with placeholders or not, is parsed without
+// a panic, and deeply nested ones within the bound on a query's length in
+// little time.
+func FuzzParsePromQL(f *testing.F) {
+	for _, s := range []string{"up", "sum(rate(x[5m])", `x{a="` + spec.Placeholder("a") + `"}[` + spec.Placeholder("w") + `]`,
+		strings.Repeat("(", 8000) + "1" + strings.Repeat(")", 8000), strings.Repeat("sum(", 4000), spec.Placeholder("") + " " + spec.Placeholder("x")} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		_ = parsePromQL(query)
+	})
+}
