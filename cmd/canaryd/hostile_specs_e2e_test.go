@@ -151,7 +151,8 @@ func iterationAttacks() []conditionAttack {
 		{"the result inside the result", "all(result, {all(result, {all(result, {# > 0})})})"},
 		{"the result inside a range", "all(1..999999, {any(result, {# < 0}) || true})"},
 		// A red team's: 95 entries built for each value, about 90 MB.
-		{"a map literal built for each value", "none(result, {" + mapLiteral(95) + ".k0 < 0})"},
+		// A space keeps "{ {" from reading as an argument's "{{".
+		{"a map literal built for each value", "none(result, { " + mapLiteral(95) + ".k0 < 0})"},
 	}
 }
 
