@@ -131,7 +131,7 @@ func TestBacktestHTML(t *testing.T) {
 	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 		t.Fatalf("%d %s\n%s", r.status, r.header.Get("Content-Type"), r.body)
 	}
-	cells := regexp.MustCompile(`<rect class="cell c-(\w+)"`).FindAllStringSubmatch(string(r.body), -1)
+	cells := regexp.MustCompile(`<rect class="cell c-(\w+)[ "]`).FindAllStringSubmatch(string(r.body), -1)
 	if len(cells) != len(body.Results) || len(cells) == 0 {
 		t.Fatalf("%d cells for %d analyses", len(cells), len(body.Results))
 	}
