@@ -1,7 +1,9 @@
 // Package ui is canaryd's live page, served by `canaryd serve` at /ui/: the
-// analyses (live, filtered by phase and template; the rounds and gates of
-// one series, such as one Argo AnalysisRun's, as one row that opens their
-// calls over time), one analysis as its
+// analyses (live, filtered by phase and template; each row one link that
+// opens the analysis, with the sentence its report leads with, a dot per
+// measurement and when it started, as how long ago; the rounds and gates
+// of one series, such as one Argo AnalysisRun's, as one row that opens
+// their calls over time), one analysis as its
 // report draws it, refreshed on every event of its stream, the named
 // templates with their backtests over the last 6 h, 24 h or 7 d, and a form
 // to try a template (its problems at their lines, and a backtest at once).

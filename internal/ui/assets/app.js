@@ -321,6 +321,84 @@
     return '';
   }
 
+  // reasonText is the sentence an analysis' report leads with (the
+  // list's reason), else its message, else how far it has come.
+  function reasonText(a) {
+    return el('span', { class: 'list-reason' }, a.reason || a.message || progress(a));
+  }
+
+  // rowLink is the link that opens what a row of a list stands for: the
+  // row's phase, and (stretched over the row by the stylesheet) the whole
+  // row, so that a click anywhere on it follows the link, and Tab and
+  // Enter reach it as any link. what names it for a screen reader.
+  function rowLink(href, a, what) {
+    return el('a', { class: 'row-link', href, title: what },
+      badge(a.phase), el('span', { class: 'skip-text' }, ' ' + (a.template || 'posted') + ', ' + what));
+  }
+
+  // The letters of the list's `measured` phases.
+  const PHASE_OF = { S: 'Successful', F: 'Failed', I: 'Inconclusive', E: 'Error', R: 'Running', P: 'Pending' };
+  // Metrics whose dots a row shows; "+N metrics" says how many more.
+  const DOT_METRICS = 4;
+
+  // dots shows a dot per measurement of each metric, coloured by phase,
+  // oldest first, as the list gives them (the newest 30 a metric; "+N"
+  // before them counts those taken earlier). Each metric's dots are one
+  // image whose label counts them by phase, for those who do not see the
+  // colours.
+  function dots(a) {
+    const measured = a.measured || [];
+    if (!measured.some((m) => m.phases || m.more)) return null;
+    const named = measured.length > 1;
+    const lines = measured.slice(0, DOT_METRICS).map((m) => {
+      const counts = {};
+      for (const c of m.phases) counts[PHASE_OF[c] || c] = (counts[PHASE_OF[c] || c] || 0) + 1;
+      const said = Object.entries(counts).map(([p, n]) => n + ' ' + p).join(', ');
+      const label = m.metric + ': ' + (said || 'none kept') + (m.more ? ', after ' + m.more + ' more' : '');
+      return el('span', { class: 'metric-dots', role: 'img', 'aria-label': label, title: label },
+        named ? el('span', { class: 'metric-name', 'aria-hidden': 'true' }, m.metric) : null,
+        m.more ? el('span', { class: 'list-more', 'aria-hidden': 'true' }, '+' + m.more) : null,
+        Array.from(m.phases).map((c) => el('span', { class: 'list-dot p-' + (PHASE_OF[c] || 'Pending'), 'aria-hidden': 'true' })));
+    });
+    if (measured.length > DOT_METRICS) {
+      lines.push(el('span', { class: 'metric-dots list-more' }, '+' + (measured.length - DOT_METRICS) + ' metrics'));
+    }
+    return el('span', { class: 'list-dots' }, lines);
+  }
+
+  // relTime is a time as how long ago it was ("3 min ago"), the time
+  // itself in its title; tick keeps it up to date as time passes.
+  function relTime(s, now) {
+    if (!s) return '';
+    const at = Date.parse(s);
+    if (isNaN(at)) return s;
+    return el('time', { class: 'rel', datetime: s, title: fmtTime(s) }, ago(now - at));
+  }
+
+  function ago(ms) {
+    const s = Math.floor(ms / 1000);
+    if (s < 10) return 'just now';
+    if (s < 60) return s + ' s ago';
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + ' min ago';
+    const h = Math.floor(m / 60);
+    if (h < 48) return h + ' h ago';
+    return Math.floor(h / 24) + ' d ago';
+  }
+
+  // The relative times shown are said again every REL_TICK_MS, without
+  // reading the list again (it is not read while the tab is hidden).
+  const REL_TICK_MS = 10000;
+  function tick() {
+    const now = Date.now();
+    document.querySelectorAll('time.rel').forEach((t) => {
+      const at = Date.parse(t.getAttribute('datetime'));
+      if (!isNaN(at)) t.textContent = ago(now - at);
+    });
+  }
+  setInterval(tick, REL_TICK_MS);
+  document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') tick(); });
+
   // listTable shows a page of the list. The rounds (and gates) of one
   // series on the page are one row, for the newest of them: one analysis
   // over time, such as the rounds one Argo AnalysisRun sends, its phases
@@ -344,23 +422,23 @@
       if (members) {
         const first = members[members.length - 1];
         const from = first.startedAt ? Date.parse(first.startedAt) : NaN;
-        rows.push(el('tr', { 'data-series': a.series, 'data-phase': a.phase },
-          el('td', { 'data-label': 'Phase' }, el('a', { href: '#/series/' + a.series, title: 'series ' + a.series }, badge(a.phase))),
+        rows.push(el('tr', { class: 'row', 'data-series': a.series, 'data-phase': a.phase },
+          el('td', { 'data-label': 'Phase' }, rowLink('#/series/' + a.series, a, 'series of ' + kindText(a.kind, members.length))),
           el('td', { 'data-label': 'Template' }, a.template || el('span', { class: 'muted' }, 'posted'),
             ' ', el('span', { class: 'kind' }, kindText(a.kind, members.length))),
           el('td', { 'data-label': 'Arguments' }, el('code', null, argsText(a.args))),
-          el('td', { 'data-label': 'Started' }, fmtTime(first.startedAt)),
+          el('td', { 'data-label': 'Started' }, relTime(first.startedAt, now)),
           el('td', { 'data-label': 'Duration' }, fmtDuration(ended - from)),
-          el('td', { 'data-label': 'Reason', class: 'reason-cell' }, strip(members.slice().reverse()), a.message || '')));
+          el('td', { 'data-label': 'Reason', class: 'reason-cell' }, strip(members.slice().reverse()), reasonText(a))));
         continue;
       }
-      rows.push(el('tr', { 'data-id': a.id, 'data-phase': a.phase },
-        el('td', { 'data-label': 'Phase' }, el('a', { href: '#/analyses/' + encodeURIComponent(a.id), title: a.id }, badge(a.phase))),
+      rows.push(el('tr', { class: 'row', 'data-id': a.id, 'data-phase': a.phase },
+        el('td', { 'data-label': 'Phase' }, rowLink('#/analyses/' + encodeURIComponent(a.id), a, 'analysis ' + a.id)),
         el('td', { 'data-label': 'Template' }, a.template || el('span', { class: 'muted' }, 'posted')),
         el('td', { 'data-label': 'Arguments' }, el('code', null, argsText(a.args))),
-        el('td', { 'data-label': 'Started' }, fmtTime(a.startedAt)),
+        el('td', { 'data-label': 'Started' }, relTime(a.startedAt, now)),
         el('td', { 'data-label': 'Duration' }, fmtDuration(ended - started)),
-        el('td', { 'data-label': 'Reason', class: 'reason-cell' }, a.message || progress(a))));
+        el('td', { 'data-label': 'Reason', class: 'reason-cell' }, dots(a), reasonText(a))));
     }
     const out = el('div', null);
     if (!rows.length) {
@@ -431,11 +509,12 @@
         const items = list.analyses || [];
         const a = items[0];
         if (a) title.textContent = (a.template || 'Posted') + ': ' + kindText(a.kind, items.length) + (list.next ? ' on this page' : '');
-        const rows = items.map((r) => el('tr', { 'data-id': r.id, 'data-phase': r.phase },
-          el('td', { 'data-label': 'Phase' }, el('a', { href: '#/analyses/' + encodeURIComponent(r.id), title: r.id }, badge(r.phase))),
-          el('td', { 'data-label': 'Started' }, fmtTime(r.startedAt)),
+        const now = Date.now();
+        const rows = items.map((r) => el('tr', { class: 'row', 'data-id': r.id, 'data-phase': r.phase },
+          el('td', { 'data-label': 'Phase' }, rowLink('#/analyses/' + encodeURIComponent(r.id), r, 'analysis ' + r.id)),
+          el('td', { 'data-label': 'Started' }, relTime(r.startedAt, now)),
           el('td', { 'data-label': 'Measured' }, el('code', null, measured(r))),
-          el('td', { 'data-label': 'Reason', class: 'reason-cell' }, r.message || '')));
+          el('td', { 'data-label': 'Reason', class: 'reason-cell' }, reasonText(r))));
         const out = el('div', null);
         if (!a) {
           out.append(el('p', { class: 'muted' }, 'No call of this series is held here (they go after the retention period).'));
