@@ -186,7 +186,7 @@ func (v *validation) report(file string, c templates.Checked) {
 
 // problem prints one problem of a document: FILE[:LINE]: FIELD: MESSAGE.
 func (v *validation) problem(file string, line int, p api.FieldError) {
-	v.fail(file, line, p.Field, p.Message)
+	v.fail(file, line, p.Field, p.Message+argHint(p))
 }
 
 func (v *validation) fail(file string, line int, field, message string) {

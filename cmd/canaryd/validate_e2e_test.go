@@ -11,6 +11,8 @@ import (
 func TestValidateFilesAndDirectories(t *testing.T) {
 	good := writeSpec(t, "good.yaml", "metrics: [{name: up, successCondition: 'result[0] == 1', provider: {prometheus: {query: min(up)}}}]\n")
 	bad := writeSpec(t, "bad.yaml", "metrics: [{name: up, successCondition: 'result[0] ==', provider: {prometheus: {query: min(up)}}}]\n")
+	needsArg := writeSpec(t, "needs-arg.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: AnalysisRun\nmetadata: {name: needs-arg}\nspec:\n  args:\n    - name: namespace\n"+
+		"  metrics: [{name: up, successCondition: 'result[0] == 1', provider: {prometheus: {query: 'min(up{namespace=\"{{args.namespace}}\"})'}}}]\n")
 	tests := []struct {
 		name       string
 		args       []string
@@ -38,6 +40,12 @@ func TestValidateFilesAndDirectories(t *testing.T) {
 			wantStdout: []string{
 				"testdata/validate/good/success-rate.yaml:3: valid: AnalysisTemplate success-rate: 1 metric(s): non-5xx-rate (3 times, 30s apart)\n",
 			},
+		},
+		{
+			name:       "an AnalysisRun's missing argument: the flag that gives it",
+			args:       []string{"-f", needsArg},
+			wantCode:   exitUsage,
+			wantStderr: []string{`:6: args[0].value: argument "namespace" was not supplied: give it with --arg namespace=…` + "\n"},
 		},
 		{
 			name:     "a directory of good and bad files: each problem with its file and line",
