@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +34,13 @@ func TestUIListRows(t *testing.T) {
 		rounds = append(rounds, a)
 	}
 
+	// Twelve measurements, the newest ten kept: ten dots and "+2".
+	twelve := s.do(http.MethodPost, "/v1/analyses?wait=true", yamlType,
+		strings.NewReplacer("interval: 300ms", "interval: 20ms", "count: 10", "count: 12").Replace(uiSpecRunning())).analysis(t)
+	if twelve.Phase != api.PhaseSuccessful {
+		t.Fatalf("twelve measurements: %s", twelve.Phase)
+	}
+
 	for _, width := range []int{1280, 390} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			b := browsertest.Start(t, browsertest.Options{Width: width, Height: 900, Timeout: 2 * time.Minute})
@@ -40,7 +50,7 @@ func TestUIListRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.Navigate(s.url + "/ui/")
-			waitJS(t, b, "two analyses and a series", `document.querySelectorAll('tr.row[data-id]').length === 2 && document.querySelectorAll('tr.row[data-series]').length === 1`)
+			waitJS(t, b, "three analyses and a series", `document.querySelectorAll('tr.row[data-id]').length === 3 && document.querySelectorAll('tr.row[data-series]').length === 1`)
 			noOverflow(t, b, "the list")
 			failedRow := `tr[data-id="` + s.failed.ID + `"]`
 
@@ -68,6 +78,11 @@ func TestUIListRows(t *testing.T) {
 				t.Errorf("the passed analysis' reason %q", r)
 			}
 
+			twelveRow := `tr[data-id="` + twelve.ID + `"]`
+			if n, more := b.Count(twelveRow+" .list-dot.p-Successful"), b.Text(twelveRow+" .list-more"); n != 10 || more != "+2" {
+				t.Errorf("twelve measurements, ten kept, show %d dots after %q; want 10 after +2", n, more)
+			}
+
 			// Started: how long ago, the time itself in the title.
 			var rel struct{ Text, Title, Datetime string }
 			b.Eval(`(t => ({text: t.textContent, title: t.title, datetime: t.getAttribute('datetime')}))(document.querySelector('`+failedRow+` time.rel'))`, &rel)
@@ -88,11 +103,23 @@ func TestUIListRows(t *testing.T) {
 				t.Errorf("labels under 10 px: %q", small)
 			}
 			b.Screenshot(fmt.Sprintf("ui-list-%d.png", width))
+			if width == 1280 {
+				// The list alone: docs/images/page-list.png.
+				png, err := chromedp.Run(b.Context(), chromedp.Screenshot(chromedp.CSS("main#view")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(browsertest.ArtifactDir(t), "page-list.png")
+				if err := os.WriteFile(path, png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("screenshot: %s", path)
+			}
 
 			// The row is one link: a click on its reason, away from the
 			// link's own text, follows it.
 			var hit string
-			b.Eval(`(r => { const c = r.getBoundingClientRect(); const e = document.elementFromPoint(c.left + c.width * 0.8, c.top + c.height / 2); return e && e.closest('a') ? e.closest('a').getAttribute('href') : (e ? e.tagName : ''); })(document.querySelector('`+failedRow+` td.reason-cell'))`, &hit)
+			b.Eval(`(r => { r.scrollIntoView({block: 'center'}); const c = r.getBoundingClientRect(); const e = document.elementFromPoint(c.left + c.width * 0.8, c.top + c.height / 2); return e && e.closest('a') ? e.closest('a').getAttribute('href') : (e ? e.tagName : ''); })(document.querySelector('`+failedRow+` td.reason-cell'))`, &hit)
 			if hit != "#/analyses/"+s.failed.ID {
 				t.Errorf("the point clicked in the row's reason is %q, want the row's link", hit)
 			}
