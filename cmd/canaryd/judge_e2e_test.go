@@ -124,7 +124,8 @@ func TestRunJudge(t *testing.T) {
 }
 
 // TestJudgeInArgoDocument: an argoproj.io document must not use the judge,
-// which Argo Rollouts could not run; every problem is listed together.
+// which Argo Rollouts could not run; every problem is listed together, on
+// its own line.
 func TestJudgeInArgoDocument(t *testing.T) {
 	got := runCLI(t, `apiVersion: argoproj.io/v1alpha1
 kind: AnalysisTemplate
@@ -142,9 +143,9 @@ spec:
 	}
 	for _, want := range []string{
 		"canaryd validate: 3 problem(s) in 1 of 1 document(s)",
-		"<stdin>:1: scoring: scoring is a canaryd extension that Argo Rollouts does not have",
-		"<stdin>:1: metrics[0].provider.judge: provider.judge is a canaryd extension that Argo Rollouts does not have (it would refuse the metric): use it in a bare spec or in a canaryd template (apiVersion canaryd.io/v1alpha1), not in an argoproj.io/v1alpha1 document",
-		"<stdin>:1: metrics[0].successCondition: ",
+		"<stdin>:5: scoring: scoring is a canaryd extension that Argo Rollouts does not have",
+		"<stdin>:10: metrics[0].provider.judge: provider.judge is a canaryd extension that Argo Rollouts does not have (it would refuse the metric): use it in a bare spec or in a canaryd template (apiVersion canaryd.io/v1alpha1), not in an argoproj.io/v1alpha1 document",
+		"<stdin>:8: metrics[0].successCondition: ",
 	} {
 		if !strings.Contains(got.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, got.stderr)
