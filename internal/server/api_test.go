@@ -225,8 +225,15 @@ func TestAPI(t *testing.T) {
 				t.Errorf("%s: phase %s with %d metric results; want %s with exactly one measurement", tc.namespace, a.Phase, len(a.MetricResults), tc.want)
 			}
 		}
-		if n := len(s.analyses.List()); n != 0 {
-			t.Errorf("evaluated rounds are kept: %d analyses listed", n)
+		// Each round is kept, readable at its id, as a round.
+		kept := s.analyses.List()
+		if len(kept) != 2 {
+			t.Fatalf("%d analyses listed after two rounds, want the two rounds", len(kept))
+		}
+		for _, a := range kept {
+			if a.Kind != api.KindRound || !a.Phase.Completed() {
+				t.Errorf("kept round %s: kind %q, phase %s", a.ID, a.Kind, a.Phase)
+			}
 		}
 	})
 
