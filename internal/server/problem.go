@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Problem types. A URN names each kind of problem without claiming a web
@@ -126,40 +127,18 @@ func pointerTo(body any, field string) (pointer string, exact, ok bool) {
 	var b strings.Builder
 	node, rest := body, field
 	for rest != "" {
-		switch n := node.(type) {
-		case map[string]any:
-			key, found := "", false
-			for k := range n {
-				if k != "" && (!found || len(k) > len(key)) && strings.HasPrefix(rest, k) &&
-					(len(rest) == len(k) || rest[len(k)] == '.' || rest[len(k)] == '[') {
-					key, found = k, true
-				}
-			}
-			if !found {
-				// A member missing from this object, if it is the last
-				// step of the path.
-				if strings.ContainsAny(rest, ".[") {
-					return "", false, false
-				}
-				b.WriteString("/" + escapePointer(rest))
-				return b.String(), false, true
-			}
-			b.WriteString("/" + escapePointer(key))
-			node, rest = n[key], strings.TrimPrefix(rest[len(key):], ".")
-		case []any:
-			end := strings.IndexByte(rest, ']')
-			if !strings.HasPrefix(rest, "[") || end < 0 {
+		child, step, after, ok := spec.FieldStep(node, rest)
+		if !ok {
+			// A member missing from an object, if it is the last step of
+			// the path.
+			if _, isObject := node.(map[string]any); !isObject || strings.ContainsAny(rest, ".[") {
 				return "", false, false
 			}
-			i, err := strconv.Atoi(rest[1:end])
-			if err != nil || i < 0 || i >= len(n) {
-				return "", false, false
-			}
-			b.WriteString("/" + strconv.Itoa(i))
-			node, rest = n[i], strings.TrimPrefix(rest[end+1:], ".")
-		default:
-			return "", false, false
+			b.WriteString("/" + escapePointer(rest))
+			return b.String(), false, true
 		}
+		b.WriteString("/" + escapePointer(step))
+		node, rest = child, after
 	}
 	return b.String(), true, true
 }

@@ -186,41 +186,57 @@ func prune(obj map[string]any, field string, document bool) bool {
 	}
 	rest := field
 	for {
-		switch n := node.(type) {
-		case map[string]any:
-			key, found := "", false
-			for k := range n {
-				if k != "" && (!found || len(k) > len(key)) && strings.HasPrefix(rest, k) &&
-					(len(rest) == len(k) || rest[len(k)] == '.' || rest[len(k)] == '[') {
-					key, found = k, true
-				}
-			}
-			if !found {
-				return false
-			}
-			if len(rest) == len(key) {
-				n[key] = nil
-				return true
-			}
-			node, rest = n[key], strings.TrimPrefix(rest[len(key):], ".")
-		case []any:
-			end := strings.IndexByte(rest, ']')
-			if !strings.HasPrefix(rest, "[") || end < 0 {
-				return false
-			}
-			i, err := strconv.Atoi(rest[1:end])
-			if err != nil || i < 0 || i >= len(n) {
-				return false
-			}
-			if end == len(rest)-1 {
-				n[i] = nil
-				return true
-			}
-			node, rest = n[i], strings.TrimPrefix(rest[end+1:], ".")
-		default:
+		child, step, after, ok := FieldStep(node, rest)
+		if !ok {
 			return false
 		}
+		if after == "" {
+			switch n := node.(type) {
+			case map[string]any:
+				n[step] = nil
+			case []any:
+				i, _ := strconv.Atoi(step)
+				n[i] = nil
+			}
+			return true
+		}
+		node, rest = child, after
 	}
+}
+
+// FieldStep takes the first step of path, a field as problems name it
+// ("metrics[0].provider.prometheus.query"), into node, a decoded JSON
+// value: a key of an object, matched longest first so that a key with a
+// "." or "[" of its own is found ("app.kubernetes.io/name"), or an index of
+// an array ("[0]"). It returns the member, the step (the key, or the index
+// in decimal), and the rest of the path after it; ok is false when node
+// has no such member.
+func FieldStep(node any, path string) (child any, step, rest string, ok bool) {
+	switch n := node.(type) {
+	case map[string]any:
+		key, found := "", false
+		for k := range n {
+			if k != "" && (!found || len(k) > len(key)) && strings.HasPrefix(path, k) &&
+				(len(path) == len(k) || path[len(k)] == '.' || path[len(k)] == '[') {
+				key, found = k, true
+			}
+		}
+		if !found {
+			return nil, "", "", false
+		}
+		return n[key], key, strings.TrimPrefix(path[len(key):], "."), true
+	case []any:
+		end := strings.IndexByte(path, ']')
+		if !strings.HasPrefix(path, "[") || end < 0 {
+			return nil, "", "", false
+		}
+		i, err := strconv.Atoi(path[1:end])
+		if err != nil || i < 0 || i >= len(n) {
+			return nil, "", "", false
+		}
+		return n[i], strconv.Itoa(i), strings.TrimPrefix(path[end+1:], "."), true
+	}
+	return nil, "", "", false
 }
 
 // unknownField is the message of a field that no type has.
