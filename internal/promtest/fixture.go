@@ -22,6 +22,11 @@ const DefaultStep = 15 * time.Second
 // moment of creation.
 const DefaultSpan = 2 * time.Hour
 
+// CanaryHash is the rollouts-pod-template-hash of every namespace's pods in
+// the fixture's http_requests_total: the canary's hash that Argo Rollouts
+// passes a template (podTemplateHashValue: Latest).
+const CanaryHash = "6d4b9c7f8"
+
 // IncidentNamespace is the generated namespace whose 5xx share rises from
 // 0.5% to 5% for IncidentLength, IncidentOffset after the data starts.
 const IncidentNamespace = "echo-incident"
@@ -198,6 +203,17 @@ func WriteFixture(w io.Writer, start, end time.Time, step time.Duration) error {
 		requests int
 	}{{StableWorkload, StableRequestsPerStep}, {CanaryWorkload, CanaryRequestsPerStep}} {
 		series("istio_requests_total", rolloutLabels(w.name)+`,response_code="200"`, float64(w.requests))
+	}
+	// The application's own counter, scraped per pod with the pod's
+	// rollouts-pod-template-hash label, as deploy/examples/templates'
+	// canary-success-rate reads it: every namespace's pods are the canary's
+	// of CanaryHash, with the namespace's response codes.
+	fmt.Fprintln(bw, "# TYPE http_requests counter")
+	fmt.Fprintln(bw, "# HELP http_requests Requests served by the application, per pod (canaryd test fixture).")
+	for _, ns := range Namespaces() {
+		for _, c := range ns.codes {
+			series("http_requests_total", fmt.Sprintf(`namespace=%q,pod="echo-%s-0",rollouts_pod_template_hash=%q,code=%q`, ns.Name, CanaryHash, CanaryHash, c.code), float64(c.count))
+		}
 	}
 	fmt.Fprintln(bw, "# TYPE istio_request_duration_milliseconds histogram")
 	fmt.Fprintln(bw, "# HELP istio_request_duration_milliseconds Request durations (canaryd test fixture).")

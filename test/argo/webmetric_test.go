@@ -107,11 +107,15 @@ func resolveMetric(t *testing.T, s shipped, use v1alpha1.RolloutAnalysis, namesp
 	args := append([]v1alpha1.Argument(nil), s.template.Spec.Args...)
 	for _, in := range use.Args {
 		value := in.Value
-		if in.ValueFrom != nil {
-			if in.ValueFrom.FieldRef == nil || in.ValueFrom.FieldRef.FieldPath != "metadata.namespace" {
-				t.Fatalf("arg %q: only fieldRef metadata.namespace is resolved by this test, got %+v", in.Name, in.ValueFrom)
-			}
+		switch vf := in.ValueFrom; {
+		case vf == nil:
+		case vf.PodTemplateHashValue != nil && *vf.PodTemplateHashValue == v1alpha1.Latest:
+			// The canary's hash: the fixture's pods have it.
+			value = promtest.CanaryHash
+		case vf.FieldRef != nil && vf.FieldRef.FieldPath == "metadata.namespace":
 			value = namespace
+		default:
+			t.Fatalf("arg %q: only fieldRef metadata.namespace and podTemplateHashValue Latest are resolved by this test, got %+v", in.Name, vf)
 		}
 		found := false
 		for i := range args {
@@ -243,7 +247,7 @@ func TestWebMetricProvider(t *testing.T) {
 			if gotCount != tc.wantCount {
 				t.Errorf("effective count = %q, want %q", gotCount, tc.wantCount)
 			}
-			if got := string(m.Provider.Web.JSONBody); got != `{"args":{"namespace":"`+tc.namespace+`"}}` {
+			if got := string(m.Provider.Web.JSONBody); got != `{"args":{"canary-hash":"`+promtest.CanaryHash+`","namespace":"`+tc.namespace+`"}}` {
 				t.Errorf("jsonBody = %s", got)
 			}
 			got := measure(t, toTest(t, m, s, canaryd))

@@ -17,18 +17,19 @@ import (
 // tested names every file of deploy/examples but Markdown and the test
 // that runs it. A file added without a test fails TestEveryExampleIsTested.
 var tested = map[string]string{
-	"argo/analysistemplate.yaml":        "test/argo TestWebMetricProvider",
-	"argo/rollout.yaml":                 "test/argo TestWebMetricProvider",
-	"argo/secret.yaml":                  "test/argo TestWebMetricProvider",
-	"flagger/canary.yaml":               "TestFlagger",
-	"github-actions/canary-gate.yml":    "TestGitHubActions",
-	"gitlab-ci/.gitlab-ci.yml":          "TestGitLabCI",
-	"spinnaker/orca-local.yml":          "TestSpinnaker",
-	"spinnaker/pipeline.json":           "TestSpinnaker",
-	"spinnaker/webhook-stage.json":      "TestSpinnaker",
-	"tekton/task.yaml":                  "TestTekton",
-	"tekton/taskrun.yaml":               "TestTekton",
-	"templates/success-rate-round.yaml": "TestFlagger (served by every test's canaryd)",
+	"argo/analysistemplate.yaml":         "test/argo TestWebMetricProvider",
+	"argo/rollout.yaml":                  "test/argo TestWebMetricProvider",
+	"argo/secret.yaml":                   "test/argo TestWebMetricProvider",
+	"flagger/canary.yaml":                "TestFlagger",
+	"github-actions/canary-gate.yml":     "TestGitHubActions",
+	"gitlab-ci/.gitlab-ci.yml":           "TestGitLabCI",
+	"spinnaker/orca-local.yml":           "TestSpinnaker",
+	"spinnaker/pipeline.json":            "TestSpinnaker",
+	"spinnaker/webhook-stage.json":       "TestSpinnaker",
+	"tekton/task.yaml":                   "TestTekton",
+	"tekton/taskrun.yaml":                "TestTekton",
+	"templates/canary-success-rate.yaml": "test/argo TestWebMetricProvider",
+	"templates/success-rate-round.yaml":  "TestFlagger (served by every test's canaryd)",
 }
 
 // TestEveryExampleIsTested lists deploy/examples and checks that each file
