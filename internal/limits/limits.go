@@ -56,12 +56,20 @@ const (
 	// 20,000 nodes take a few megabytes.
 	MaxYAMLNodes = 20_000
 	// MaxDecodes is how many request bodies may be decoded (parsed,
-	// checked and compiled) at once; a request beyond it gets 429 at
-	// once rather than wait. Each decode is bounded by MaxBodyBytes and
+	// checked and compiled) at once; a request beyond it waits for a slot
+	// (MaxDecodeWaiters, DecodeWait) or gets 429. Each decode is bounded by MaxBodyBytes and
 	// MaxYAMLNodes; four at once keep what a burst of the costliest
 	// bodies can take to some tens of megabytes, with both of a 2-core
 	// canaryd's cores busy.
 	MaxDecodes = 4
+	// MaxDecodeWaiters is how many request bodies may wait for one of the
+	// MaxDecodes slots, each at most DecodeWait; one more, or one that
+	// waited that long, gets 429. A burst of small templates (fifty
+	// pipelines posting at once) waits microseconds for its turn, while
+	// the bodies waiting, each already read and within MaxBodyBytes, are
+	// bounded in number and in time.
+	MaxDecodeWaiters = 64
+	DecodeWait       = time.Second
 	// MaxJudgeLooks is the most looks one POST /v1/judge may post. A
 	// 1 MiB body holds some 15,000 looks; 10,000 are a look a minute for
 	// a week, and some tens of milliseconds of the count test.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
@@ -42,7 +46,7 @@ const argPrefix = "arg."
 type inputReader struct {
 	maxBody int64
 	// decodes bounds the bodies decoded at once (Options.MaxDecodes).
-	decodes roundSlots
+	decodes *decodeGate
 	sources compile.Providers
 	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
 	checkWebhook func(rawURL string) error
@@ -153,7 +157,7 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 	if p != nil {
 		return nil, nil, p
 	}
-	release, p := in.acquireDecode()
+	release, p := in.acquireDecode(r.Context())
 	if p != nil {
 		return nil, nil, p
 	}
@@ -213,15 +217,64 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 func ptr[T any](v T) *T { return &v }
 
 // acquireDecode takes one of the MaxDecodes slots for decoding a body
-// that has been read, or returns the 429 when every one is taken: a
-// request beyond the bound is refused at once, never queued, so that a
-// burst of costly bodies holds no more memory than the bound's worth.
-func (in *inputReader) acquireDecode() (release func(), p *api.Problem) {
-	release, ok := in.decodes.acquire()
+// that has been read, waiting for one as decodeGate allows, or returns the
+// 429: a burst of costly bodies holds no more memory than the bound's
+// worth, and no more requests wait than MaxDecodeWaiters.
+func (in *inputReader) acquireDecode(ctx context.Context) (release func(), p *api.Problem) {
+	release, ok := in.decodes.acquire(ctx)
 	if !ok {
-		return nil, ptr(tooManyDecodes(in.decodes.max))
+		return nil, ptr(tooManyDecodes(int64(cap(in.decodes.slots))))
 	}
 	return release, nil
+}
+
+// decodeGate bounds the bodies decoded at once to its slots' capacity. A
+// request that finds every slot taken waits for one, at most wait, unless
+// maxWaiters requests wait already.
+type decodeGate struct {
+	slots      chan struct{}
+	waiting    atomic.Int64
+	maxWaiters int64
+	wait       time.Duration
+	// gauge shows waiting (canaryd_decodes_waiting).
+	gauge prometheus.Gauge
+}
+
+func newDecodeGate(slots, maxWaiters int, wait time.Duration, gauge prometheus.Gauge) *decodeGate {
+	return &decodeGate{slots: make(chan struct{}, slots), maxWaiters: int64(maxWaiters), wait: wait, gauge: gauge}
+}
+
+// acquire takes a slot, waiting as the gate allows; ok is false when it
+// could not.
+func (g *decodeGate) acquire(ctx context.Context) (release func(), ok bool) {
+	select {
+	case g.slots <- struct{}{}:
+		return g.releaser(), true
+	default:
+	}
+	if g.waiting.Add(1) > g.maxWaiters {
+		g.waiting.Add(-1)
+		return nil, false
+	}
+	g.gauge.Inc()
+	defer func() {
+		g.gauge.Dec()
+		g.waiting.Add(-1)
+	}()
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return g.releaser(), true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
+}
+
+func (g *decodeGate) releaser() func() {
+	var once sync.Once
+	return func() { once.Do(func() { <-g.slots }) }
 }
 
 // tooManyDecodes is the 429 beyond MaxDecodes.

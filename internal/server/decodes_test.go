@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
@@ -16,15 +17,15 @@ import (
 
 // TestDecodesBeyondMaxDecodesAre429 holds every decode slot with bodies
 // whose compilation waits (the metric's source is built while the slot
-// is held), and wants the next body refused at once with a 429 naming the
-// bound, with Retry-After, whatever it holds; once the slots are free, a
-// body is decoded again.
+// is held), and wants the next body refused, once it has waited
+// decodeWait, with a 429 naming the bound, with Retry-After, whatever it
+// holds; once the slots are free, a body is decoded again.
 func TestDecodesBeyondMaxDecodesAre429(t *testing.T) {
 	const max = 2
 	entered := make(chan struct{}, max)
 	hold := make(chan struct{})
 	var holding sync.Once
-	s := start(t, options{maxDecodes: max, sources: func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	s := start(t, options{maxDecodes: max, decodeWait: 10 * time.Millisecond, sources: func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		if strings.Contains(m.Query, "hold") {
 			entered <- struct{}{}
 			<-hold
@@ -109,4 +110,95 @@ func TestBodiesBeyondMaxYAMLNodesAre400(t *testing.T) {
 			t.Errorf("%s: errors %+v, want one on body containing %q", path, p.Errors, want)
 		}
 	}
+}
+
+// holdingServer starts a server of one decode slot, whose documents with
+// "hold" in their query keep the slot until the returned release.
+func holdingServer(t *testing.T, o options) (s *testServer, entered <-chan struct{}, release func()) {
+	t.Helper()
+	in := make(chan struct{}, 16)
+	hold := make(chan struct{})
+	var holding sync.Once
+	o.maxDecodes = 1
+	o.sources = func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+		if strings.Contains(m.Query, "hold") {
+			in <- struct{}{}
+			<-hold
+		}
+		return analysis.SourceFunc(nil), nil, nil
+	}
+	s = start(t, o)
+	release = func() { holding.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	return s, in, release
+}
+
+const heldDocument = "metrics:\n- {name: m, provider: {prometheus: {query: vector(1) or hold}}}\n"
+
+// waitForGauge polls the gauge name until it reads want.
+func waitForGauge(t *testing.T, s *testServer, name string, want float64) {
+	t.Helper()
+	for {
+		families, err := s.registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() == name && len(f.GetMetric()) == 1 && f.GetMetric()[0].GetGauge().GetValue() == want {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestDecodesWaitForASlot: a body that finds every decode slot taken waits
+// for one (here up to a minute, so that only the slot's release can end
+// the wait), and is answered once the slot is free: a burst of templates
+// is served in turn, not refused.
+func TestDecodesWaitForASlot(t *testing.T) {
+	s, entered, release := holdingServer(t, options{decodeWait: time.Minute})
+	first := make(chan int, 1)
+	go func() { first <- s.do(http.MethodPost, "/v1/validate", yamlType, heldDocument).status }()
+	<-entered
+
+	waiting := make(chan int, 1)
+	go func() { waiting <- s.do(http.MethodPost, "/v1/validate", yamlType, once("echo-good")).status }()
+	waitForGauge(t, s, "canaryd_decodes_waiting", 1)
+	release()
+	if status := <-waiting; status != http.StatusOK {
+		t.Errorf("the body that waited for the slot: status %d, want 200", status)
+	}
+	if status := <-first; status != http.StatusOK {
+		t.Errorf("the body that held the slot: status %d, want 200", status)
+	}
+	waitForGauge(t, s, "canaryd_decodes_waiting", 0)
+}
+
+// TestDecodeWaitersBeyondTheBoundAre429: with the slot taken and
+// maxDecodeWaiters bodies waiting, one more is refused at once, whatever
+// the wait it could have had.
+func TestDecodeWaitersBeyondTheBoundAre429(t *testing.T) {
+	const waiters = 2
+	s, entered, release := holdingServer(t, options{decodeWait: time.Minute, maxDecodeWaiters: waiters})
+	first := make(chan int, 1)
+	go func() { first <- s.do(http.MethodPost, "/v1/validate", yamlType, heldDocument).status }()
+	<-entered
+	waited := make(chan int, waiters)
+	for range waiters {
+		go func() { waited <- s.do(http.MethodPost, "/v1/validate", yamlType, once("echo-good")).status }()
+	}
+	waitForGauge(t, s, "canaryd_decodes_waiting", waiters)
+
+	resp := s.do(http.MethodPost, "/v1/validate", yamlType, once("echo-good"))
+	if resp.status != http.StatusTooManyRequests || resp.problem(t).Type != server.ProblemTooManyDecodes {
+		t.Errorf("a body beyond %d waiting: status %d, want 429 too-many-decodes: %.300s", waiters, resp.status, resp.body)
+	}
+	release()
+	for range waiters {
+		if status := <-waited; status != http.StatusOK {
+			t.Errorf("a waiting body: status %d, want 200", status)
+		}
+	}
+	<-first
 }

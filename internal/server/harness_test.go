@@ -109,8 +109,10 @@ type options struct {
 	// maxBacktests, maxStreams, maxRounds and maxReportRenders are the
 	// Analyses' limits; production's when 0.
 	maxBacktests, maxStreams, maxRounds, maxReportRenders int
-	// maxDecodes bounds the bodies decoded at once; production's when 0.
-	maxDecodes int
+	// maxDecodes bounds the bodies decoded at once, maxDecodeWaiters and
+	// decodeWait the bodies waiting for a slot; production's when 0.
+	maxDecodes, maxDecodeWaiters int
+	decodeWait                   time.Duration
 	// maxRetainedBytes and minRetention bound the results held;
 	// production's when 0.
 	maxRetainedBytes int64
@@ -259,6 +261,8 @@ func start(t *testing.T, o options) *testServer {
 		HeartbeatInterval: o.heartbeat,
 		Templates:         store,
 		MaxDecodes:        o.maxDecodes,
+		MaxDecodeWaiters:  o.maxDecodeWaiters,
+		DecodeWait:        o.decodeWait,
 	})
 	if err != nil {
 		t.Fatalf("server.New: %v", err)

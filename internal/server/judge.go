@@ -60,7 +60,7 @@ func handleJudge(in *inputReader, maxLooks int) http.Handler {
 		}
 		// A body of looks takes a decode slot as a spec's does: decoding
 		// a MiB of looks and judging them holds a few MB.
-		release, p := in.acquireDecode()
+		release, p := in.acquireDecode(r.Context())
 		if p != nil {
 			writeProblem(w, r, *p)
 			return

@@ -62,6 +62,8 @@ type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+	// decodesWaiting are the request bodies waiting for a decode slot.
+	decodesWaiting prometheus.Gauge
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
@@ -80,6 +82,10 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		inFlight: f.NewGauge(prometheus.GaugeOpts{
 			Name: "canaryd_http_requests_in_flight",
 			Help: "HTTP requests being answered now, streams and waits included.",
+		}),
+		decodesWaiting: f.NewGauge(prometheus.GaugeOpts{
+			Name: "canaryd_decodes_waiting",
+			Help: "Request bodies waiting for one of the limits.MaxDecodes decode slots (at most limits.MaxDecodeWaiters).",
 		}),
 	}
 	if err := registerErr(registered()); err != nil {

@@ -61,9 +61,13 @@ type Options struct {
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
 	// MaxDecodes is how many request bodies may be decoded (parsed,
-	// checked, compiled) at once; one more is a 429. DefaultMaxDecodes
-	// when 0.
-	MaxDecodes int
+	// checked, compiled) at once; DefaultMaxDecodes when 0. One more waits
+	// for a slot, at most DecodeWait (limits.DecodeWait when 0), unless
+	// MaxDecodeWaiters wait already (limits.MaxDecodeWaiters when 0): then,
+	// or after the wait, it is a 429.
+	MaxDecodes       int
+	MaxDecodeWaiters int
+	DecodeWait       time.Duration
 	// HeartbeatInterval is how often idle streams get a heartbeat;
 	// DefaultHeartbeatInterval when 0.
 	HeartbeatInterval time.Duration
@@ -112,6 +116,12 @@ func New(opts Options) (http.Handler, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxDecodeWaiters <= 0 {
+		opts.MaxDecodeWaiters = limits.MaxDecodeWaiters
+	}
+	if opts.DecodeWait <= 0 {
+		opts.DecodeWait = limits.DecodeWait
+	}
 	if opts.MaxDecodes <= 0 {
 		opts.MaxDecodes = DefaultMaxDecodes
 	}
@@ -134,7 +144,7 @@ func New(opts Options) (http.Handler, error) {
 		analyses: opts.Analyses,
 		in: &inputReader{
 			maxBody:      opts.MaxBodyBytes,
-			decodes:      roundSlots{max: int64(opts.MaxDecodes)},
+			decodes:      newDecodeGate(opts.MaxDecodes, opts.MaxDecodeWaiters, opts.DecodeWait, metrics.decodesWaiting),
 			sources:      opts.Providers,
 			checkWebhook: opts.Analyses.CheckWebhook,
 			limits:       limits.SpecLimits(opts.Analyses.opts.MaxDuration),

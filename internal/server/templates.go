@@ -286,7 +286,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 			if p != nil {
 				return nil, p
 			}
-			release, p := in.acquireDecode()
+			release, p := in.acquireDecode(r.Context())
 			if p != nil {
 				return nil, p
 			}
