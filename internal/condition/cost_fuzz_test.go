@@ -82,6 +82,12 @@ const stepTime = 10 * time.Nanosecond
 // machine of two cores), and ten times that with the race detector.
 func checkMapCost(t *testing.T, cond string, bound cost, plain string, result []float64) {
 	t.Helper()
+	if !typeChecks(plain) {
+		// A map's value is of any type: without the map, the condition
+		// may not type-check ({k0: #}.k0 where # is a list), and there is
+		// nothing to compare with.
+		return
+	}
 	plainBound, err := validate(plain, 0)
 	if err != nil {
 		t.Fatalf("%q is accepted, but not %q, the same without its maps: %v", cond, plain, err)
@@ -102,6 +108,19 @@ func checkMapCost(t *testing.T, cond string, bound cost, plain string, result []
 		t.Fatalf("%q took %s on %d values, %s more than %q; its maps are charged %.0f steps, %s a step at most (limit %s)",
 			cond, withMaps.took, len(result), longer, plain, charged, stepTime, limit)
 	}
+}
+
+// typeChecks reports whether condition parses and type-checks as
+// validate's first steps do.
+func typeChecks(condition string) bool {
+	config := conf.CreateNew()
+	config.WithEnv(validationEnv{})
+	tree, err := parser.ParseWithConfig(condition, config)
+	if err != nil {
+		return false
+	}
+	_, err = checker.Check(tree, config)
+	return err == nil
 }
 
 // TestCostBoundHolds runs FuzzCostBound's check on conditions written out,
