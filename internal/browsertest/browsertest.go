@@ -64,6 +64,9 @@ type Options struct {
 	Width, Height int
 	// Timeout bounds the whole test's use of the browser; 60 s when zero.
 	Timeout time.Duration
+	// Exact sets the viewport to Width×Height itself: headless Chromium's
+	// window is at least 500 px wide, so a phone's width needs it.
+	Exact bool
 }
 
 // Path returns the Chromium to run: $CANARYD_CHROMIUM, else Chromium, else
@@ -135,6 +138,11 @@ func Start(t testing.TB, o Options) *Browser {
 	// events are listened to (runtime, log, network).
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("starting %s: %v", Path(t), err)
+	}
+	if o.Exact {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(o.Width), int64(o.Height))); err != nil {
+			t.Fatalf("setting the viewport to %d×%d: %v", o.Width, o.Height, err)
+		}
 	}
 	return b
 }

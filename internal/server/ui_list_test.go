@@ -43,12 +43,7 @@ func TestUIListRows(t *testing.T) {
 
 	for _, width := range []int{1280, 390} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
-			b := browsertest.Start(t, browsertest.Options{Width: width, Height: 900, Timeout: 2 * time.Minute})
-			// Headless chromium's window is at least 500 px wide: the
-			// viewport is set to the width itself.
-			if err := chromedp.Do(b.Context(), chromedp.EmulateViewport(int64(width), 900)); err != nil {
-				t.Fatal(err)
-			}
+			b := browsertest.Start(t, browsertest.Options{Width: width, Height: 900, Timeout: 2 * time.Minute, Exact: true})
 			b.Navigate(s.url + "/ui/")
 			waitJS(t, b, "three analyses and a series", `document.querySelectorAll('tr.row[data-id]').length === 3 && document.querySelectorAll('tr.row[data-series]').length === 1`)
 			noOverflow(t, b, "the list")

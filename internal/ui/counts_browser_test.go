@@ -67,12 +67,7 @@ func TestCountsCharts(t *testing.T) {
 	srv := countsSite(t)
 	for _, width := range []int{1280, 390} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
-			b := browsertest.Start(t, browsertest.Options{Width: width, Height: 1400, Timeout: time.Minute})
-			// Headless chromium's window is at least 500 px wide: the
-			// viewport is set to the width itself.
-			if err := chromedp.Do(b.Context(), chromedp.EmulateViewport(int64(width), 1400)); err != nil {
-				t.Fatal(err)
-			}
+			b := browsertest.Start(t, browsertest.Options{Width: width, Height: 1400, Timeout: time.Minute, Exact: true})
 			b.Navigate(srv.URL + "/ui/#/analyses/counts")
 			var inner int
 			b.Eval("window.innerWidth", &inner)

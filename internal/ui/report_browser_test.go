@@ -161,10 +161,7 @@ func TestReportCharts(t *testing.T) {
 	srv := reportSite(t)
 	for _, width := range []int{1280, 390} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
-			b := browsertest.Start(t, browsertest.Options{Width: width, Height: 1400, Timeout: time.Minute})
-			if err := chromedp.Do(b.Context(), chromedp.EmulateViewport(int64(width), 1400)); err != nil {
-				t.Fatal(err)
-			}
+			b := browsertest.Start(t, browsertest.Options{Width: width, Height: 1400, Timeout: time.Minute, Exact: true})
 			b.Navigate(srv.URL + "/ui/#/analyses/two")
 			waitFor(t, b, "the report", `document.querySelectorAll('#report figure.chart svg').length === 2`)
 			if got := b.Count("#report .tiles a.tile"); got != 2 {
