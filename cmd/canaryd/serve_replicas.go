@@ -4,7 +4,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/internal/config"
-	"github.com/canaryd/canaryd/internal/replica"
+	"github.com/canaryd/canaryd/internal/ids"
 )
 
 // replicaName names this replica: --replica-name, or else the host name (a
@@ -19,7 +19,7 @@ func replicaName(cfg *config.Config, log *zap.Logger, hostname func() (string, e
 		if err != nil {
 			host = ""
 		}
-		name = replica.FromHostname(host)
+		name = ids.FromHostname(host)
 		if name == "" {
 			log.Info("the host name makes no replica name; a store names this replica's leases canaryd (set --replica-name)", zap.String("host", host))
 			return ""

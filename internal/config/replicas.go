@@ -7,7 +7,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/canaryd/canaryd/internal/replica"
+	"github.com/canaryd/canaryd/internal/ids"
 )
 
 // Replicas name this replica among the others that share a store.
@@ -27,7 +27,7 @@ func replicaSettings() []setting {
 			value: func(c *Config) any { return c.ReplicaName },
 			usage: "this replica's name, which a store shows as the holder of the analyses it runs: a DNS label, such as the pod's name",
 			set: func(c *Config, v string) error {
-				if err := replica.CheckName(v); err != nil {
+				if err := ids.CheckName(v); err != nil {
 					return err
 				}
 				c.ReplicaName = v

@@ -19,9 +19,9 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/ids"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promreg"
-	"github.com/canaryd/canaryd/internal/replica"
 	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -66,7 +66,7 @@ type AnalysesOptions struct {
 	// one (StartOptions.Webhook). Nil refuses every webhook, as a Sender
 	// without allowed prefixes does.
 	Webhooks *webhook.Sender
-	// Replica names this replica (replica.CheckName) where a store
+	// Replica names this replica (ids.CheckName) where a store
 	// shows which replica holds an analysis: its lease's owner begins
 	// with it. No id carries it. "" names it "canaryd".
 	Replica string
@@ -265,7 +265,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		return nil, errors.New("server: AnalysesOptions.MaxFinished and Retention must be positive")
 	}
 	if opts.Replica != "" {
-		if err := replica.CheckName(opts.Replica); err != nil {
+		if err := ids.CheckName(opts.Replica); err != nil {
 			return nil, errors.New("server: AnalysesOptions.Replica: " + err.Error())
 		}
 	}
@@ -314,7 +314,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	started := time.UnixMilli(opts.Clock.Now().UnixMilli())
 	a := &Analyses{
 		started:   started,
-		epoch:     replica.Epoch(started),
+		epoch:     ids.Epoch(started),
 		backtests: bt,
 		reports:   reports,
 		renders:   make(chan struct{}, opts.MaxReportRenders),
@@ -648,7 +648,7 @@ func (a *Analyses) Restarted(id string) (time.Time, bool) {
 	if a.opts.Store != nil {
 		return time.Time{}, false
 	}
-	started, ok := replica.EpochOf(id)
+	started, ok := ids.EpochOf(id)
 	if !ok || !started.Before(a.started) {
 		return time.Time{}, false
 	}
@@ -825,7 +825,7 @@ var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 
 // newID returns an unguessable id: 128 random bits, 26 characters. Knowing
 // an id is what lets a caller read or terminate an analysis. An analysis'
-// id is this after the epoch of the run that made it (replica.Epoch); a
+// id is this after the epoch of the run that made it (ids.Epoch); a
 // round's or a backtest's is this alone.
 func newID() string {
 	var b [16]byte

@@ -20,7 +20,7 @@ import (
 
 // ProblemReplicaRestarted is the 410, with memory:, of a request for an
 // analysis started by a canaryd run that began before this one: the id
-// carries that run's epoch (replica.EpochOf), and the analysis went with
+// carries that run's epoch (ids.EpochOf), and the analysis went with
 // it. openapi.yaml lists it with the other problem types.
 const ProblemReplicaRestarted = typePrefix + "replica-restarted"
 

@@ -1,4 +1,4 @@
-package replica
+package ids
 
 import (
 	"errors"

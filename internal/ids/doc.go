@@ -1,4 +1,4 @@
-// Package replica names a replica of canaryd and makes the parts of the
+// Package ids names a replica of canaryd and makes the parts of the
 // ids of its analyses.
 //
 // A replica's name (an RFC 1123 DNS label, the pod name in Kubernetes)
@@ -13,4 +13,4 @@
 //
 // The package is pure: it parses and formats, and must not resolve names,
 // open connections or log.
-package replica
+package ids
