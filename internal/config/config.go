@@ -95,10 +95,10 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// ErrorRetry is the wait after an Error measurement.
 	ErrorRetry time.Duration
-	// MaxAnalysisDuration bounds every analysis; 0 means no bound.
-	MaxAnalysisDuration time.Duration
-	// Limits bound what one caller can make the service do (limits.go).
-	Limits
+	// Limits bound what one caller can make the service do, each with its
+	// flag (limits.go); their MaxAnalysisDuration bounds every analysis (0:
+	// no bound).
+	limits.Limits
 	// Replicas name this replica (replicas.go).
 	Replicas
 	// Storage says where analyses are kept (store.go).
@@ -168,17 +168,16 @@ const (
 // Default returns the configuration used when nothing is set.
 func Default() *Config {
 	return &Config{
-		Listen:              DefaultListen,
-		LogLevel:            zapcore.InfoLevel,
-		Datasources:         []Datasource{{URL: DefaultPrometheusURL}},
-		MaxAnalyses:         DefaultMaxAnalyses,
-		MaxFinished:         DefaultMaxFinished,
-		Retention:           DefaultRetention,
-		ShutdownGrace:       DefaultShutdownGrace,
-		ErrorRetry:          DefaultErrorRetry,
-		MaxAnalysisDuration: DefaultMaxAnalysisDuration,
-		Limits:              DefaultLimits(),
-		Storage:             Storage{Store: DefaultStore, StoreLease: DefaultStoreLease},
+		Listen:        DefaultListen,
+		LogLevel:      zapcore.InfoLevel,
+		Datasources:   []Datasource{{URL: DefaultPrometheusURL}},
+		MaxAnalyses:   DefaultMaxAnalyses,
+		MaxFinished:   DefaultMaxFinished,
+		Retention:     DefaultRetention,
+		ShutdownGrace: DefaultShutdownGrace,
+		ErrorRetry:    DefaultErrorRetry,
+		Limits:        limits.Default(),
+		Storage:       Storage{Store: DefaultStore, StoreLease: DefaultStoreLease},
 
 		TemplatesPollInterval: DefaultTemplatesPollInterval,
 		EvaluateTimeout:       DefaultEvaluateTimeout,
@@ -420,7 +419,7 @@ func (c *Config) validate() []string {
 		c.AuthTokens = tokens
 	}
 
-	problems = append(problems, c.Limits.validate(c.Retention)...)
+	problems = append(problems, validateLimits(c.Limits, c.Retention)...)
 	problems = append(problems, c.Storage.validate()...)
 	return problems
 }

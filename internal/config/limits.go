@@ -9,93 +9,8 @@ import (
 	"github.com/canaryd/canaryd/internal/limits"
 )
 
-// Limits bound what one caller can make the service do: how big an
-// analysis may be, how many watch one, how long a query may take, and how
-// much history a backtest may replay. Each has a flag, and each refusal
-// names the field and the flag.
-type Limits struct {
-	// MaxMetrics is the most metrics one analysis may have.
-	MaxMetrics int
-	// MaxConditionLength is the longest successCondition or
-	// failureCondition accepted, in bytes.
-	MaxConditionLength int
-	// MaxStreams is how many streams may follow one analysis at once.
-	MaxStreams int
-	// MaxReportRenders is how many HTML reports may be drawn at once.
-	MaxReportRenders int
-	// ReportQueryRate is how many range queries a second the HTML reports
-	// may send, all together.
-	ReportQueryRate int
-	// ReportCacheBytes bounds the bands and series kept for reports drawn
-	// again.
-	ReportCacheBytes int64
-	// MaxQueryTimeout caps a metric's Prometheus timeout: a longer one is
-	// lowered to it, as Prometheus lowers a query's timeout to its own
-	// --query.timeout.
-	MaxQueryTimeout time.Duration
-	// MaxBacktests is how many backtests may run at once.
-	MaxBacktests int
-	// MaxBacktestWindow is the longest stretch of history, from start to
-	// end, a backtest may replay.
-	MaxBacktestWindow time.Duration
-	// MaxBacktestStarts is the most analyses one backtest series may start
-	// (window ÷ every).
-	MaxBacktestStarts int
-	// MaxBacktestMeasurements bounds the measurements one backtest request
-	// may take, as estimated from its schedule before it runs.
-	MaxBacktestMeasurements int
-	// MaxJudgeLooks is the most looks one POST /v1/judge may post.
-	MaxJudgeLooks int
-	// MaxRounds is how many rounds (the evaluate endpoints) and gates may
-	// be answered at once.
-	MaxRounds int
-	// MaxRetainedBytes bounds the results held in memory (running and
-	// finished analyses, estimated from what they recorded); finished
-	// ones are evicted oldest first to stay under it.
-	MaxRetainedBytes int64
-	// MinRetention is how long a finished analysis is kept at least,
-	// whatever MaxRetainedBytes and --max-finished say: a new analysis is
-	// refused rather than evict a younger one.
-	MinRetention time.Duration
-	// MaxResultValues is the most values a query's result may have (a
-	// vector's samples, a matrix's points); a measurement with more is an
-	// Error naming it, found while the response is decoded.
-	MaxResultValues int
-	// MaxQueryLength is the longest query accepted, in bytes, with its
-	// arguments substituted.
-	MaxQueryLength int
-	// VerbatimArgs substitutes the arguments of Argo documents as they
-	// are, as Argo Rollouts does, rather than escaping or checking them;
-	// for a canaryd whose callers are all trusted with every query's
-	// structure.
-	VerbatimArgs bool
-}
-
 // DefaultMaxQueryTimeout is MaxQueryTimeout when none is set.
 const DefaultMaxQueryTimeout = limits.MaxQueryTimeout
-
-// DefaultLimits returns the limits used when none is set.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxMetrics:              limits.MaxMetrics,
-		MaxConditionLength:      limits.MaxConditionLength,
-		MaxStreams:              limits.MaxStreams,
-		MaxReportRenders:        limits.MaxReportRenders,
-		ReportQueryRate:         limits.ReportQueryRate,
-		ReportCacheBytes:        limits.ReportCacheBytes,
-		MaxQueryTimeout:         DefaultMaxQueryTimeout,
-		MaxBacktests:            limits.MaxBacktests,
-		MaxBacktestWindow:       limits.MaxBacktestWindow,
-		MaxBacktestStarts:       limits.MaxBacktestStarts,
-		MaxBacktestMeasurements: limits.MaxBacktestMeasurements,
-		MaxJudgeLooks:           limits.MaxJudgeLooks,
-		MaxRounds:               limits.MaxRounds,
-		MaxRetainedBytes:        limits.MaxRetainedBytes,
-		MinRetention:            limits.MinRetention,
-		MaxResultValues:         limits.MaxResultValues,
-		MaxQueryLength:          limits.MaxQueryLength,
-	}
-}
 
 // limitSettings are the settings of the limits, listed after the others.
 func limitSettings() []setting {
@@ -160,9 +75,10 @@ func parseBytes(v string) (int64, error) {
 	return n * unit, nil
 }
 
-// validate returns the problems of the limits as a whole (each one's
-// bound is its setting's): the minimum retention at most the retention.
-func (l Limits) validate(retention time.Duration) []string {
+// validateLimits returns the problems of the limits as a whole (each
+// one's bound is its setting's): the minimum retention at most the
+// retention.
+func validateLimits(l limits.Limits, retention time.Duration) []string {
 	var problems []string
 	if l.MinRetention > retention && retention > 0 {
 		problems = append(problems, fmt.Sprintf("--min-retention: must be at most --retention (%s), got %s", retention, l.MinRetention))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // TestLimits checks the limits' defaults and that each is read from a flag,
@@ -18,34 +20,36 @@ func TestLimits(t *testing.T) {
 		name string
 		args []string
 		env  []string
-		want func(*Limits)
+		want func(*limits.Limits)
 	}{
-		{name: "defaults", want: func(*Limits) {}},
+		{name: "defaults", want: func(*limits.Limits) {}},
 		{name: "flags", args: []string{"--max-metrics", "10", "--max-condition-length", "512", "--max-streams", "8", "--max-query-timeout", "15s",
 			"--max-backtests", "2", "--max-backtest-window", "72h", "--max-backtest-starts", "100", "--max-backtest-measurements", "5000",
 			"--max-judge-looks", "500", "--max-rounds", "16", "--max-retained-bytes", "1GiB", "--min-retention", "5m", "--max-result-values", "50000",
 			"--max-query-length", "8192", "--verbatim-args", "--max-report-renders", "2", "--report-query-rate", "3", "--report-cache-bytes", "8MiB"},
-			want: func(l *Limits) {
-				*l = Limits{MaxMetrics: 10, MaxConditionLength: 512, MaxStreams: 8, MaxQueryTimeout: 15 * time.Second,
+			want: func(l *limits.Limits) {
+				// Every limit with a flag, the others (and --max-analysis-duration) at their defaults.
+				*l = limits.Limits{MaxConditionNodes: l.MaxConditionNodes, MaxFieldLength: l.MaxFieldLength, MaxResolvedSize: l.MaxResolvedSize,
+					MaxAnalysisDuration: l.MaxAnalysisDuration, MaxMetrics: 10, MaxConditionLength: 512, MaxStreams: 8, MaxQueryTimeout: 15 * time.Second,
 					MaxReportRenders: 2, ReportQueryRate: 3, ReportCacheBytes: 8 << 20,
 					MaxBacktests: 2, MaxBacktestWindow: 72 * time.Hour, MaxBacktestStarts: 100, MaxBacktestMeasurements: 5000,
 					MaxJudgeLooks: 500, MaxRounds: 16, MaxRetainedBytes: 1 << 30, MinRetention: 5 * time.Minute, MaxResultValues: 50000,
 					MaxQueryLength: 8192, VerbatimArgs: true}
 			}},
 		{name: "sizes in bytes and powers of ten", args: []string{"--max-retained-bytes", "2000000"}, env: []string{"CANARYD_MAX_RETAINED_BYTES", "64MB"},
-			want: func(l *Limits) { l.MaxRetainedBytes = 2_000_000 }},
+			want: func(l *limits.Limits) { l.MaxRetainedBytes = 2_000_000 }},
 		{name: "a size in a variable", env: []string{"CANARYD_MAX_RETAINED_BYTES", "64MB"},
-			want: func(l *Limits) { l.MaxRetainedBytes = 64_000_000 }},
+			want: func(l *limits.Limits) { l.MaxRetainedBytes = 64_000_000 }},
 		{name: "variables", env: []string{"CANARYD_MAX_STREAMS", "3", "CANARYD_MAX_BACKTESTS", "1", "CANARYD_MAX_RESULT_VALUES", "2000",
 			"CANARYD_MAX_QUERY_LENGTH", "4096", "CANARYD_VERBATIM_ARGS", "true", "CANARYD_MAX_JUDGE_LOOKS", "70"},
-			want: func(l *Limits) {
+			want: func(l *limits.Limits) {
 				l.MaxStreams, l.MaxBacktests, l.MaxResultValues, l.MaxQueryLength, l.VerbatimArgs = 3, 1, 2000, 4096, true
 				l.MaxJudgeLooks = 70
 			}},
 		{name: "a boolean flag given false over a variable", args: []string{"--verbatim-args=false"}, env: []string{"CANARYD_VERBATIM_ARGS", "true"},
-			want: func(*Limits) {}},
+			want: func(*limits.Limits) {}},
 		{name: "file, and a flag over it", args: []string{"--config", file, "--max-metrics", "9"},
-			want: func(l *Limits) {
+			want: func(l *limits.Limits) {
 				l.MaxMetrics, l.MaxBacktestWindow, l.MaxQueryTimeout = 9, 48*time.Hour, 20*time.Second
 				l.MaxRetainedBytes, l.MaxResultValues = 128<<20, 300
 				l.MaxQueryLength, l.VerbatimArgs, l.MaxJudgeLooks = 1000, true, 123
@@ -57,7 +61,7 @@ func TestLimits(t *testing.T) {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
 		}
-		want := DefaultLimits()
+		want := limits.Default()
 		tt.want(&want)
 		if !reflect.DeepEqual(c.Limits, want) {
 			t.Errorf("%s: limits\n got %+v\nwant %+v", tt.name, c.Limits, want)
