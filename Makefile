@@ -107,9 +107,12 @@ unit:
 	$(GO) test -count=1 ./...
 
 # docs regenerates what docs/ generates from the code: the configuration
-# reference, docs/configuration.md, from internal/config's table of settings.
+# reference, docs/configuration.md, from internal/config's table of settings,
+# and the package map of docs/developing.md from each package's doc comment
+# (internal/archtest).
 docs:
 	$(GO) generate ./internal/config
+	$(GO) run ./internal/archtest/pkgmap
 
 lint:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
