@@ -187,10 +187,10 @@ func compileMetric(m *spec.Metric, providers Providers, o compileOptions) (analy
 		problems = append(problems, api.FieldError{Field: "provider." + name, Message: fmt.Sprintf(
 			"provider %s is not supported by this canaryd (it runs %s)", name, strings.Join(providers.Names(), ", "))})
 	default:
-		// Prometheus' parser reads every PromQL field first: a query that
-		// does not parse is refused here, with its position, rather than
-		// by Prometheus at the first measurement.
-		problems = append(problems, checkPromQL(name, p, config)...)
+		// Each query's language parses it first (PromQL with Prometheus'
+		// parser): a query that does not parse is refused here, with its
+		// position, rather than by the backend at the first measurement.
+		problems = append(problems, checkLanguages(name, p, config)...)
 		source, metadata, errs := p.Source(config)
 		problems = append(problems, errs...)
 		am.Source, am.Metadata = source, metadata

@@ -72,6 +72,7 @@ func WithLimits(l Limits) Option { return func(o *compileOptions) { o.limits = l
 func (l Limits) resolveOptions(argo bool) spec.ResolveOptions {
 	return spec.ResolveOptions{
 		SecretArg:          IsSecretArg,
+		Conditions:         condition.Expr,
 		MaxQueryLength:     l.MaxQueryLength,
 		MaxConditionLength: l.MaxConditionLength,
 		MaxFieldLength:     l.MaxFieldLength,

@@ -17,7 +17,7 @@ import (
 // Providers finds the provider that builds a metric's source by the name of
 // its provider object (a *provider.Registry). Compile asks it for the one
 // provider each metric names, and for what the providers tell besides
-// (provider.Languages, provider.Credentials, provider.Judged).
+// (provider.Credentials, provider.Judged).
 type Providers interface {
 	Lookup(name string) (provider.Provider, bool)
 	Names() []string
@@ -38,16 +38,14 @@ func Builtin(prom PrometheusFunc) *provider.Registry {
 }
 
 // languages gathers the fields that the providers declare written in a
-// query or an expression language (provider.Languages), by their paths
+// query or an expression language (Provider.Languages), by their paths
 // relative to the metric ("provider.prometheus.query").
 func languages(providers Providers) map[string]spec.Language {
 	out := map[string]spec.Language{}
 	for _, name := range providers.Names() {
 		p, _ := providers.Lookup(name)
-		if l, ok := p.(provider.Languages); ok {
-			for field, lang := range l.Languages() {
-				out["provider."+name+"."+field] = lang
-			}
+		for field, lang := range p.Languages() {
+			out["provider."+name+"."+field] = lang
 		}
 	}
 	return out

@@ -10,7 +10,9 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -114,10 +116,10 @@ func TestProviderShapeProblemsWithTheDocuments(t *testing.T) {
 func TestProvidersDeclareTheirLanguages(t *testing.T) {
 	langs := languages(Builtin(noSources))
 	want := map[string]spec.Language{
-		"provider.prometheus.query": spec.PromQL, "provider.prometheus.rangeQuery.start": spec.Expr, "provider.prometheus.rangeQuery.end": spec.Expr,
-		"provider.judge.canary": spec.PromQL, "provider.judge.baseline": spec.PromQL,
-		"provider.judge.counts.canary.bad": spec.PromQL, "provider.judge.counts.canary.total": spec.PromQL,
-		"provider.judge.counts.baseline.bad": spec.PromQL, "provider.judge.counts.baseline.total": spec.PromQL,
+		"provider.prometheus.query": promql.Language{}, "provider.prometheus.rangeQuery.start": condition.Expr, "provider.prometheus.rangeQuery.end": condition.Expr,
+		"provider.judge.canary": promql.Language{}, "provider.judge.baseline": promql.Language{},
+		"provider.judge.counts.canary.bad": promql.Language{}, "provider.judge.counts.canary.total": promql.Language{},
+		"provider.judge.counts.baseline.bad": promql.Language{}, "provider.judge.counts.baseline.total": promql.Language{},
 	}
 	if !maps.Equal(langs, want) {
 		t.Errorf("languages: got %v, want %v", langs, want)

@@ -8,8 +8,7 @@
 // arguments substituted, which it decodes with spec.DecodeStrict), its
 // validation, reported as api.FieldErrors with paths relative to the
 // metric ("provider.web.url"), and its source. What else it may tell is an
-// optional interface: the shape of its configuration alone (Decoder),
-// which of its fields are queries or expressions (Languages), the
+// optional interface: the shape of its configuration alone (Decoder), the
 // credentials a configuration carries (Credentials), and
 // a compared metric's scoring group and default conditions (Judged). The
 // registration is a call to Register where the service assembles its
@@ -26,13 +25,18 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/lang"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Provider builds the measurement source of one metric from its provider's
 // configuration: the metric's provider.<name> object as JSON, arguments
 // substituted, which the provider decodes (spec.DecodeStrict) and checks
-// itself.
+// itself. Languages declares which of its fields are written in a query or
+// an expression language, into which an argument's value goes escaped or
+// as a plain literal (see spec.Resolve); every other field is a value,
+// into which an argument goes as it is. Each provider must say: PromQL's
+// rules, or none, are never assumed.
 //
 // Problems carry paths relative to the metric ("provider.web.url"); when
 // there are any, the source is nil and nothing is ever sent. A provider is
@@ -40,15 +44,25 @@ import (
 // spec.
 type Provider interface {
 	Source(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError)
+	// Languages maps the paths of the configuration's query and
+	// expression fields, relative to it ("query", "rangeQuery.start"),
+	// to their language (promql.Language, condition.Expr). A query
+	// field's length is bounded by --max-query-length. An empty map
+	// declares that every field is a value.
+	Languages() map[string]lang.Language
 }
 
-// Func adapts a function to Provider.
+// Func adapts a function to Provider, for a provider whose fields are
+// all values (it declares no language).
 type Func func(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError)
 
 // Source calls f.
 func (f Func) Source(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) {
 	return f(config)
 }
+
+// Languages: every field of a Func's configuration is a value.
+func (Func) Languages() map[string]lang.Language { return map[string]lang.Language{} }
 
 // What a provider may tell besides, each an optional interface that
 // internal/compile asks for.
@@ -60,16 +74,6 @@ func (f Func) Source(config json.RawMessage) (analysis.Source, map[string]string
 // decode, which is then compiled no further.
 type Decoder interface {
 	Decode(config json.RawMessage) []api.FieldError
-}
-
-// Languages is implemented by a provider whose configuration has fields
-// written in a query or an expression language, into which an argument's
-// value goes escaped or as a plain literal (see spec.Resolve), and whose
-// length is bounded as a query's (spec.PromQL: --max-query-length).
-type Languages interface {
-	// Languages maps those fields' paths, relative to the configuration
-	// ("query", "rangeQuery.start"), to their language.
-	Languages() map[string]spec.Language
 }
 
 // Credentials is implemented by a provider whose configuration can carry

@@ -60,7 +60,7 @@ func TestResolveContinue(t *testing.T) {
       query: 'rate(x{a="{{args.a}}", b="{{args.nope}}"}[{{args.window}}])'
 args: [{name: limit}, {name: address}, {name: a, value: "x\"y"}, {name: window, value: "5m) or (y"}]
 `)
-	o := ResolveOptions{Continue: true, Languages: map[string]Language{"provider.prometheus.query": PromQL}}
+	o := ResolveOptions{Continue: true, Conditions: Expr, Languages: map[string]Language{"provider.prometheus.query": PromQL}}
 	res, errs := doc.Spec.Resolve(nil, o)
 	if res == nil {
 		t.Fatalf("no resolution: %v", errs)
@@ -96,7 +96,7 @@ args: [{name: limit}, {name: address}, {name: a, value: "x\"y"}, {name: window, 
 	}
 
 	// Without Continue, nothing is resolved.
-	if res, errs := doc.Spec.Resolve(nil, ResolveOptions{Languages: o.Languages}); res != nil || len(errs) == 0 {
+	if res, errs := doc.Spec.Resolve(nil, ResolveOptions{Conditions: Expr, Languages: o.Languages}); res != nil || len(errs) == 0 {
 		t.Errorf("without Continue: %v %v", res, errs)
 	}
 	// Over a bound, Continue or not, nothing is built.

@@ -52,8 +52,10 @@
 // spec only reads documents: it compiles no condition, builds no source and
 // knows no provider but by the names and configurations a metric holds
 // (MetricProvider.Names, MetricProvider.Config); which of a provider's
-// fields are queries or expressions, for Resolve, is the provider's to
-// say (ResolveOptions.Languages). It imports no provider and not
+// fields are queries or expressions, and in which language (lang.Language),
+// is the provider's to say (ResolveOptions.Languages), and the conditions'
+// language is internal/condition's (ResolveOptions.Conditions): spec holds
+// no language's lexer. It imports no provider and not
 // internal/judge. internal/compile takes a
 // document through the three steps and on to what the engine runs. The
 // package must not do I/O beyond decoding the bytes it is given, speak

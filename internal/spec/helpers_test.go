@@ -72,7 +72,7 @@ func testSecret(name string) bool {
 // resolveArgs resolves s with overrides as the command line does, without
 // bounds, arguments named like secrets (testSecret) secret.
 func resolveArgs(s *Spec, overrides map[string]string) (*Spec, []api.FieldError) {
-	res, errs := s.Resolve(overrides, ResolveOptions{SecretArg: testSecret, Languages: testLanguages})
+	res, errs := s.Resolve(overrides, ResolveOptions{SecretArg: testSecret, Conditions: Expr, Languages: testLanguages})
 	if res == nil {
 		return nil, errs
 	}

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -206,3 +207,6 @@ func lexPromNumber(q string, start int) (int, promTokenKind, error) {
 	}
 	return i, tokNumber, nil
 }
+
+// promDuration is a PromQL duration (5m, 1h30m, 100ms).
+var promDuration = regexp.MustCompile(`^(?:[0-9]+(?:ms|[smhdwy]))+$`)

@@ -14,7 +14,7 @@ import (
 
 // serviceLimits are the bounds a service resolves with by default.
 var serviceLimits = ResolveOptions{
-	SecretArg: testSecret, Languages: testLanguages,
+	SecretArg: testSecret, Languages: testLanguages, Conditions: Expr,
 	MaxQueryLength: 16 << 10, MaxConditionLength: 4096, MaxFieldLength: limits.MaxFieldLength, MaxResolvedSize: limits.MaxResolvedSize,
 }
 

@@ -195,7 +195,7 @@ spec:
   - name: m
     provider: {prometheus: {query: "rate(x[{{args.w}}])"}}
 `)
-	_, errs = argo.Spec.Resolve(nil, ResolveOptions{Argo: true, Languages: testLanguages})
+	_, errs = argo.Spec.Resolve(nil, ResolveOptions{Argo: true, Conditions: Expr, Languages: testLanguages})
 	if len(errs) != 1 || errs[0].Field != "args[0].value" || !strings.HasSuffix(errs[0].Message,
 		"put the tag inside quotes, where any value is escaped, or make the document a canaryd template (apiVersion canaryd.io/v1alpha1) "+
 			"and mark the argument freeText: true to substitute it as it is; an argoproj.io/v1alpha1 document has its values substituted as they are, "+
@@ -204,12 +204,12 @@ spec:
 	}
 	// With --verbatim-args, it runs as Argo would run it; a bare spec does
 	// not.
-	res, errs := argo.Spec.Resolve(nil, ResolveOptions{Argo: true, VerbatimArgs: true, Languages: testLanguages})
+	res, errs := argo.Spec.Resolve(nil, ResolveOptions{Argo: true, VerbatimArgs: true, Conditions: Expr, Languages: testLanguages})
 	if len(errs) > 0 || prom(res.Spec.Metrics[0].Provider).Query != "rate(x[5m] or vector(1])" {
 		t.Errorf("an Argo document with verbatim arguments: %v", errs)
 	}
 	bare := mustParse(t, "args: [{name: w, value: \"5m] or vector(1\"}]\nmetrics: [{name: m, provider: {prometheus: {query: \"rate(x[{{args.w}}])\"}}}]\n")
-	if _, errs := bare.Spec.Resolve(nil, ResolveOptions{VerbatimArgs: true, Languages: testLanguages}); len(errs) != 1 || errs[0].Field != "args[0].value" {
+	if _, errs := bare.Spec.Resolve(nil, ResolveOptions{VerbatimArgs: true, Conditions: Expr, Languages: testLanguages}); len(errs) != 1 || errs[0].Field != "args[0].value" {
 		t.Errorf("a bare spec with verbatim arguments: %v, want its value refused", errs)
 	}
 }
@@ -261,7 +261,7 @@ func FuzzQueryArgument(f *testing.F) {
 		r := prom(got.Metrics[0].Provider).Query
 		tags, _ := scanTags(prefix+"{{args.v}}"+suffix, map[string]*argValue{"v": {}})
 		findContexts(PromQL, prefix+"{{args.v}}"+suffix, tags)
-		quoted := tags[0].ctx.quote != 0
+		quoted := tags[0].ctx.Quote != 0
 
 		// A neutral value of the same kind as the value: a string's
 		// content, a number, a duration or a name.
@@ -356,7 +356,7 @@ func FuzzConditionArgument(f *testing.F) {
 		r := got.Metrics[0].SuccessCondition
 		tags, _ := scanTags(template, map[string]*argValue{"v": {}})
 		findContexts(Expr, template, tags)
-		quoted := tags[0].ctx.quote != 0
+		quoted := tags[0].ctx.Quote != 0
 		neutral := "0"
 		if value != "" && (value[0] == '-' || value[0] == '+') {
 			neutral = value[:1] + "0"
@@ -447,4 +447,20 @@ func describeAll(nodes []ast.Node) []string {
 		out[i] = describe(n)
 	}
 	return out
+}
+
+// TestConditionsNeedALanguage: without the conditions' language
+// (ResolveOptions.Conditions) no argument is substituted into a condition,
+// as it is or by another language's rules; a condition without a tag
+// resolves all the same.
+func TestConditionsNeedALanguage(t *testing.T) {
+	s := oneArg(setCondition, `result[0] >= {{args.v}}`, false)
+	_, errs := s.Resolve(map[string]string{"v": "1"}, ResolveOptions{Languages: testLanguages})
+	if len(errs) != 1 || errs[0].Field != "metrics[0].successCondition" || !strings.Contains(errs[0].Message, "no language is declared for the conditions") {
+		t.Errorf("got %v", errs)
+	}
+	s = oneArg(setCondition, `result[0] >= 1`, false)
+	if _, errs := s.Resolve(map[string]string{"v": "1"}, ResolveOptions{Languages: testLanguages}); len(errs) != 0 {
+		t.Errorf("without a tag: %v", errs)
+	}
 }

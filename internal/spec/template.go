@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/lang"
 	"github.com/canaryd/canaryd/internal/redact"
 )
 
@@ -36,6 +37,11 @@ type ResolveOptions struct {
 	// provider not among them is ValueText. internal/compile gathers them
 	// from the providers.
 	Languages map[string]Language
+	// Conditions is the language of the metrics' conditions
+	// (condition.Expr, which internal/compile sets). Without one, an
+	// argument is not substituted into a condition: each tag there is a
+	// problem.
+	Conditions Language
 	// MaxQueryLength bounds each PromQL field (provider.prometheus.query,
 	// a judge's canary and baseline), MaxConditionLength each condition and
 	// MaxFieldLength every other string field, in bytes with the arguments
@@ -95,22 +101,14 @@ type Resolution struct {
 // PlaceholderPrefix starts the placeholder that stands, in a spec
 // resolved with ResolveOptions.Continue, for a value that could not be
 // substituted (see Placeholder).
-const PlaceholderPrefix = "canaryd_placeholder_"
+const PlaceholderPrefix = lang.PlaceholderPrefix
 
 // Placeholder is what stands for the value of the argument of this name
-// where it could not be substituted: one PromQL name, which is no number,
-// duration, address or condition, and which needs no escaping in a string
-// literal. In an expression outside string literals, where a plain value
-// is a number, Resolve puts 1 instead.
-func Placeholder(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		if !isWordByte(PromQL, c) || c == '.' || c == ':' {
-			b[i] = '_'
-		}
-	}
-	return PlaceholderPrefix + string(b)
-}
+// where it could not be substituted (lang.Placeholder): one name, which is
+// no number, duration, address or condition, and which needs no escaping
+// in a string literal. Outside string literals a language may put
+// another (an expression puts 1).
+func Placeholder(name string) string { return lang.Placeholder(name) }
 
 // Masked replaces a secret value wherever it would be shown: redact's one
 // mask.
@@ -305,19 +303,31 @@ type argValue struct {
 	// it is a plain literal (plainLiteral's answer, by language and
 	// context) and its escaped length (by quote).
 	plain   map[plainKey]string
-	escaped map[byte]int
+	escaped map[escapeKey]escaped
+}
+
+type escapeKey struct {
+	lang  Language
+	quote byte
+}
+
+// escaped is a value's length escaped for a string literal, or why it
+// cannot be.
+type escaped struct {
+	n       int
+	refused string
 }
 
 type plainKey struct {
 	lang Language
-	ctx  tagContext
+	ctx  lang.Context
 }
 
-func (a *argValue) plainLiteral(lang Language, ctx tagContext) string {
-	k := plainKey{lang, ctx}
+func (a *argValue) plainLiteral(l Language, ctx lang.Context) string {
+	k := plainKey{l, ctx}
 	why, ok := a.plain[k]
 	if !ok {
-		why = plainLiteral(*a.value, lang, ctx)
+		why = l.Plain(*a.value, ctx)
 		if a.plain == nil {
 			a.plain = map[plainKey]string{}
 		}
@@ -326,16 +336,17 @@ func (a *argValue) plainLiteral(lang Language, ctx tagContext) string {
 	return why
 }
 
-func (a *argValue) escapedLength(quote byte) int {
-	n, ok := a.escaped[quote]
+func (a *argValue) escapedLength(l Language, quote byte) (int, string) {
+	k := escapeKey{l, quote}
+	e, ok := a.escaped[k]
 	if !ok {
-		n = escapedLength(*a.value, quote)
+		e.n, e.refused = l.EscapedLength(*a.value, quote)
 		if a.escaped == nil {
-			a.escaped = map[byte]int{}
+			a.escaped = map[escapeKey]escaped{}
 		}
-		a.escaped[quote] = n
+		a.escaped[k] = e
 	}
-	return n
+	return e.n, e.refused
 }
 
 // describe names the argument's value for a message, and quotes it unless
@@ -606,9 +617,23 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		}
 	}
 	lang := r.opts.fieldLanguage(rel)
+	if lang == ValueText && isCondition(rel) && len(tags) > 0 {
+		r.add(field, "no language is declared for the conditions, so no argument is substituted into one")
+		for i := range tags {
+			r.unresolvedTag(&tags[i], field, lang)
+		}
+		return tags, length
+	}
 	if lang != ValueText && len(tags) > 0 && !r.opts.verbatim() {
 		findContexts(lang, s, tags)
 	}
+	return tags, r.measureTags(tags, field, lang, rel, length)
+}
+
+// measureTags checks the value of each tag of the string at field, a text
+// in lang at rel in its metric, where it would go, and returns the
+// string's length, length before, with the values substituted.
+func (r *resolver) measureTags(tags []tag, field string, lang Language, rel string, length int64) int64 {
 	for i := range tags {
 		t := &tags[i]
 		length -= int64(t.end - t.start)
@@ -628,19 +653,20 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 			length += int64(len(v))
 			continue
 		}
-		if t.ctx.quote != 0 {
+		if t.ctx.Quote != 0 {
+			n, refused := a.escapedLength(lang, t.ctx.Quote)
 			switch {
-			case t.ctx.inEscape:
+			case t.ctx.InEscape:
 				r.add(field, fmt.Sprintf("%s%s%s stands within an escape sequence of the string literal it is in (after its backslash), "+
 					"so that the value's first characters would be read as part of the sequence; finish the escape sequence before the tag", openTag, t.raw, closeTag))
 				r.unresolvedTag(t, field, lang)
-			case lang == PromQL && t.ctx.quote == '`' && strings.Contains(v, "`"):
-				r.add(a.field, fmt.Sprintf("%s cannot be substituted into %s inside a `…` string: a PromQL raw string cannot hold a backtick; "+
-					"write the string with \"…\" in the template, where any value is escaped", a.describe(), field))
+			case refused != "":
+				q := string(t.ctx.Quote)
+				r.add(a.field, fmt.Sprintf("%s cannot be substituted into %s inside a %s…%s string: %s", a.describe(), field, q, q, refused))
 				r.unresolvedTag(t, field, lang)
 			}
 			t.escape = true
-			length += int64(a.escapedLength(t.ctx.quote))
+			length += int64(n)
 			continue
 		}
 		if why := a.plainLiteral(lang, t.ctx); why != "" {
@@ -658,7 +684,7 @@ func (r *resolver) measureString(s, path, rel string) (tags []tag, length int64)
 		r.add(field, msg)
 		r.oversize = true
 	}
-	return tags, length
+	return length
 }
 
 // optIn says how a template lets a value through unchecked.
@@ -676,9 +702,9 @@ func (r *resolver) optIn() string {
 // the string, and the flag that sets the limit (with its parentheses).
 func (o ResolveOptions) fieldLimit(lang Language, rel string) (limit int, what, flag string) {
 	switch {
-	case lang == PromQL:
+	case lang != ValueText && lang.Noun() == "query":
 		return o.MaxQueryLength, "query", " (--max-query-length)"
-	case rel == "successCondition" || rel == "failureCondition":
+	case isCondition(rel):
 		return o.MaxConditionLength, "condition", " (--max-condition-length)"
 	}
 	return o.MaxFieldLength, "field", " in one field"
@@ -725,8 +751,10 @@ func (r *resolver) render(s string, tags []tag, mask bool, lang Language) string
 		a := t.arg
 		if t.placeholder {
 			switch {
-			case lang == Expr && t.ctx.quote == 0:
-				b.WriteString("1") // an expression's plain value is a number
+			case lang != ValueText && t.ctx.Quote == 0 && a != nil:
+				b.WriteString(lang.Unknown(a.name))
+			case lang != ValueText && t.ctx.Quote == 0:
+				b.WriteString(lang.Unknown(""))
 			case a == nil:
 				b.WriteString(Placeholder(""))
 			default:
@@ -738,7 +766,7 @@ func (r *resolver) render(s string, tags []tag, mask bool, lang Language) string
 		case mask && a.secret && v != "":
 			b.WriteString(Masked)
 		case t.escape:
-			b.WriteString(escapeString(v, t.ctx.quote))
+			b.WriteString(lang.Escape(v, t.ctx.Quote))
 		default:
 			b.WriteString(v)
 		}

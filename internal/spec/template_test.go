@@ -349,7 +349,7 @@ metrics:
       query: 'up{l="{{ args.v }}"}'
       headers: [{key: K, value: "{{args.v}}"}]
 `)
-		res, errs := doc.Spec.Resolve(map[string]string{"v": v}, ResolveOptions{Argo: true, VerbatimArgs: true, Languages: testLanguages})
+		res, errs := doc.Spec.Resolve(map[string]string{"v": v}, ResolveOptions{Argo: true, VerbatimArgs: true, Conditions: Expr, Languages: testLanguages})
 		if len(errs) > 0 {
 			t.Errorf("value %q: %s", v, formatErrors(errs))
 			continue

@@ -11,6 +11,8 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/compile"
+	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/lang"
 	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -21,7 +23,7 @@ import (
 // describes ("Validation at load"): placeholders for those arguments
 // (spec.Placeholder, substituted as they are), and only the problems that
 // the placeholders cannot have caused. A PromQL field is parsed with each
-// placeholder as a name and as a number (compile.PromQLProblem), so a query
+// placeholder as a name and as a number (lang.IsParseProblem), so a query
 // that does not parse is refused whatever it uses. check, when set, runs
 // after compile.Compile on the same placeholder-filled document.
 func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldError) []api.FieldError {
@@ -38,7 +40,7 @@ func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldErr
 	// The problems of resolution are no placeholder's doing; Compile may
 	// have said more of them (which fields wait), so they are known by
 	// their field and the start of their message.
-	_, resolution := filled.Spec.Resolve(nil, spec.ResolveOptions{SecretArg: compile.IsSecretArg, Continue: true})
+	_, resolution := filled.Spec.Resolve(nil, spec.ResolveOptions{SecretArg: compile.IsSecretArg, Conditions: condition.Expr, Continue: true})
 	resolved := func(e api.FieldError) bool {
 		return slices.ContainsFunc(resolution, func(r api.FieldError) bool {
 			return r.Field == e.Field && strings.HasPrefix(e.Message, strings.SplitN(r.Message, "; ", 2)[0])
@@ -47,7 +49,7 @@ func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldErr
 	deps := dependentFields(&doc.Spec, placeholders)
 	var out []api.FieldError
 	for _, e := range dedupe(errs) {
-		if !relatedToAny(e.Field, deps) || strings.HasPrefix(e.Message, compile.PromQLProblem) || resolved(e) {
+		if !relatedToAny(e.Field, deps) || lang.IsParseProblem(e.Message) || resolved(e) {
 			out = append(out, e)
 		}
 	}

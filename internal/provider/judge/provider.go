@@ -9,7 +9,9 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/lang"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -59,11 +61,11 @@ func (*Provider) Decode(config json.RawMessage) []api.FieldError {
 
 // Languages are the configuration's PromQL fields: the two queries, and
 // the four counters of counts.
-func (*Provider) Languages() map[string]spec.Language {
-	return map[string]spec.Language{
-		"canary": spec.PromQL, "baseline": spec.PromQL,
-		"counts.canary.bad": spec.PromQL, "counts.canary.total": spec.PromQL,
-		"counts.baseline.bad": spec.PromQL, "counts.baseline.total": spec.PromQL,
+func (*Provider) Languages() map[string]lang.Language {
+	return map[string]lang.Language{
+		"canary": promql.Language{}, "baseline": promql.Language{},
+		"counts.canary.bad": promql.Language{}, "counts.canary.total": promql.Language{},
+		"counts.baseline.bad": promql.Language{}, "counts.baseline.total": promql.Language{},
 	}
 }
 

@@ -5,6 +5,9 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/lang"
+	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 )
@@ -125,8 +128,8 @@ func (Func) Decode(config json.RawMessage) []api.FieldError {
 
 // Languages are the configuration's fields written in PromQL (query) and
 // in expr (the range query's start and end).
-func (Func) Languages() map[string]spec.Language {
-	return map[string]spec.Language{"query": spec.PromQL, "rangeQuery.start": spec.Expr, "rangeQuery.end": spec.Expr}
+func (Func) Languages() map[string]lang.Language {
+	return map[string]lang.Language{"query": promql.Language{}, "rangeQuery.start": condition.Expr, "rangeQuery.end": condition.Expr}
 }
 
 // Credentials lists the credentials config sends (see Credentials).

@@ -15,6 +15,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/lang"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/redact"
@@ -136,9 +137,13 @@ func (*Provider) Decode(config json.RawMessage) []api.FieldError {
 	return errs
 }
 
-// Credentials lists the values of the credential headers
-// (redact.IsCredentialHeader) that config sends (see
-// provider.Credentials).
+// Languages: every field of a web metric is a value (the url, the
+// headers, the jsonPath), into which an argument goes as it is and is
+// then checked for what it is.
+func (*Provider) Languages() map[string]lang.Language { return map[string]lang.Language{} }
+
+// Credentials lists the credentials config sends: the values of its
+// credential headers (redact.IsCredentialHeader).
 func (*Provider) Credentials(config json.RawMessage) []string {
 	var m Metric
 	if json.Unmarshal(config, &m) != nil {

@@ -1,26 +1,33 @@
-package compile
+package promql
 
 import (
-	"encoding/json"
 	"errors"
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/promql/parser/posrange"
 
-	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/provider"
-	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/lang"
 )
 
-// PromQLProblem starts the message of a query that Prometheus' parser
+// Check parses a resolved query as Prometheus would; its problem starts
+// with Problem.
+func (Language) Check(query string) string {
+	if strings.TrimSpace(query) == "" {
+		return "" // a missing query is the provider's to report
+	}
+	if msg := parse(query); msg != "" {
+		return Problem + ": " + msg
+	}
+	return ""
+}
+
+// Problem starts the message of a query that Prometheus' parser
 // refuses. Such a problem holds whatever value its arguments get: a query
 // with placeholders (spec.Placeholder) is refused only when it parses with
 // none of the plain literals a value may be in their place.
-const PromQLProblem = "the query does not parse as PromQL"
+const Problem = "the query does not parse as PromQL"
 
 // promqlParser is Prometheus' own parser, with every feature a Prometheus
 // may have switched on (experimental functions, duration expressions,
@@ -36,14 +43,14 @@ var promqlParser = parser.NewParser(parser.Options{
 
 // placeholderToken is a placeholder in a resolved text, with whatever
 // name characters surround it: one PromQL name.
-var placeholderToken = regexp.MustCompile(spec.PlaceholderPrefix + `[a-zA-Z0-9_]*`)
+var placeholderToken = regexp.MustCompile(lang.PlaceholderPrefix + `[a-zA-Z0-9_]*`)
 
 // maxPlaceholderTrials bounds the parses of one query with placeholders:
 // each of up to log2 of it placeholders is tried as a name and as a
 // number; beyond, all as names and all as numbers.
 const maxPlaceholderTrials = 64
 
-// parsePromQL parses a resolved query and returns the parser's message
+// parse parses a resolved query and returns the parser's message
 // ("1:11: parse error: unclosed left parenthesis"), "" when it parses.
 // Placeholders stand where a value is not known (a template checked
 // without its arguments' values, or an argument whose value is refused):
@@ -51,7 +58,7 @@ const maxPlaceholderTrials = 64
 // as a duration too), so the query is tried with each of them in each
 // place, and refused only when none parses. Its message is then the one
 // of the try that parsed furthest, at its position in query.
-func parsePromQL(query string) string {
+func parse(query string) string {
 	_, err := promqlParser.ParseExpr(query)
 	if err == nil {
 		return ""
@@ -102,7 +109,7 @@ func firstParseErr(err error) (parser.ParseErr, bool) {
 	return parser.ParseErr{}, false
 }
 
-// unshift maps a position in a try of parsePromQL, whose placeholders
+// unshift maps a position in a try of parse, whose placeholders
 // at spots were numbers where choice says, to its position in the query.
 func unshift(pos posrange.Pos, spots [][]int, choice uint64) posrange.Pos {
 	shift := 0
@@ -119,7 +126,7 @@ func unshift(pos posrange.Pos, spots [][]int, choice uint64) posrange.Pos {
 }
 
 // placeholderChoices lists, as bit sets (1: a number), the ways to fill n
-// placeholders that parsePromQL tries after all names: every one when
+// placeholders that parse tries after all names: every one when
 // there are few, else all numbers.
 func placeholderChoices(n int) []uint64 {
 	if 1<<min(n, 63) > maxPlaceholderTrials {
@@ -130,61 +137,4 @@ func placeholderChoices(n int) []uint64 {
 		out = append(out, c)
 	}
 	return out
-}
-
-// promqlFields are the PromQL fields of a provider (provider.Languages),
-// by their paths relative to its configuration, sorted.
-func promqlFields(p provider.Provider) []string {
-	l, ok := p.(provider.Languages)
-	if !ok {
-		return nil
-	}
-	langs := l.Languages()
-	var out []string
-	for _, f := range slices.Sorted(maps.Keys(langs)) {
-		if langs[f] == spec.PromQL {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// checkPromQL parses the PromQL fields of a metric's provider
-// configuration, config (its JSON, arguments substituted), as Prometheus
-// would, and returns a problem for each one that does not parse, on its
-// path relative to the metric ("provider.prometheus.query"). A field that
-// is missing, empty or not a string is the provider's to report.
-func checkPromQL(name string, p provider.Provider, config json.RawMessage) []api.FieldError {
-	fields := promqlFields(p)
-	if len(fields) == 0 {
-		return nil
-	}
-	var tree any
-	if json.Unmarshal(config, &tree) != nil {
-		return nil
-	}
-	var out []api.FieldError
-	for _, f := range fields {
-		query, _ := lookupPath(tree, f).(string)
-		if strings.TrimSpace(query) == "" {
-			continue
-		}
-		if msg := parsePromQL(query); msg != "" {
-			out = append(out, api.FieldError{Field: "provider." + name + "." + f, Message: PromQLProblem + ": " + msg})
-		}
-	}
-	return out
-}
-
-// lookupPath is the value at a dotted path ("counts.canary.bad") of a
-// decoded JSON tree; nil when it is not there.
-func lookupPath(tree any, path string) any {
-	for _, key := range strings.Split(path, ".") {
-		obj, ok := tree.(map[string]any)
-		if !ok {
-			return nil
-		}
-		tree = obj[key]
-	}
-	return tree
 }

@@ -1,0 +1,61 @@
+package compile
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
+)
+
+// TestCompilePromQLFields: every PromQL field a provider declares
+// (provider.Languages) is parsed, the judge's counts too, each refused on
+// its path with the parser's position; conditions are compiled and the
+// other fields checked all the same.
+func TestCompilePromQLFields(t *testing.T) {
+	const input = `metrics:
+- name: errors
+  successCondition: reslt[0] < 1
+  provider:
+    prometheus:
+      query: sum(rate(x[5m])
+- name: judged
+  provider:
+    judge:
+      canary: rate(x[5m]
+      baseline: rate(x[5m])
+      lookback: 30m
+      step: 15s
+- name: counted
+  provider:
+    judge:
+      counts:
+        canary: {bad: 'x{a="1"', total: requests}
+        baseline: {bad: x, total: requests)}
+`
+	_, _, errs := ParseAndCompile([]byte(input), nil, Builtin(noSources))
+	want := map[string]string{
+		"metrics[0].provider.prometheus.query":            "1:16: parse error: unclosed left parenthesis",
+		"metrics[0].successCondition":                     "unknown name reslt",
+		"metrics[1].provider.judge.canary":                "1:11: parse error: unclosed left parenthesis",
+		"metrics[2].provider.judge.counts.canary.bad":     "1:8: parse error: unexpected end of input inside braces",
+		"metrics[2].provider.judge.counts.baseline.total": "1:10: parse error: unexpected right parenthesis ')'",
+	}
+	got := map[string]api.FieldError{}
+	for _, e := range errs {
+		if _, dup := got[e.Field]; !dup {
+			got[e.Field] = e
+		}
+	}
+	for field, msg := range want {
+		e, ok := got[field]
+		if !ok || !strings.Contains(e.Message, msg) {
+			t.Errorf("%s: %q, want %q (all: %v)", field, e.Message, msg, errs)
+		}
+	}
+	for _, e := range errs {
+		if strings.HasPrefix(e.Message, promql.Problem) && want[e.Field] == "" {
+			t.Errorf("%s: refused: %s", e.Field, e.Message)
+		}
+	}
+}
