@@ -7,7 +7,10 @@ It reads cases as JSON on standard input: a list of
 "baseline": {...}}, ...]} with cumulative integer counts, and writes, for
 each case, the e-value at every look as JSON. Every likelihood is scipy's
 binomial log-pmf; the mixture is scipy's logsumexp; the dispersion is
-Pearson's statistic summed term by term. Nothing is shared with the Go code
+Pearson's statistic summed term by term over blocks of at least BLOCK bad
+events (the open block included), plus the prior, over Wilson and
+Hilferty's approximation of chi-square's 20% quantile, its normal score
+from scipy's norm.ppf. Nothing is shared with the Go code
 but the definition in internal/judge/doc.go.
 
 It also answers {"dirichlet": [{"counts", "theta0", "k"}, ...]} with the
@@ -19,10 +22,31 @@ import sys
 
 import numpy as np
 from scipy.special import logsumexp, loggamma
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 ALTERNATIVES = [1.1, 1.25, 1.5, 2, 3, 5, 10]
-PRIOR, WEIGHT = 2.0, 1.0
+PRIOR, WEIGHT, BLOCK = 2.0, 1.0, 10
+Z = norm.ppf(0.2)
+
+
+def chi2_lower(df):
+    a = 2 / (9 * df)
+    v = max(1 - a + Z * np.sqrt(a), 0.05)
+    return df * v ** 3
+
+
+def blocks(cb, ct, bb, bt):
+    """Groups the looks' deltas into blocks of at least BLOCK bad events of
+    both sides; the last, open block may hold fewer."""
+    out, cur = [], [0, 0, 0, 0]
+    for k in range(len(cb)):
+        cur = [cur[0] + cb[k], cur[1] + ct[k], cur[2] + bb[k], cur[3] + bt[k]]
+        if cur[0] + cur[2] >= BLOCK:
+            out.append(cur)
+            cur = [0, 0, 0, 0]
+    if any(cur):
+        out.append(cur)
+    return out
 
 
 def pearson(bad, total):
@@ -66,9 +90,10 @@ def evalues(case):
                 for j, r in enumerate(ratios):
                     q1 = r * odds / (1 + r * odds)
                     sums[j] += binom.logpmf(ec, n, q1) - binom.logpmf(ec, n, q0)
-        xc, dc = pearson(deltas["cb"], deltas["ct"])
-        xb, db = pearson(deltas["bb"], deltas["bt"])
-        phi = max(1.0, (xc + xb + WEIGHT * PRIOR) / (dc + db + WEIGHT))
+        bl = blocks(deltas["cb"], deltas["ct"], deltas["bb"], deltas["bt"])
+        xc, dc = pearson([k[0] for k in bl], [k[1] for k in bl])
+        xb, db = pearson([k[2] for k in bl], [k[3] for k in bl])
+        phi = max(1.0, (xc + xb + WEIGHT * PRIOR) / chi2_lower(dc + db + WEIGHT))
         out.append(float(np.exp(logsumexp(sums / phi) - np.log(len(ratios)))))
     return out
 
