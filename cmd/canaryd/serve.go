@@ -166,6 +166,24 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		defer analysesStore.Close()
 	}
 
+	// Goroutines started below end when serve returns.
+	ctx, cancel := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	defer background.Wait()
+	defer cancel()
+
+	store, err := loadTemplates(ctx, cfg, log, reg, providers, &background)
+	if err != nil {
+		return err
+	}
+	// One planner compiles every spec: the requests', and those of the
+	// analyses resumed from the store.
+	specLimits := serverLimits(cfg).SpecLimits
+	planner := compile.NewPlanner(compile.PlannerOptions{Providers: providers,
+		Run:       []compile.Option{compile.WithLimits(specLimits(cfg.MaxAnalysisDuration))},
+		Backtest:  []compile.Option{compile.WithLimits(specLimits(0))},
+		Templates: server.TemplateLookup(store)})
+
 	analyses, err := server.NewAnalyses(server.AnalysesOptions{
 		Replica:               replicaName(cfg, log, os.Hostname),
 		Logger:                log,
@@ -182,6 +200,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		MaxRetainedBytes:      cfg.MaxRetainedBytes,
 		MinRetention:          cfg.MinRetention,
 		Store:                 analysesStore,
+		Planner:               planner,
 		LeaseTTL:              cfg.StoreLease,
 		PrometheusExternalURL: cfg.PrometheusExternalURL,
 		MaxReportRenders:      cfg.MaxReportRenders,
@@ -193,16 +212,6 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 	// After the drain: the leases are renewed until every run is over.
 	defer analyses.Close()
-	// Goroutines started below end when serve returns.
-	ctx, cancel := context.WithCancel(ctx)
-	var background sync.WaitGroup
-	defer background.Wait()
-	defer cancel()
-
-	store, err := loadTemplates(ctx, cfg, log, reg, providers, &background)
-	if err != nil {
-		return err
-	}
 
 	// Re-read every few seconds and on SIGHUP (tokens.go).
 	tokens, err := watchTokenFile(ctx, cfg, log, authTokenPollInterval, &background)
@@ -214,7 +223,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Registerer:      reg,
 		Gatherer:        reg,
 		Analyses:        analyses,
-		Providers:       providers,
+		Planner:         planner,
 		Tokens:          tokens,
 		Limits:          serverLimits(cfg),
 		Templates:       store,

@@ -19,6 +19,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/ids"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promreg"
@@ -98,6 +99,10 @@ type AnalysesOptions struct {
 	// hold (stored.go). Nil: the analyses live in this replica's memory
 	// alone, as with --store memory:.
 	Store store.Store
+	// Planner compiles the plan of an analysis read from the store: one
+	// claimed from a replica that stopped (resume.go), or one whose report
+	// is drawn here. Without it none is claimed.
+	Planner *compile.Planner
 	// LeaseTTL is the store's lease length (store.Options.LeaseTTL): the
 	// leases are renewed every third of it. store.DefaultLeaseTTL when 0.
 	LeaseTTL time.Duration
@@ -182,9 +187,6 @@ type Analyses struct {
 	renewStop chan struct{}
 	renewDone chan struct{}
 	closeOnce sync.Once
-	// planner compiles a claimed analysis' plan (resume.go); nil: none
-	// is claimed.
-	planner planner
 	// lastDelete is when the renew loop last removed expired analyses.
 	lastDelete time.Time
 	// roundWriter writes the rounds kept here to the store (kept.go).

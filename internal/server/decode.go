@@ -24,7 +24,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
-	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -50,14 +49,13 @@ type inputReader struct {
 	sources compile.Providers
 	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
 	checkWebhook func(rawURL string) error
-	// limits bound the specs compiled (Limits.SpecLimits).
-	limits compile.Limits
+	// planner compiles the specs, with the service's limits and its
+	// shared conditions (Argo's web provider posts the same body at every
+	// interval, and every analysis of a template carries the same
+	// conditions); sources are its providers.
+	planner *compile.Planner
 	// now tells the time that backtest windows are relative to.
 	now func() time.Time
-	// programs shares compiled conditions between the specs of a server:
-	// Argo's web provider posts the same body at every interval, and every
-	// analysis of a template carries the same conditions.
-	programs *condition.Programs
 	// compiled keeps the specs compiled last, by what they were compiled
 	// from: a body (or a template's arguments) sent again is answered
 	// without parsing, validating or compiling it again.
@@ -68,11 +66,7 @@ type inputReader struct {
 // without the bound on an analysis' duration for a backtest, which runs in
 // virtual time within its own window.
 func (in *inputReader) compileOptions(params queryParams) []compile.Option {
-	limits := in.limits
-	if params.backtest {
-		limits.MaxDuration = 0
-	}
-	return []compile.Option{compile.WithLimits(limits), compile.WithPrograms(in.programs)}
+	return in.planner.Options(params.backtest)
 }
 
 // specRequest is a request to run or evaluate a spec, decoded and checked.

@@ -205,31 +205,6 @@ func start(t *testing.T, o options) *testServer {
 	if err != nil {
 		t.Fatalf("webhook.New: %v", err)
 	}
-	analyses, err := server.NewAnalyses(server.AnalysesOptions{
-		Logger:                log,
-		Registerer:            reg,
-		Clock:                 o.clock,
-		MaxRunning:            o.maxRunning,
-		MaxFinished:           o.maxFinished,
-		Retention:             o.retention,
-		ErrorRetryInterval:    50 * time.Millisecond,
-		MaxDuration:           o.maxDuration,
-		Webhooks:              hooks,
-		MaxBacktests:          o.maxBacktests,
-		MaxStreams:            o.maxStreams,
-		MaxRounds:             o.maxRounds,
-		MaxRetainedBytes:      o.maxRetainedBytes,
-		MinRetention:          o.minRetention,
-		StreamBuffer:          o.streamBuffer,
-		Store:                 o.store,
-		LeaseTTL:              o.leaseTTL,
-		PrometheusExternalURL: o.prometheusExternalURL,
-		MaxReportRenders:      o.maxReportRenders,
-	})
-	if err != nil {
-		t.Fatalf("NewAnalyses: %v", err)
-	}
-	t.Cleanup(analyses.Close)
 	var (
 		store  server.TemplateStore
 		loaded *templates.Store
@@ -249,12 +224,44 @@ func start(t *testing.T, o options) *testServer {
 		}
 		store, loaded = st, st
 	}
+	// One planner, as canaryd serve has: the requests' and the resumed
+	// analyses'.
+	planner := compile.NewPlanner(compile.PlannerOptions{Providers: providers,
+		Run:       []compile.Option{compile.WithLimits(o.limits.SpecLimits(o.maxDuration))},
+		Backtest:  []compile.Option{compile.WithLimits(o.limits.SpecLimits(0))},
+		Templates: server.TemplateLookup(store)})
+	analyses, err := server.NewAnalyses(server.AnalysesOptions{
+		Logger:                log,
+		Registerer:            reg,
+		Clock:                 o.clock,
+		MaxRunning:            o.maxRunning,
+		MaxFinished:           o.maxFinished,
+		Retention:             o.retention,
+		ErrorRetryInterval:    50 * time.Millisecond,
+		MaxDuration:           o.maxDuration,
+		Webhooks:              hooks,
+		MaxBacktests:          o.maxBacktests,
+		MaxStreams:            o.maxStreams,
+		MaxRounds:             o.maxRounds,
+		MaxRetainedBytes:      o.maxRetainedBytes,
+		MinRetention:          o.minRetention,
+		StreamBuffer:          o.streamBuffer,
+		Store:                 o.store,
+		Planner:               planner,
+		LeaseTTL:              o.leaseTTL,
+		PrometheusExternalURL: o.prometheusExternalURL,
+		MaxReportRenders:      o.maxReportRenders,
+	})
+	if err != nil {
+		t.Fatalf("NewAnalyses: %v", err)
+	}
+	t.Cleanup(analyses.Close)
 	handler, err := server.New(server.Options{
 		Logger:            log,
 		Registerer:        reg,
 		Gatherer:          reg,
 		Analyses:          analyses,
-		Providers:         providers,
+		Planner:           planner,
 		AuthTokens:        o.tokens,
 		Tokens:            o.tokenSet,
 		Limits:            o.limits,

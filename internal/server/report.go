@@ -111,13 +111,10 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 // planStored), with how its metrics query; nil when it cannot be compiled
 // here.
 func (a *Analyses) storedPlan(st *store.Analysis) (*analysis.Plan, map[string]report.Source) {
-	a.mu.Lock()
-	plan := a.planner
-	a.mu.Unlock()
-	if plan == nil {
+	if a.opts.Planner == nil {
 		return nil, nil
 	}
-	compiled, err := plan(st)
+	compiled, err := a.planStored(st)
 	if err != nil {
 		return nil, nil
 	}

@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
-	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -83,72 +81,27 @@ func firstSeq(state *api.Analysis, events []string, owed []owedEvent) int {
 	return n
 }
 
-// planner compiles the plan of a stored analysis; server.New sets it.
-type planner func(*store.Analysis) (*compile.Compiled, error)
-
-// SetPlanner is how the server lets the analyses resume: without it, none
-// is claimed.
-func (a *Analyses) setPlanner(p planner) {
-	a.mu.Lock()
-	a.planner = p
-	a.mu.Unlock()
-}
-
-// planStored compiles the plan of a stored analysis as it was asked for.
-func (s *server) planStored(st *store.Analysis) (*compile.Compiled, error) {
+// planStored compiles the plan of a stored analysis as it was asked for
+// (compile.Planner.Stored).
+func (a *Analyses) planStored(st *store.Analysis) (*compile.Compiled, error) {
 	if st.SealError != nil {
 		return nil, fmt.Errorf("its secrets cannot be opened here: %w", st.SealError)
 	}
 	args := make(map[string]string, len(st.Args))
-	for _, a := range st.Args {
-		args[a.Name] = a.Value
+	for _, arg := range st.Args {
+		args[arg.Name] = arg.Value
 	}
-	var doc *spec.Document
-	switch {
-	case st.Document != nil:
-		d, problems := spec.Parse(st.Document)
-		if len(problems) > 0 {
-			return nil, fmt.Errorf("its document does not parse: %s", fieldErrors(problems))
-		}
-		doc = d
-	default:
-		t, ok := s.templates.Get(st.Template)
-		if !ok {
-			return nil, fmt.Errorf("template %q is not served by this replica", st.Template)
-		}
-		doc = t.Document
-	}
-	compiled, problems := compile.Compile(doc, args, s.in.sources, s.in.compileOptions(queryParams{})...)
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("it does not compile: %s", fieldErrors(problems))
-	}
-	return compiled, nil
-}
-
-func fieldErrors(errs []api.FieldError) string {
-	var b strings.Builder
-	for i, e := range errs {
-		if i == 3 {
-			fmt.Fprintf(&b, "; and %d more", len(errs)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(e.Field + ": " + e.Message)
-	}
-	return b.String()
+	return a.opts.Planner.Stored(st.Template, st.Document, args)
 }
 
 // claim takes over the analyses whose lease has expired, as many as there
 // is room for, and resumes them.
 func (a *Analyses) claim() {
 	a.mu.Lock()
-	plan := a.planner
 	room := a.opts.MaxRunning - len(a.running) - a.reserved
 	draining := a.draining
 	a.mu.Unlock()
-	if plan == nil || draining || room <= 0 {
+	if a.opts.Planner == nil || draining || room <= 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -159,12 +112,12 @@ func (a *Analyses) claim() {
 		return
 	}
 	for _, l := range leases {
-		a.adopt(plan, l)
+		a.adopt(l)
 	}
 }
 
 // adopt resumes the analysis of lease l.
-func (a *Analyses) adopt(plan planner, l store.Lease) {
+func (a *Analyses) adopt(l store.Lease) {
 	log := a.log.With(zap.String("analysis_id", l.ID))
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	st, err := a.opts.Store.Get(ctx, l.ID)
@@ -207,7 +160,7 @@ func (a *Analyses) adopt(plan planner, l store.Lease) {
 		return
 	}
 	writer.counts = nextIndexes(&st.State)
-	compiled, err := plan(st)
+	compiled, err := a.planStored(st)
 	if err != nil {
 		log.Error("a claimed analysis cannot be resumed; it ends in Error", zap.Error(err))
 		writer.endUnresumable(st.State, "canaryd could not resume the analysis after its replica stopped: "+err.Error())

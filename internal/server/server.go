@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/internal/compile"
-	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Defaults of Options.
@@ -44,9 +44,14 @@ type Options struct {
 	Gatherer prometheus.Gatherer
 	// Analyses runs and holds the analyses. Required.
 	Analyses *Analyses
+	// Planner compiles the specs of requests: the service's providers
+	// (they decide where a spec's metrics may send requests), limits and
+	// shared conditions. The analyses' planner (AnalysesOptions.Planner)
+	// is the same one. When nil, one is made of Providers, Limits and
+	// Templates.
+	Planner *compile.Planner
 	// Providers build each metric's source, found by the name of the
-	// metric's provider (a provider.Registry); they decide where a spec's
-	// metrics may send requests. Required.
+	// metric's provider (a provider.Registry), when Planner is nil.
 	Providers compile.Providers
 	// AuthTokens, when any, are the bearer tokens every /v1 call needs.
 	// (Webhooks are the Analyses' to check and send: see
@@ -100,6 +105,20 @@ type server struct {
 	routeLabels map[string]bool
 }
 
+// TemplateLookup is the compile.TemplateLookup of the templates ts serves.
+func TemplateLookup(ts TemplateStore) compile.TemplateLookup {
+	if ts == nil {
+		return nil
+	}
+	return func(name string) (*spec.Document, bool) {
+		t, ok := ts.Get(name)
+		if !ok {
+			return nil, false
+		}
+		return t.Document, true
+	}
+}
+
 // unmatchedRoute is the route label of a request no route matched.
 const unmatchedRoute = "unmatched"
 
@@ -107,8 +126,8 @@ const unmatchedRoute = "unmatched"
 // caller drains them (Analyses.Drain) before shutting the HTTP server down,
 // so that waiters and streams receive their final result.
 func New(opts Options) (http.Handler, error) {
-	if opts.Analyses == nil || opts.Providers == nil {
-		return nil, errors.New("server: Options.Analyses and Options.Providers are required")
+	if opts.Analyses == nil || (opts.Planner == nil && opts.Providers == nil) {
+		return nil, errors.New("server: Options.Analyses and Options.Planner (or Providers) are required")
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
@@ -139,17 +158,23 @@ func New(opts Options) (http.Handler, error) {
 		return nil, err
 	}
 	limits := opts.Limits.withDefaults()
+	planner := opts.Planner
+	if planner == nil {
+		planner = compile.NewPlanner(compile.PlannerOptions{Providers: opts.Providers,
+			Run:       []compile.Option{compile.WithLimits(limits.SpecLimits(opts.Analyses.opts.MaxDuration))},
+			Backtest:  []compile.Option{compile.WithLimits(limits.SpecLimits(0))},
+			Templates: TemplateLookup(opts.Templates)})
+	}
 	s := &server{
 		log:      opts.Logger,
 		analyses: opts.Analyses,
 		in: &inputReader{
 			maxBody:      opts.MaxBodyBytes,
 			decodes:      newDecodeGate(opts.MaxDecodes, opts.MaxDecodeWaiters, opts.DecodeWait, metrics.decodesWaiting),
-			sources:      opts.Providers,
+			planner:      planner,
+			sources:      planner.Providers(),
 			checkWebhook: opts.Analyses.CheckWebhook,
-			limits:       limits.SpecLimits(opts.Analyses.opts.MaxDuration),
 			now:          opts.Analyses.clock.Now,
-			programs:     condition.NewPrograms(condition.DefaultProgramsSize),
 			compiled:     newCompiledCache(defaultCompiledCacheSize),
 		},
 		limits:          limits,
@@ -165,8 +190,6 @@ func New(opts Options) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	// With a store, the analyses of stopped replicas are resumed here.
-	opts.Analyses.setPlanner(s.planStored)
 	r := chi.NewRouter()
 	s.routes(r)
 	s.routeLabels = map[string]bool{}
