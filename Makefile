@@ -4,6 +4,7 @@
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE    ?= golang.org/x/tools/cmd/deadcode@v0.52.0
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
@@ -11,7 +12,7 @@ FUZZTIME    ?= 10s
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build dist test unit lint fuzz demo bench bench-once prometheus xmllint postgresql chromium scipy clean docs judge-bench
+.PHONY: all build dist test unit lint deadcode fuzz demo bench bench-once prometheus xmllint postgresql chromium scipy clean docs judge-bench
 
 all: build
 
@@ -119,9 +120,28 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@$(MAKE) --no-print-directory deadcode
 	@$(GO) mod tidy -diff >/dev/null 2>&1 || { echo "go.mod is not tidy: run 'go mod tidy'"; $(GO) mod tidy -diff; exit 1; }
 	cd deploy && $(GO) vet ./... && $(GO) mod tidy -diff
 	cd test && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
+
+# deadcode fails on a function that nothing reaches, from the commands or
+# from the tests: delete it. DEADCODE_KNOWN lists those found today
+# (package, relative to the module, and function), each on its way out with
+# the work that holds it; the list may only shrink, and a function listed
+# that deadcode no longer finds fails too, so that it is kept exact.
+DEADCODE_KNOWN := \
+	internal/judge.CountTest.Config \
+	internal/server.Analyses.Store
+
+deadcode:
+	@out="$$($(GO) run $(DEADCODE) -test -f '{{range .Funcs}}{{$$.Path}}.{{.Name}}{{"\n"}}{{end}}' ./...)" || exit 1; \
+	found=" $$(echo $$out | sed 's|github.com/canaryd/canaryd/||g') "; known=" $(strip $(DEADCODE_KNOWN)) "; new=; gone=; \
+	for f in $$found; do case "$$known" in *" $$f "*) ;; *) new="$$new $$f";; esac; done; \
+	for k in $$known; do case "$$found" in *" $$k "*) ;; *) gone="$$gone $$k";; esac; done; \
+	[ -z "$$new" ] || echo "deadcode: nothing reaches these functions; delete them:$$new"; \
+	[ -z "$$gone" ] || echo "deadcode: these are reached or gone now; take them off DEADCODE_KNOWN:$$gone"; \
+	[ -z "$$new$$gone" ]
 
 # fuzz runs each fuzz target briefly; FUZZTIME=10m make fuzz for a long run.
 # Go 1.26's fuzzing coordinator can end a run that found nothing with a bare
