@@ -9,6 +9,7 @@ import (
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkBacktestDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compiled, problems := compile.Compile(doc, nil, compile.Builtin(p.Source))
+	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b)))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -42,4 +43,13 @@ func BenchmarkBacktestDay(b *testing.B) {
 			b.Fatalf("%d measurements, want 1440 (%s: %s)", n, got.Phase, got.Message)
 		}
 	}
+}
+
+// noWeb is a web provider that allows no URL, as run's.
+func noWeb(tb testing.TB) *web.Provider {
+	w, err := web.New(web.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return w
 }

@@ -1,18 +1,36 @@
 package main
 
 import (
-	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 )
 
-// newProviders registers the metric providers canaryd runs, each under the
-// name a metric gives its provider object: the one place where a provider
-// is added. prometheus builds provider.prometheus metrics, and through the
-// judge provider.judge ones (compile.Builtin registers both, as every test
-// of a compiled spec does); webProvider runs provider.web metrics.
-func newProviders(prometheus compile.PrometheusFunc, webProvider *web.Provider) *provider.Registry {
-	return compile.Builtin(prometheus).Register("web", webProvider)
+// providerSet is what canaryd's providers are built from: the one
+// assembly of the registry that serve, run, validate, backtest and the
+// template check all use. Each provider is built where its settings are
+// read (serve from the configuration, the command line from its flags).
+type providerSet struct {
+	// prometheus builds provider.prometheus metrics, and through the
+	// judge provider.judge ones.
+	prometheus prometheus.Func
+	web        *web.Provider
+}
+
+// registry registers the metric providers canaryd runs, each under the
+// name a metric gives its provider object: the one place where a
+// provider is added, with one line.
+func (s providerSet) registry() *provider.Registry {
+	return provider.NewRegistry().
+		Register("prometheus", s.prometheus).
+		Register("judge", judge.NewProvider(s.prometheus)).
+		Register("web", s.web)
+}
+
+// newProviders is the service's registry (serve).
+func newProviders(prometheus prometheus.Func, webProvider *web.Provider) *provider.Registry {
+	return providerSet{prometheus: prometheus, web: webProvider}.registry()
 }
 
 // registry is the command line's providers: its Prometheus, and a web

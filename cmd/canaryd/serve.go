@@ -311,7 +311,8 @@ func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg
 	if cfg.Templates != "" {
 		var err error
 		store, err = templates.Load(templates.Options{
-			Dir: cfg.Templates,
+			Dir:       cfg.Templates,
+			Providers: providers,
 			// The server's own check, so that a template naming a
 			// Prometheus outside --prometheus-url is flagged at load.
 			Check: func(doc *spec.Document) []api.FieldError {

@@ -146,7 +146,8 @@ func (v *validation) options() templates.CheckOptions {
 			_, errs := compile.Compile(doc, nil, v.providers, limits)
 			return errs
 		},
-		Args: v.flags.args,
+		Providers: v.providers,
+		Args:      v.flags.args,
 	}
 }
 

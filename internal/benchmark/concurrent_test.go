@@ -169,7 +169,7 @@ func BenchmarkConcurrentAnalyses(b *testing.B) {
 
 func runConcurrent(b *testing.B, n int, doc *spec.Document, provider *prometheus.Provider, opt compile.Option, stubPID int) {
 	plans := make([]*analysis.Plan, n)
-	providers := compile.Builtin(provider.Source)
+	providers := promAndJudge(provider.Source)
 	for i := range plans {
 		compiled, problems := compile.Compile(doc, nil, providers, opt)
 		if len(problems) > 0 {

@@ -10,9 +10,23 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/judge"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
+
+// PrometheusFunc builds the source of a decoded provider.prometheus (a
+// stand-in for the Prometheus provider's Source).
+type PrometheusFunc = prometheus.Func
+
+// Builtin is a registry of the Prometheus provider, built by prom, and of
+// the judge over it, as the service registers them (cmd/canaryd).
+func Builtin(prom PrometheusFunc) *provider.Registry {
+	return provider.NewRegistry().
+		Register("prometheus", prom).
+		Register("judge", judge.NewProvider(prom))
+}
 
 // mustParse parses input that the test expects to be valid.
 func mustParse(t testing.TB, input string) *spec.Document {

@@ -9,8 +9,6 @@ import (
 	"github.com/canaryd/canaryd/api"
 
 	"github.com/canaryd/canaryd/internal/provider"
-	"github.com/canaryd/canaryd/internal/provider/judge"
-	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -21,20 +19,6 @@ import (
 type Providers interface {
 	Lookup(name string) (provider.Provider, bool)
 	Names() []string
-}
-
-// PrometheusFunc builds the source of a decoded provider.prometheus (a
-// Prometheus provider's Source, or a stand-in for one).
-type PrometheusFunc = prometheus.Func
-
-// Builtin returns a registry of canaryd's Prometheus provider, built by
-// prom, and of the judge over it (judge.NewProvider). The service
-// registers its other providers on it (cmd/canaryd); tests use it as it
-// is.
-func Builtin(prom PrometheusFunc) *provider.Registry {
-	return provider.NewRegistry().
-		Register("prometheus", prom).
-		Register("judge", judge.NewProvider(prom))
 }
 
 // languages gathers the fields that the providers declare written in a

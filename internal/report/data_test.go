@@ -75,7 +75,7 @@ metrics:
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}
-	compiled, problems := compile.Compile(doc, nil, compile.Builtin(p.Source))
+	compiled, problems := compile.Compile(doc, nil, promAndJudge(p.Source))
 	if len(problems) > 0 {
 		t.Fatal(problems)
 	}

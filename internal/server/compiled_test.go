@@ -15,7 +15,7 @@ import (
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
-// compileCounter is a PrometheusFunc that counts the metrics it builds a
+// compileCounter is a prometheus.Func that counts the metrics it builds a
 // source for (once per metric each time a spec is compiled) and measures
 // the query as a value: "good" is 1, "bad" is 0.5.
 type compileCounter struct{ built atomic.Int64 }

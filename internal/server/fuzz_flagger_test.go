@@ -71,7 +71,7 @@ func FuzzFlaggerGate(f *testing.F) {
 	passing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Value: []float64{1e9}, Display: "[1e9]"}
 	})
-	sources := compile.Builtin(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := promAndJudge(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}

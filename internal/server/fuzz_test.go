@@ -32,7 +32,7 @@ func FuzzCreateAnalysis(f *testing.F) {
 	failing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Err: errors.New("no Prometheus in a fuzz test")}
 	})
-	sources := compile.Builtin(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := promAndJudge(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}

@@ -97,7 +97,7 @@ type options struct {
 	// webhookMaxElapsed is the retry budget of a webhook event; 5s when
 	// 0. Backoffs are a few milliseconds, so retries take no time.
 	webhookMaxElapsed time.Duration
-	sources           compile.PrometheusFunc
+	sources           prometheus.Func
 	// webAllow are the web provider's --web-allow prefixes; web metrics
 	// are refused without any.
 	webAllow  []string
@@ -181,7 +181,7 @@ func start(t *testing.T, o options) *testServer {
 		t.Fatalf("web.New: %v", err)
 	}
 	t.Cleanup(webProvider.CloseIdleConnections)
-	providers := compile.Builtin(sources).Register("web", webProvider)
+	providers := promAndJudge(sources).Register("web", webProvider)
 	if o.webhookMaxElapsed == 0 {
 		o.webhookMaxElapsed = 5 * time.Second
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/lang"
 	"github.com/canaryd/canaryd/internal/provider"
-	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -26,11 +25,11 @@ import (
 // placeholder as a name and as a number (lang.IsParseProblem), so a query
 // that does not parse is refused whatever it uses. check, when set, runs
 // after compile.Compile on the same placeholder-filled document.
-func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldError) []api.FieldError {
+func checkDocument(doc *spec.Document, providers compile.Providers, check func(*spec.Document) []api.FieldError) []api.FieldError {
 	filled, placeholders := withPlaceholders(doc)
 	// Compile resolves the arguments and goes on past the problems of
 	// resolution, so that they are listed with the others.
-	_, errs := compile.Compile(filled, nil, checkProviders{})
+	_, errs := compile.Compile(filled, nil, checkProviders{providers})
 	if check != nil {
 		errs = append(errs, check(filled)...)
 	}
@@ -56,30 +55,21 @@ func checkDocument(doc *spec.Document, check func(*spec.Document) []api.FieldErr
 	return out
 }
 
-// checkProviders stands in for the service's providers: it accepts every
-// provider name and builds nothing, but checks the configurations of
-// canaryd's own providers (Prometheus' shape, the judge's rules), and
-// knows which of their fields are queries. Whether this canaryd runs a
-// provider, and what its configuration may reach, is the Check callback's
-// business.
-type checkProviders struct{}
-
-// builtin are canaryd's own providers, over a Prometheus that builds
-// nothing.
-var builtin = compile.Builtin(noSources)
-
-func noSources(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
-	return nil, nil, nil
+// checkProviders are the service's providers as the check sees them: each
+// checks its own configurations (their shape, their rules) and declares
+// which of their fields are queries, and a provider name they do not know
+// is accepted, building nothing. Whether this canaryd runs a provider is
+// the Check callback's business.
+type checkProviders struct {
+	compile.Providers
 }
 
-func (checkProviders) Lookup(name string) (provider.Provider, bool) {
-	if p, ok := builtin.Lookup(name); ok {
+func (c checkProviders) Lookup(name string) (provider.Provider, bool) {
+	if p, ok := c.Providers.Lookup(name); ok {
 		return p, true
 	}
 	return provider.Func(func(json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) { return nil, nil, nil }), true
 }
-
-func (checkProviders) Names() []string { return builtin.Names() }
 
 // withPlaceholders returns a copy of doc whose arguments without a value of
 // their own carry a placeholder, substituted as it is, and the names of

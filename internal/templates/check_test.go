@@ -158,7 +158,7 @@ func TestCheckDocumentPlaceholders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		doc := mustParse(t, tt.name, template("t", tt.spec))
-		got := checkDocument(doc, nil)
+		got := checkDocument(doc, testProviders, nil)
 		// An empty wanted message matches any: the text is the spec's.
 		for i := range got {
 			if i < len(tt.want) && tt.want[i].Message == "" {
@@ -208,7 +208,7 @@ func TestCheckCallback(t *testing.T) {
         query: up
 `))
 		seen = nil
-		got := checkDocument(doc, check)
+		got := checkDocument(doc, testProviders, check)
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s:\ngot\n%swant\n%s", tt.name, formatFieldErrors(got), formatFieldErrors(tt.want))
 		}
@@ -346,7 +346,7 @@ func TestFixtures(t *testing.T) {
 				delete(args, k)
 			}
 		}
-		if _, errs := compile.Compile(tmpl.Document, args, compile.Builtin(noSources)); len(errs) > 0 {
+		if _, errs := compile.Compile(tmpl.Document, args, testProviders); len(errs) > 0 {
 			t.Errorf("%s: Compile with its required arguments:\n%s", name, formatFieldErrors(errs))
 		}
 	}

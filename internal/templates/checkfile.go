@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -40,6 +41,8 @@ type Checked struct {
 type CheckOptions struct {
 	// Check is Options.Check: the further checks of a template.
 	Check func(doc *spec.Document) []api.FieldError
+	// Providers is Options.Providers. Required: CheckFile panics without.
+	Providers compile.Providers
 	// Args are argument values, as a request would give them: an argument
 	// that a document declares and Args names is checked with this value
 	// rather than a placeholder. Names a document does not declare are
@@ -54,7 +57,10 @@ type CheckOptions struct {
 // extension tells a JSON file (one document) from YAML. The documents are
 // returned in the order of the file. Nothing is logged.
 func CheckFile(name string, data []byte, o CheckOptions) []Checked {
-	s := &Store{check: o.Check, log: zap.NewNop(), args: o.Args}
+	if o.Providers == nil {
+		panic("templates: CheckOptions.Providers is required")
+	}
+	s := &Store{check: o.Check, providers: o.Providers, log: zap.NewNop(), args: o.Args}
 	v := &version{loadedAt: time.Now()}
 	s.loadDocuments(name, data, v)
 	out := checked(name, v)

@@ -45,7 +45,7 @@ metadata: {name: good}
 spec:
   metrics: [{name: m, provider: {prometheus: {query: up}}}]
 `
-	got := CheckFile("all.yaml", []byte(file), CheckOptions{})
+	got := CheckFile("all.yaml", []byte(file), CheckOptions{Providers: testProviders})
 	if len(got) != 4 {
 		t.Fatalf("%d documents, want 4: %+v", len(got), got)
 	}
@@ -76,18 +76,18 @@ spec:
 
 	// An argument given a value is checked with it, not with a
 	// placeholder; a name the template does not declare is ignored.
-	got = CheckFile("all.yaml", []byte(file), CheckOptions{Args: map[string]string{"interval": "soon", "other": "x"}})
+	got = CheckFile("all.yaml", []byte(file), CheckOptions{Providers: testProviders, Args: map[string]string{"interval": "soon", "other": "x"}})
 	if text := errorsText(got[0].Errors); !strings.Contains(text, "metrics[0].interval") {
 		t.Errorf("with interval=soon: errors %q, want one on metrics[0].interval", text)
 	}
-	got = CheckFile("all.yaml", []byte(file), CheckOptions{Args: map[string]string{"interval": "1m"}})
+	got = CheckFile("all.yaml", []byte(file), CheckOptions{Providers: testProviders, Args: map[string]string{"interval": "1m"}})
 	if got[0].Template == nil {
 		t.Errorf("with interval=1m: %v, want it loaded", got[0].Errors)
 	}
 
 	// The Check callback sees the document, as Load's does.
 	calls := 0
-	CheckFile("all.yaml", []byte(file), CheckOptions{Check: func(*spec.Document) []api.FieldError { calls++; return nil }})
+	CheckFile("all.yaml", []byte(file), CheckOptions{Providers: testProviders, Check: func(*spec.Document) []api.FieldError { calls++; return nil }})
 	if calls != 3 {
 		t.Errorf("Check called %d times, want 3 (every template that parses)", calls)
 	}
@@ -113,7 +113,7 @@ func TestCheckDir(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := CheckDir(dir, CheckOptions{})
+	got, err := CheckDir(dir, CheckOptions{Providers: testProviders})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCheckDir(t *testing.T) {
 		t.Errorf("%d entries, want 7:\n%s", len(got), text)
 	}
 
-	if _, err := CheckDir(filepath.Join(dir, "nope"), CheckOptions{}); err == nil {
+	if _, err := CheckDir(filepath.Join(dir, "nope"), CheckOptions{Providers: testProviders}); err == nil {
 		t.Error("CheckDir of a missing directory: no error")
 	}
 }
@@ -185,7 +185,7 @@ metadata: {name: r}
 spec:
   metrics: [{name: m, provider: {prometheus: {query: up, adress: x}}}]
 `
-	got := CheckFile("t.yaml", []byte(file), CheckOptions{})
+	got := CheckFile("t.yaml", []byte(file), CheckOptions{Providers: testProviders})
 	if len(got) != 2 {
 		t.Fatalf("%d documents, want 2: %+v", len(got), got)
 	}

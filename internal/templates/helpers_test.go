@@ -12,6 +12,10 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/judge"
+	promprovider "github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 // fixture reads a file of testdata/templates.
@@ -46,9 +50,22 @@ func writeFiles(t testing.TB, dir string, files map[string]string) {
 }
 
 // load loads dir into a store with its own registry and a test logger.
+// testProviders are the service's Prometheus and judge, over a Prometheus
+// that builds nothing, as cmd/canaryd registers them.
+var testProviders = provider.NewRegistry().
+	Register("prometheus", promprovider.Func(noSources)).
+	Register("judge", judge.NewProvider(noSources))
+
+func noSources(*promprovider.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	return nil, nil, nil
+}
+
 func load(t testing.TB, dir string, o Options) *Store {
 	t.Helper()
 	o.Dir = dir
+	if o.Providers == nil {
+		o.Providers = testProviders
+	}
 	if o.Logger == nil {
 		o.Logger = zaptest.NewLogger(t)
 	}

@@ -42,6 +42,12 @@ type Options struct {
 	// documentation), so Check needs no special care. Check must not
 	// modify the document. nil: no further checks.
 	Check func(doc *spec.Document) []api.FieldError
+	// Providers are the service's providers (its one registry, assembled
+	// in cmd/canaryd): each template's provider configurations are
+	// decoded and checked by their providers, and their query fields
+	// read in the languages the providers declare. A provider name they
+	// do not know is left to Check. Required.
+	Providers compile.Providers
 	// Logger receives a line for every change: files loaded, broken,
 	// removed, documents skipped. nil: no logs.
 	Logger *zap.Logger
@@ -60,11 +66,12 @@ type Options struct {
 // snapshot that a reload replaces whole, so they never wait for a reload
 // and never see half of one.
 type Store struct {
-	dir   string
-	check func(*spec.Document) []api.FieldError
-	log   *zap.Logger
-	poll  time.Duration
-	m     *metrics
+	dir       string
+	check     func(*spec.Document) []api.FieldError
+	providers compile.Providers
+	log       *zap.Logger
+	poll      time.Duration
+	m         *metrics
 	// args are values that stand in for placeholders (CheckFile's
 	// Options.Args); nil for a store that Load made.
 	args map[string]string
@@ -122,6 +129,9 @@ func Load(o Options) (*Store, error) {
 	if o.Dir == "" {
 		return nil, errors.New("templates: no directory given")
 	}
+	if o.Providers == nil {
+		return nil, errors.New("templates: no providers given")
+	}
 	fi, err := os.Stat(o.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("templates: %w", err)
@@ -130,12 +140,13 @@ func Load(o Options) (*Store, error) {
 		return nil, fmt.Errorf("templates: %s is not a directory", o.Dir)
 	}
 	s := &Store{
-		dir:   o.Dir,
-		check: o.Check,
-		log:   o.Logger,
-		poll:  o.PollInterval,
-		m:     newMetrics(),
-		files: map[string]*fileState{},
+		dir:       o.Dir,
+		check:     o.Check,
+		providers: o.Providers,
+		log:       o.Logger,
+		poll:      o.PollInterval,
+		m:         newMetrics(),
+		files:     map[string]*fileState{},
 	}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -337,7 +348,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 		if otherKind(errs) {
 			return nil, nil, cmp.Or(kind, "unknown")
 		}
-		return broken(name, kind, append(errs, compile.ShapeProblems(in, checkProviders{})...))
+		return broken(name, kind, append(errs, compile.ShapeProblems(in, checkProviders{s.providers})...))
 	}
 	switch doc.Kind {
 	case spec.KindAnalysisTemplate, spec.KindClusterAnalysisTemplate:
@@ -348,7 +359,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 		// A typo in a provider's configuration is found by compiling
 		// (its provider decodes it): it keeps the run from being
 		// skipped silently too.
-		for _, e := range checkDocument(withValues(doc, s.args), nil) {
+		for _, e := range checkDocument(withValues(doc, s.args), s.providers, nil) {
 			if e.Message == "unknown field" {
 				errs = append(errs, e)
 			}
@@ -362,7 +373,7 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 	if e := checkName(doc.Metadata.Name); e != nil {
 		problems = append(problems, *e)
 	}
-	problems = append(problems, checkDocument(withValues(doc, s.args), s.check)...)
+	problems = append(problems, checkDocument(withValues(doc, s.args), s.providers, s.check)...)
 	if len(problems) > 0 {
 		return broken(doc.Metadata.Name, doc.Kind, problems)
 	}

@@ -533,7 +533,7 @@ func TestDirectoryProblems(t *testing.T) {
 		{"missing", filepath.Join(t.TempDir(), "missing"), "no such file or directory"},
 		{"a file", file, "is not a directory"},
 	} {
-		_, err := Load(Options{Dir: tt.dir})
+		_, err := Load(Options{Dir: tt.dir, Providers: testProviders})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Load: got %v, want an error containing %q", tt.name, err, tt.want)
 		}
@@ -543,7 +543,7 @@ func TestDirectoryProblems(t *testing.T) {
 	dir := t.TempDir()
 	reg := prometheus.NewRegistry()
 	load(t, dir, Options{Registerer: reg})
-	if _, err := Load(Options{Dir: dir, Registerer: reg}); err == nil || !strings.Contains(err.Error(), "one Store per registerer") {
+	if _, err := Load(Options{Dir: dir, Registerer: reg, Providers: testProviders}); err == nil || !strings.Contains(err.Error(), "one Store per registerer") {
 		t.Errorf("second store on a registerer: got %v", err)
 	}
 	families, err := reg.Gather()

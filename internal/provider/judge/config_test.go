@@ -76,7 +76,7 @@ func TestDecode(t *testing.T) {
       critical: true
       group: latency
 `
-	doc, compiled, errs := compile.ParseAndCompile([]byte(judgeSpec(every, "scoring: {groups: {latency: 100}}\n")), nil, compile.Builtin(noSources))
+	doc, compiled, errs := compile.ParseAndCompile([]byte(judgeSpec(every, "scoring: {groups: {latency: 100}}\n")), nil, promAndJudge(noSources))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -125,7 +125,7 @@ func TestDecode(t *testing.T) {
 			fe("metrics[0].provider.judge.confidenceLevel", "confidenceLevel must be strictly between 0 and 1 (default 0.98), got 0"),
 		}},
 	} {
-		_, _, errs := compile.ParseAndCompile([]byte(tt.input), nil, compile.Builtin(noSources))
+		_, _, errs := compile.ParseAndCompile([]byte(tt.input), nil, promAndJudge(noSources))
 		checkErrors(t, tt.name, errs, tt.want)
 	}
 }
@@ -238,7 +238,7 @@ func TestValidate(t *testing.T) {
 			// The judge's provider checks its configuration
 			// (judge.Metric.Validate) when the spec is compiled; spec's
 			// Validate what needs the spec (critical, group).
-			_, _, errs := compile.ParseAndCompile([]byte(input+"}"), nil, compile.Builtin(noSources))
+			_, _, errs := compile.ParseAndCompile([]byte(input+"}"), nil, promAndJudge(noSources))
 			checkErrors(t, tt.name, errs, tt.want)
 		})
 	}

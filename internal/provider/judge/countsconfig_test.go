@@ -55,7 +55,7 @@ func TestCountsValidate(t *testing.T) {
 			fe(p+".alpha", "alpha applies only to counts (provider.judge.counts), whose test it bounds; the sample judge's is confidenceLevel")}},
 	}
 	for _, tt := range tests {
-		_, _, errs := compile.ParseAndCompile([]byte(judgeSpec(tt.yaml, "")), nil, compile.Builtin(noSources))
+		_, _, errs := compile.ParseAndCompile([]byte(judgeSpec(tt.yaml, "")), nil, promAndJudge(noSources))
 		checkErrors(t, tt.name, errs, tt.want)
 	}
 }
@@ -70,7 +70,7 @@ func TestCountsDefaultConditions(t *testing.T) {
 		{validCountsYAML, judge.DefaultCountsSuccessCondition, judge.DefaultCountsFailureCondition},
 		{validJudgeYAML, judge.DefaultSuccessCondition, judge.DefaultFailureCondition},
 	} {
-		_, compiled, errs := compile.ParseAndCompile([]byte(judgeSpec(tt.yaml, "")), nil, compile.Builtin(noSources))
+		_, compiled, errs := compile.ParseAndCompile([]byte(judgeSpec(tt.yaml, "")), nil, promAndJudge(noSources))
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}

@@ -17,7 +17,7 @@
 // through the configured datasources with their allow-lists, credentials,
 // shared transports, timeouts and scrubbing of secrets, exactly as a
 // `provider.prometheus` range query does. The Provider builds them with the
-// Prometheus provider it is registered over (NewProvider, compile.Builtin),
+// Prometheus provider it is registered over (NewProvider, cmd/canaryd),
 // so every caller that can run a Prometheus metric can run a judge metric.
 //
 // # The window

@@ -64,7 +64,7 @@ func compilePlan(t *testing.T, url, input string) *analysis.Plan {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.CloseIdleConnections)
-	_, compiled, errs := compile.ParseAndCompile([]byte(input), nil, compile.Builtin(p.Source))
+	_, compiled, errs := compile.ParseAndCompile([]byte(input), nil, promAndJudge(p.Source))
 	if len(errs) > 0 {
 		t.Fatalf("compile: %v", errs)
 	}

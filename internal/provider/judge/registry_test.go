@@ -1,0 +1,15 @@
+package judge_test
+
+import (
+	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+)
+
+// promAndJudge is a registry of the Prometheus provider, built by prom,
+// and of the judge over it, as cmd/canaryd registers them.
+func promAndJudge(prom prometheus.Func) *provider.Registry {
+	return provider.NewRegistry().
+		Register("prometheus", prom).
+		Register("judge", judge.NewProvider(prom))
+}
