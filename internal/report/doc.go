@@ -5,8 +5,11 @@
 // still running ("1 more failed measurement → Failed").
 //
 // A Report is built from the analysis as the API returns it and the plan's
-// metrics (their limits and conditions, which the resource does not
-// carry), using the engine's own limit rules (analysis.AssessLimits). It
+// metrics (New: their limits and conditions, which the resource does not
+// carry), using the engine's own limit rules (analysis.AssessLimits). An
+// analysis whose plan is not at hand, one read back from a store, is
+// explained from the resource alone (NewFromAnalysis): its counters
+// without their limits, and neither bands nor series on its charts. It
 // is written as text for a terminal, markdown for a GitHub job summary or a
 // pull-request comment, JUnit XML (one test case per metric) for GitLab's
 // and Jenkins' test reports, or the API's JSON: `canaryd run -o FORMAT`.
@@ -15,24 +18,29 @@
 //
 // Report.HTML writes one self-contained HTML file (`canaryd run --report`,
 // `canaryd backtest --report`, and GET /v1/analyses/{id} with Accept:
-// text/html): the verdict and the reason at the top; per metric a chart of
-// its measurements over time, one point per measurement coloured by its
-// phase, the decisive one marked, over shaded bands where the metric's
-// conditions pass, fail or are inconclusive (or err); its counters beside
-// their limits and what would settle it; a dry-run metric that would have
-// failed says so; its rendered query, a link to the Prometheus graph at the
-// decisive measurement (when the datasource's URL is known: Report.Sources,
-// from SourcesOf) and the request as curl, every credential shown as
+// text/html): the verdict and the reason at the top; for an analysis of
+// several metrics, a tile for each, the metric at a glance (its phase, a
+// dot for each of its newest MaxTileDots measurements, and the value that
+// decided it against its threshold); per metric a chart of its measurements
+// over time, one point per measurement coloured by its phase, the decisive
+// one marked, over shaded bands where the metric's conditions pass, fail or
+// are inconclusive (or err); its counters beside their limits and what
+// would settle it; a dry-run metric that would have failed says so; its
+// rendered query, a link to the Prometheus graph at the decisive
+// measurement (when the datasource's URL is known: Report.Sources, from
+// SourcesOf) and the request as curl, every credential shown as
 // redact.Placeholder; a judge metric's classification, critical flag and
 // reason per measurement, and the analysis' score. A judge metric's
 // comparison (the decisive measurement's, or the newest) is drawn too: the
 // canary's and the baseline's samples as empirical distribution functions,
-// in two colours, and beneath them the Hodges-Lehmann estimate of the
-// shift canary − baseline inside its confidence interval, with 0 marked,
-// the classification and the p-value (from what the judge keeps on each
-// measurement: at most judge.MaxSampleValues values a side). A backtest series
-// (NewSeries) adds a strip of verdicts over time above the report of its
-// first analysis that would have failed.
+// in two colours, and beneath them the Hodges-Lehmann estimate of the shift
+// canary − baseline inside its confidence interval, with 0 marked, the
+// classification and the p-value (from what the judge keeps on each
+// measurement: at most judge.MaxSampleValues values a side). A counts
+// metric (provider.judge's count test) is drawn over its looks: its e-value
+// against 1/alpha, and the rate ratio's confidence sequence against the
+// tolerance. A backtest series (NewSeries) adds a strip of verdicts over
+// time above the report of its first analysis that would have failed.
 //
 // # The data behind the measurements
 //
@@ -54,8 +62,10 @@
 // inline CSS, and no JavaScript at all: the file opens from disk, in an
 // air-gapped cluster or a CI artifact viewer, and requests nothing (its
 // Content-Security-Policy forbids it); building canaryd needs no Node
-// toolchain and vendors no charting library; and a page that shows the
-// same analysis live draws the very same charts (ChartSVG, Stylesheet).
+// toolchain and vendors no charting library; and the live page
+// (internal/ui) shows the very same report: it reads the server's HTML
+// answer and shows its body, styled by the report's stylesheet
+// (Stylesheet), which it serves beside its own.
 // Every text in the file (metric names, values, messages, queries,
 // arguments) goes through html/template's contextual escaping, so none can
 // become markup.
