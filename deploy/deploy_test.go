@@ -620,12 +620,12 @@ func TestOverlayShipsNoToken(t *testing.T) {
 	if want := "openssl rand -hex 32 > deploy/kustomize/overlays/example/tokens"; !strings.Contains(string(kustomization), want) {
 		t.Errorf("%s/kustomization.yaml does not say %q", overlay, want)
 	}
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "docs", "kubernetes.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "openssl rand -hex 32 > deploy/kustomize/overlays/prod/tokens"; !strings.Contains(string(readme), want) {
-		t.Errorf("docs/operations.md does not say %q", want)
+		t.Errorf("docs/kubernetes.md does not say %q", want)
 	}
 }
 

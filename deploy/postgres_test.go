@@ -391,7 +391,7 @@ func TestPostgresOverlayShipsNoSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
+	docs, err := os.ReadFile(filepath.Join(repoRoot, "docs", "kubernetes.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +403,7 @@ func TestPostgresOverlayShipsNoSecret(t *testing.T) {
 			t.Errorf("%s/kustomization.yaml does not say how to make %s (%q)", overlay, name, want)
 		}
 		if !strings.Contains(string(docs), "> "+name) {
-			t.Errorf("docs/operations.md does not say how to make %s (%q)", name, "> "+name)
+			t.Errorf("docs/kubernetes.md does not say how to make %s (%q)", name, "> "+name)
 		}
 	}
 	// The kustomization's example URL is the one the NetworkPolicy admits.

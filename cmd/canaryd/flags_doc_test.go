@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,16 +77,21 @@ type synopsisLine struct {
 }
 
 // documentedSynopses finds the synopses of the commands in README.md and
-// docs/*.md: the lines of text blocks that are not a transcript's `$ `
+// the Markdown files under docs/: the lines of text blocks that are not a transcript's `$ `
 // commands and read `canaryd COMMAND …`.
 func documentedSynopses(t *testing.T) map[string][]synopsisLine {
 	t.Helper()
 	root := filepath.Join("..", "..")
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	files := []string{filepath.Join(root, "README.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append([]string{filepath.Join(root, "README.md")}, files...)
 	out := map[string][]synopsisLine{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)

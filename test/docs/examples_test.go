@@ -40,7 +40,7 @@ type outcome struct {
 	skipped string // why it was only syntax-checked
 }
 
-// TestExamples runs every fenced block of README.md and docs/*.md as
+// TestExamples runs every fenced block of the documentation's pages as
 // docs/developing.md says, all at once (most wait on analyses' schedules),
 // then reports each as a subtest named PAGE:LINE.
 func TestExamples(t *testing.T) {

@@ -301,8 +301,8 @@ func (g goTest) check(root string, env map[string]bool) []error {
 	return errs
 }
 
-// TestGoTestCommands checks every `go test` command of README.md and
-// docs/*.md without running it: each package it names is a directory
+// TestGoTestCommands checks every `go test` command of the documentation's
+// pages without running it: each package it names is a directory
 // holding tests, its -run, -bench and -fuzz patterns match a test
 // function of each of them (go/parser over their _test.go files), and each
 // variable it sets is a string literal of the repository's Go code (the

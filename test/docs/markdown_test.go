@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,15 +53,20 @@ func repoRoot(t testing.TB) string {
 	return root
 }
 
-// pages reads README.md and docs/*.md.
+// pages reads README.md, CHANGELOG.md and every Markdown file under docs/.
 func pages(t testing.TB) []*page {
 	t.Helper()
 	root := repoRoot(t)
-	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	files := []string{filepath.Join(root, "README.md"), filepath.Join(root, "CHANGELOG.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append([]string{filepath.Join(root, "README.md")}, files...)
 	var out []*page
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -71,7 +77,7 @@ func pages(t testing.TB) []*page {
 		out = append(out, parse(filepath.ToSlash(rel), string(b)))
 	}
 	if len(out) < 10 {
-		t.Fatalf("found %d pages of documentation, want README.md and docs/*.md", len(out))
+		t.Fatalf("found %d pages of documentation, want README.md, CHANGELOG.md and docs/**/*.md", len(out))
 	}
 	return out
 }
