@@ -51,10 +51,10 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 	}
 	// A spec over the limit of metrics is not looked at further: its size
 	// is the problem, and looking would be the work the limit saves.
-	if problems := o.limits.checkMetricCount(&doc.Spec); len(problems) > 0 {
+	if problems := checkMetricCount(o.limits, &doc.Spec); len(problems) > 0 {
 		return nil, problems
 	}
-	ro := o.limits.resolveOptions(doc.APIVersion == spec.APIVersion)
+	ro := resolveOptions(o.limits, doc.APIVersion == spec.APIVersion)
 	ro.Languages = languages(providers)
 	// Resolution goes on past its problems (a missing argument, a value
 	// refused), with placeholders where tags could not be substituted, so
@@ -177,9 +177,9 @@ func compileMetric(m *spec.Metric, providers Providers, o compileOptions) (analy
 		}
 	}
 	conditions, problems := condition.Compile(am.SuccessCondition, am.FailureCondition,
-		append(limits.conditionOptions(), condition.WithPrograms(o.programs))...)
+		append(conditionOptions(limits), condition.WithPrograms(o.programs))...)
 	am.Judge = conditions
-	problems = append(problems, limits.checkSchedule(&am)...)
+	problems = append(problems, checkSchedule(limits, &am)...)
 	switch {
 	case name == "":
 		// None or several providers: Validate says so.

@@ -3,6 +3,8 @@ package compile
 import (
 	"strings"
 	"testing"
+
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // TestConditionCutByAComment checks that a condition which YAML cut short
@@ -51,7 +53,7 @@ func TestCompileVerbatimArgsOnlyForArgoDocuments(t *testing.T) {
 		{"an Argo document with verbatim arguments", argo, true, true},
 		{"a bare spec with verbatim arguments", spec, true, false},
 	} {
-		compiled, errs := Compile(mustParse(t, tc.input), nil, Builtin(noSources), WithLimits(Limits{VerbatimArgs: tc.verbatim}))
+		compiled, errs := Compile(mustParse(t, tc.input), nil, Builtin(noSources), WithLimits(limits.Limits{VerbatimArgs: tc.verbatim}))
 		switch {
 		case tc.runs && (len(errs) > 0 || string(compiled.Spec.Metrics[0].Provider.Prometheus) != `{"query":"rate(x[5m]) or rate(y[5m])"}`):
 			t.Errorf("%s: %v", tc.name, errs)

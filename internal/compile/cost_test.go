@@ -3,6 +3,8 @@ package compile
 import (
 	"strings"
 	"testing"
+
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
 // TestCompileConditionCost: the conditions the condition package refuses
@@ -22,10 +24,10 @@ func TestCompileConditionCost(t *testing.T) {
 		{"failureCondition", `let r = 1..999; all(r, {all(r, {# > 0})})`, "this condition may take 6994006 steps whatever the result, more than the 100000 canaryd allows"},
 	} {
 		doc := mustParse(t, metric(tc.field, tc.cond))
-		for _, limits := range []Limits{{}, {MaxConditionLength: 4096, MaxConditionNodes: 1000}} {
-			_, got := Compile(doc, nil, Builtin((&recordingSources{}).source), WithLimits(limits))
+		for _, l := range []limits.Limits{{}, {MaxConditionLength: 4096, MaxConditionNodes: 1000}} {
+			_, got := Compile(doc, nil, Builtin((&recordingSources{}).source), WithLimits(l))
 			if len(got) != 1 || got[0].Field != "metrics[0]."+tc.field || !strings.HasPrefix(got[0].Message, tc.want) {
-				t.Errorf("%s with %+v: %s; want one problem on metrics[0].%s starting %q", tc.cond, limits, formatErrors(got), tc.field, tc.want)
+				t.Errorf("%s with %+v: %s; want one problem on metrics[0].%s starting %q", tc.cond, l, formatErrors(got), tc.field, tc.want)
 			}
 		}
 	}

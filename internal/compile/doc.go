@@ -21,12 +21,12 @@
 // over it, so that both of a judge's queries reach only what Prometheus
 // may; the service registers the others on that registry (cmd/canaryd).
 //
-// What a service bounds is bounded here before it is spent (Limits,
-// WithLimits): the number of metrics, the length of every field and of the
+// What a service bounds is bounded here before it is spent (WithLimits,
+// limits.Limits): the number of metrics, the length of every field and of the
 // whole spec with its arguments substituted (checked by spec.Spec.Resolve
 // from the lengths of the values, before anything is built), each
 // condition's length and syntax tree, and a schedule that could not end
-// within the longest analysis. The zero Limits bound nothing, which is
+// within the longest analysis. The zero limits.Limits bound nothing, which is
 // what the command line runs with. WithPrograms shares compiled conditions
 // between the compilations of a service.
 //

@@ -12,64 +12,22 @@ import (
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
-// Limits bound what a spec may ask of the service that runs it. Each
-// field's zero value means no bound, which is what the command line runs
-// with: a spec run by its own author needs no protection from itself.
-type Limits struct {
-	// MaxMetrics is the most metrics a spec may have. A spec with more is
-	// refused on "metrics" before anything else of it is looked at.
-	MaxMetrics int
-	// MaxConditionLength and MaxConditionNodes bound each condition: its
-	// length in bytes (checked before it is parsed) and its syntax tree
-	// (expr's node budget). See condition.MaxLength, condition.MaxNodes.
-	MaxConditionLength int
-	MaxConditionNodes  uint
-	// MaxDuration is how long an analysis may run. A metric with a count
-	// whose schedule alone (initialDelay + (count − 1) × interval) is
-	// longer could only end in an Error at MaxDuration, so it is refused
-	// on its count. Metrics without a count run until terminated; the
-	// run's own MaxDuration ends them.
-	MaxDuration time.Duration
-	// MaxQueryLength bounds each query (provider.prometheus.query, a
-	// judge's canary and baseline) and MaxFieldLength every other string
-	// field but the conditions (which MaxConditionLength bounds), in bytes
-	// with the arguments substituted; MaxResolvedSize bounds all of a
-	// spec's metrics together (their JSON, the values substituted). Each
-	// is checked from the lengths of the values and the number of tags,
-	// before anything substituted is built.
-	MaxQueryLength  int
-	MaxFieldLength  int
-	MaxResolvedSize int
-	// VerbatimArgs substitutes the arguments of an Argo document
-	// (argoproj.io/v1alpha1) as they are, as Argo Rollouts does, without
-	// escaping or checking them (see spec.Spec.Resolve). It is not a bound but
-	// the lifting of one, for an operator whose callers are all trusted
-	// with the structure of every query and condition.
-	VerbatimArgs bool
-}
-
-// Defaults of the fixed limits on a resolved spec, which a service sets
-// (the command line runs without limits).
-const (
-	DefaultMaxFieldLength  = limits.MaxFieldLength
-	DefaultMaxResolvedSize = limits.MaxResolvedSize
-)
-
 // Option configures Compile.
 type Option func(*compileOptions)
 
 type compileOptions struct {
-	limits   Limits
+	limits   limits.Limits
 	programs *condition.Programs
 }
 
-// WithLimits makes Compile refuse what goes beyond l.
-func WithLimits(l Limits) Option { return func(o *compileOptions) { o.limits = l } }
+// WithLimits makes Compile refuse what goes beyond l, whose zero fields
+// bound nothing (limits.Limits).
+func WithLimits(l limits.Limits) Option { return func(o *compileOptions) { o.limits = l } }
 
 // resolveOptions are the options of spec.Spec.Resolve for l, for the spec
 // of an argoproj.io/v1alpha1 document when argo is set: the bounds on the
 // resolved text, and which arguments are secret (IsSecretArg).
-func (l Limits) resolveOptions(argo bool) spec.ResolveOptions {
+func resolveOptions(l limits.Limits, argo bool) spec.ResolveOptions {
 	return spec.ResolveOptions{
 		SecretArg:          IsSecretArg,
 		Conditions:         condition.Expr,
@@ -83,12 +41,12 @@ func (l Limits) resolveOptions(argo bool) spec.ResolveOptions {
 }
 
 // conditionOptions are the condition package's options for l.
-func (l Limits) conditionOptions() []condition.Option {
+func conditionOptions(l limits.Limits) []condition.Option {
 	return []condition.Option{condition.MaxLength(l.MaxConditionLength), condition.MaxNodes(l.MaxConditionNodes)}
 }
 
 // checkMetricCount refuses a spec with more metrics than MaxMetrics.
-func (l Limits) checkMetricCount(s *spec.Spec) []api.FieldError {
+func checkMetricCount(l limits.Limits, s *spec.Spec) []api.FieldError {
 	if l.MaxMetrics <= 0 || len(s.Metrics) <= l.MaxMetrics {
 		return nil
 	}
@@ -96,25 +54,25 @@ func (l Limits) checkMetricCount(s *spec.Spec) []api.FieldError {
 		"the spec has %d metrics, more than the %d this canaryd runs in one analysis (--max-metrics)", len(s.Metrics), l.MaxMetrics)}}
 }
 
-// checkSchedule refuses a metric whose schedule cannot fit in MaxDuration.
-// The field is the metric's count, which is what makes a schedule long,
-// unless the initialDelay alone is too long.
-func (l Limits) checkSchedule(m *analysis.Metric) []api.FieldError {
-	if l.MaxDuration <= 0 || m.Count == nil || *m.Count < 1 {
+// checkSchedule refuses a metric whose schedule cannot fit in
+// MaxAnalysisDuration. The field is the metric's count, which is what
+// makes a schedule long, unless the initialDelay alone is too long.
+func checkSchedule(l limits.Limits, m *analysis.Metric) []api.FieldError {
+	if l.MaxAnalysisDuration <= 0 || m.Count == nil || *m.Count < 1 {
 		return nil
 	}
 	need := scheduleLength(m.InitialDelay, *m.Count, m.Interval)
-	if need <= l.MaxDuration {
+	if need <= l.MaxAnalysisDuration {
 		return nil
 	}
-	if m.InitialDelay > l.MaxDuration {
+	if m.InitialDelay > l.MaxAnalysisDuration {
 		return []api.FieldError{{Field: "initialDelay", Message: fmt.Sprintf(
 			"an initialDelay of %s is longer than an analysis may run here (--max-analysis-duration %s); it could only end with phase Error",
-			m.InitialDelay, l.MaxDuration)}}
+			m.InitialDelay, l.MaxAnalysisDuration)}}
 	}
 	return []api.FieldError{{Field: "count", Message: fmt.Sprintf(
 		"%d measurements %s apart (after an initialDelay of %s) take at least %s, longer than an analysis may run here (--max-analysis-duration %s); it could only end with phase Error",
-		*m.Count, m.Interval, m.InitialDelay, need, l.MaxDuration)}}
+		*m.Count, m.Interval, m.InitialDelay, need, l.MaxAnalysisDuration)}}
 }
 
 // scheduleLength is the least time count measurements take: initialDelay,

@@ -11,6 +11,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -130,7 +131,7 @@ metrics:
 - {name: p, provider: {prometheus: {query: 'up{a="{{args.v}}"}', address: 'http://`+long+`'}}}
 - {name: j, provider: {judge: {canary: `+long+`, baseline: b, lookback: 1h, step: 1m}}}
 `)
-	compiled, errs := Compile(doc, nil, Builtin(noSources), WithLimits(Limits{MaxQueryLength: 30, MaxFieldLength: 30}))
+	compiled, errs := Compile(doc, nil, Builtin(noSources), WithLimits(limits.Limits{MaxQueryLength: 30, MaxFieldLength: 30}))
 	checkErrors(t, "bounds", errs, []api.FieldError{
 		fe("metrics[0].provider.prometheus.address", "the field is 47 bytes long, longer than the 30 this canaryd accepts in one field"),
 		fe("metrics[1].provider.judge.canary", "the query is 40 bytes long, longer than the 30 this canaryd accepts (--max-query-length)"),

@@ -3,7 +3,6 @@ package server
 import (
 	"time"
 
-	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/limits"
 )
 
@@ -23,12 +22,12 @@ type Limits struct {
 	MaxConditionNodes  uint
 	// MaxQueryLength bounds each query, with its arguments substituted, in
 	// bytes: a 400 on the query beyond it. Every other field of a spec is
-	// bounded by compile.DefaultMaxFieldLength, and all of its metrics by
-	// compile.DefaultMaxResolvedSize, both checked before anything
+	// bounded by limits.MaxFieldLength, and all of its metrics by
+	// limits.MaxResolvedSize, both checked before anything
 	// substituted is built.
 	MaxQueryLength int
 	// VerbatimArgs substitutes the arguments of Argo documents as they
-	// are, as Argo Rollouts does (compile.Limits.VerbatimArgs). It lifts a
+	// are, as Argo Rollouts does (limits.Limits.VerbatimArgs). It lifts a
 	// bound rather than sets one, and travels with the limits because
 	// every spec of the server is compiled with them.
 	VerbatimArgs bool
@@ -107,16 +106,16 @@ func (l Limits) withDefaults() Limits {
 // template store checks its templates with them too, so that a template
 // that no request could run is flagged when it loads. maxDuration is the
 // analyses' --max-analysis-duration (0: no bound).
-func (l Limits) SpecLimits(maxDuration time.Duration) compile.Limits {
+func (l Limits) SpecLimits(maxDuration time.Duration) limits.Limits {
 	l = l.withDefaults()
-	return compile.Limits{
-		MaxMetrics:         l.MaxMetrics,
-		MaxConditionLength: l.MaxConditionLength,
-		MaxConditionNodes:  l.MaxConditionNodes,
-		MaxDuration:        maxDuration,
-		MaxQueryLength:     l.MaxQueryLength,
-		MaxFieldLength:     compile.DefaultMaxFieldLength,
-		MaxResolvedSize:    compile.DefaultMaxResolvedSize,
-		VerbatimArgs:       l.VerbatimArgs,
+	return limits.Limits{
+		MaxMetrics:          l.MaxMetrics,
+		MaxConditionLength:  l.MaxConditionLength,
+		MaxConditionNodes:   l.MaxConditionNodes,
+		MaxAnalysisDuration: maxDuration,
+		MaxQueryLength:      l.MaxQueryLength,
+		MaxFieldLength:      limits.MaxFieldLength,
+		MaxResolvedSize:     limits.MaxResolvedSize,
+		VerbatimArgs:        l.VerbatimArgs,
 	}
 }
