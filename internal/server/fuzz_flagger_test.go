@@ -71,13 +71,13 @@ func FuzzFlaggerGate(f *testing.F) {
 	passing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Value: []float64{1e9}, Display: "[1e9]"}
 	})
-	sources := promAndJudge(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := PromAndJudge(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}
 		return passing, nil, nil
 	})
-	store, err := templates.Load(templates.Options{Dir: dir, Check: func(doc *spec.Document) []api.FieldError {
+	store, err := templates.Load(templates.Options{Dir: dir, Providers: sources, Check: func(doc *spec.Document) []api.FieldError {
 		_, errs := compile.Compile(doc, nil, sources)
 		return errs
 	}})

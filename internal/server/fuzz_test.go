@@ -12,7 +12,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
@@ -32,7 +31,7 @@ func FuzzCreateAnalysis(f *testing.F) {
 	failing := analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 		return analysis.Observation{Err: errors.New("no Prometheus in a fuzz test")}
 	})
-	sources := promAndJudge(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	sources := PromAndJudge(func(m *prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
 		if m.Address != "" {
 			return nil, nil, []api.FieldError{{Field: "provider.prometheus.address", Message: "not allowed"}}
 		}

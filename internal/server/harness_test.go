@@ -181,7 +181,7 @@ func start(t *testing.T, o options) *testServer {
 		t.Fatalf("web.New: %v", err)
 	}
 	t.Cleanup(webProvider.CloseIdleConnections)
-	providers := promAndJudge(sources).Register("web", webProvider)
+	providers := server.PromAndJudge(sources).Register("web", webProvider)
 	if o.webhookMaxElapsed == 0 {
 		o.webhookMaxElapsed = 5 * time.Second
 	}
@@ -211,7 +211,8 @@ func start(t *testing.T, o options) *testServer {
 	)
 	if o.templates != "" {
 		st, err := templates.Load(templates.Options{
-			Dir: o.templates,
+			Dir:       o.templates,
+			Providers: providers,
 			Check: func(doc *spec.Document) []api.FieldError {
 				_, errs := compile.Compile(doc, nil, providers)
 				return errs

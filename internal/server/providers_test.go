@@ -6,9 +6,9 @@ import (
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
-// promAndJudge is a registry of the Prometheus provider, built by prom,
+// PromAndJudge is a registry of the Prometheus provider, built by prom,
 // and of the judge over it, as cmd/canaryd registers them.
-func promAndJudge(prom prometheus.Func) *provider.Registry {
+func PromAndJudge(prom prometheus.Func) *provider.Registry {
 	return provider.NewRegistry().
 		Register("prometheus", prom).
 		Register("judge", judge.NewProvider(prom))
