@@ -50,6 +50,10 @@ type Provider interface {
 	// field's length is bounded by --max-query-length. An empty map
 	// declares that every field is a value.
 	Languages() map[string]lang.Language
+	// CredentialFields declares the fields of the configuration that may
+	// hold a credential, which are masked wherever the configuration is
+	// shown (Mask); nil when none can.
+	CredentialFields() []CredentialField
 }
 
 // Func adapts a function to Provider, for a provider whose fields are
@@ -63,6 +67,9 @@ func (f Func) Source(config json.RawMessage) (analysis.Source, map[string]string
 
 // Languages: every field of a Func's configuration is a value.
 func (Func) Languages() map[string]lang.Language { return map[string]lang.Language{} }
+
+// CredentialFields: a Func's configuration holds no credential.
+func (Func) CredentialFields() []CredentialField { return nil }
 
 // What a provider may tell besides, each an optional interface that
 // internal/compile asks for.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
-	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -42,10 +41,11 @@ type TemplateList struct {
 }
 
 // TemplateDetail is the body of GET /v1/templates/{name}: what the list
-// says of the template, and its spec as loaded, arguments unresolved.
-// Values that may be credentials (secret-looking arguments' defaults,
-// header values such as Authorization, passwords and client secrets) read
-// "*****".
+// says of the template, and its spec as loaded, arguments unresolved
+// (templates.Template.View). Values that may be credentials
+// (secret-looking arguments' defaults, and the fields each provider
+// declares credentials: header values such as Authorization, passwords,
+// client secrets) read "*****".
 type TemplateDetail struct {
 	templates.Info
 	Spec map[string]any `json:"spec"`
@@ -71,7 +71,7 @@ func handleGetTemplate(store TemplateStore) http.Handler {
 			writeProblem(w, r, *p)
 			return
 		}
-		writeJSON(w, http.StatusOK, TemplateDetail{Info: infoOfTemplate(store, t), Spec: specView(&t.Document.Spec)})
+		writeJSON(w, http.StatusOK, TemplateDetail{Info: infoOfTemplate(store, t), Spec: t.View()})
 	})
 }
 
@@ -108,89 +108,6 @@ func infoOfTemplate(store TemplateStore, t *templates.Template) templates.Info {
 		}
 	}
 	return templates.Info{Name: t.Name, Kind: t.Kind, File: t.File, Line: t.Line, Status: templates.StatusOK, LoadedAt: t.LoadedAt, Args: t.Args}
-}
-
-// specView renders a spec for reading, credentials masked and empty
-// objects (an unset authentication) left out.
-func specView(s *spec.Spec) map[string]any {
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return map[string]any{} // cannot happen: a parsed spec marshals
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree map[string]any
-	if err := dec.Decode(&tree); err != nil {
-		return map[string]any{}
-	}
-	for _, a := range list(tree["args"]) {
-		if arg, ok := a.(map[string]any); ok {
-			if name, _ := arg["name"].(string); compile.IsSecretArg(name) && arg["value"] != nil {
-				arg["value"] = redact.Mask
-			}
-		}
-	}
-	for _, m := range list(tree["metrics"]) {
-		metric, _ := m.(map[string]any)
-		provider, _ := metric["provider"].(map[string]any)
-		// Argo's providers name their connection fields alike (address or
-		// url, headers as key and value, authentication), whichever the
-		// provider.
-		for _, config := range provider {
-			if c, ok := config.(map[string]any); ok {
-				maskConnection(c)
-			}
-		}
-	}
-	prune(tree)
-	return tree
-}
-
-// maskConnection masks the credentials of a provider's connection fields:
-// header values that look like credentials, passwords, client secrets, and
-// the userinfo of the address or URL.
-func maskConnection(config map[string]any) {
-	for _, key := range []string{"address", "url"} {
-		if address, ok := config[key].(string); ok {
-			config[key] = redact.Userinfo(address)
-		}
-	}
-	for _, h := range list(config["headers"]) {
-		if header, ok := h.(map[string]any); ok {
-			if key, _ := header["key"].(string); redact.IsCredentialHeader(key) && header["value"] != "" {
-				header["value"] = redact.Mask
-			}
-		}
-	}
-	auth, _ := config["authentication"].(map[string]any)
-	for _, path := range [][2]string{{"basicAuth", "password"}, {"oauth2", "clientSecret"}} {
-		if cfg, ok := auth[path[0]].(map[string]any); ok && cfg[path[1]] != nil {
-			cfg[path[1]] = redact.Mask
-		}
-	}
-}
-
-func list(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-// prune removes the empty objects of a tree, deepest first.
-func prune(v any) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if prune(e) {
-				delete(x, k)
-			}
-		}
-		return len(x) == 0
-	case []any:
-		for _, e := range x {
-			prune(e)
-		}
-	}
-	return false
 }
 
 // Fields of the template endpoints' body, and the webhook's query

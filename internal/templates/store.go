@@ -385,6 +385,8 @@ func (s *Store) loadDocument(file string, d rawDoc, now time.Time) (t *Template,
 		Document: doc,
 		LoadedAt: now,
 		Args:     templateArgs(&doc.Spec),
+
+		providers: s.providers,
 	}, nil, ""
 }
 

@@ -42,6 +42,9 @@ type Template struct {
 	LoadedAt time.Time
 	// Args are the template's arguments, in the order they are declared.
 	Args []Arg
+
+	// providers are the store's, which declare the credentials View masks.
+	providers compile.Providers
 }
 
 // Arg describes one argument of a template: what a caller may or must

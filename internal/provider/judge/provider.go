@@ -10,6 +10,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/lang"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -68,6 +69,10 @@ func (*Provider) Languages() map[string]lang.Language {
 		"counts.baseline.bad": promql.Language{}, "counts.baseline.total": promql.Language{},
 	}
 }
+
+// CredentialFields are Prometheus' (prometheus.CredentialFields): a
+// judge's connection is configured as a Prometheus metric's.
+func (*Provider) CredentialFields() []provider.CredentialField { return prometheus.CredentialFields }
 
 // Credentials lists the credentials the queries send (see
 // prometheus.Credentials).

@@ -7,6 +7,7 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/lang"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -104,6 +105,17 @@ func Credentials(headers []Header, auth Authentication) []string {
 	return out
 }
 
+// CredentialFields are the fields of a configuration, Prometheus' or a
+// judge's, that may hold credentials: the address's userinfo, the values
+// of credential headers, the basic auth password and the OAuth2 client
+// secret.
+var CredentialFields = []provider.CredentialField{
+	{Path: "address", URL: true},
+	{Path: "headers[].value", HeaderName: "key"},
+	{Path: "authentication.basicAuth.password"},
+	{Path: "authentication.oauth2.clientSecret"},
+}
+
 // Func builds the measurement source of a decoded configuration, with the
 // metric result's metadata; problems carry paths relative to the metric
 // ("provider.prometheus.address"). A Provider's Source is one; so is what
@@ -131,6 +143,10 @@ func (Func) Decode(config json.RawMessage) []api.FieldError {
 func (Func) Languages() map[string]lang.Language {
 	return map[string]lang.Language{"query": promql.Language{}, "rangeQuery.start": condition.Expr, "rangeQuery.end": condition.Expr}
 }
+
+// CredentialFields are the fields that may hold credentials
+// (CredentialFields).
+func (Func) CredentialFields() []provider.CredentialField { return CredentialFields }
 
 // Credentials lists the credentials config sends (see Credentials).
 func (Func) Credentials(config json.RawMessage) []string {

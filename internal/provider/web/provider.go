@@ -18,6 +18,7 @@ import (
 	"github.com/canaryd/canaryd/internal/lang"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/redact"
 )
 
@@ -141,6 +142,12 @@ func (*Provider) Decode(config json.RawMessage) []api.FieldError {
 // headers, the jsonPath), into which an argument goes as it is and is
 // then checked for what it is.
 func (*Provider) Languages() map[string]lang.Language { return map[string]lang.Language{} }
+
+// CredentialFields: the url's userinfo and the values of credential
+// headers (redact.IsCredentialHeader).
+func (*Provider) CredentialFields() []provider.CredentialField {
+	return []provider.CredentialField{{Path: "url", URL: true}, {Path: "headers[].value", HeaderName: "key"}}
+}
 
 // Credentials lists the credentials config sends: the values of its
 // credential headers (redact.IsCredentialHeader).
