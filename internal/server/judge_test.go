@@ -28,9 +28,9 @@ func judgeBody(options string, looks ...string) string {
 }
 
 // regressionLooks are testdata/judge/looks/regression.ndjson's: a canary
-// with ten times the baseline's errors from its second look.
+// with ten times the baseline's errors.
 var regressionLooks = []string{
-	judgeLook(1, 100, 1, 100), judgeLook(30, 1100, 3, 1100), judgeLook(80, 2100, 6, 2100), judgeLook(180, 4100, 12, 4100),
+	judgeLook(20, 1000, 2, 1000), judgeLook(40, 2000, 4, 2000), judgeLook(60, 3000, 6, 3000), judgeLook(80, 4000, 8, 4000),
 }
 
 // aaJudgeLooks are n looks of an A/A canary: 1% of 1,000 events a look on
@@ -64,7 +64,7 @@ func TestJudge(t *testing.T) {
 		{"a tolerance of 20 passes it", judgeBody(`"tolerance":20,"alpha":0.05,"all":false`, regressionLooks...), []string{"continue", "continue", "continue", "Successful"}},
 		{"direction decrease passes it", judgeBody(`"direction":"decrease"`, regressionLooks...), []string{"continue", "Successful"}},
 		{"an A/A canary continues, then ends Successful", judgeBody("", aaJudgeLooks(4)...), []string{"continue", "continue", "continue", "Successful"}},
-		{"worse, but not surely: Inconclusive", judgeBody("", judgeLook(30, 1000, 10, 1000)), []string{"Inconclusive"}},
+		{"worse, but not surely: Inconclusive", judgeBody("", judgeLook(25, 1000, 10, 1000), judgeLook(50, 2000, 20, 2000)), []string{"continue", "Inconclusive"}},
 		{"a look spread over lines, keys in any order", `{"looks": [
 			{"baseline": {"total": 1e3, "bad": 10}, "canary": {"bad": 10.5, "total": 1000}}
 		]}`, []string{"Successful"}},
