@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+	"github.com/canaryd/canaryd/internal/provider/providertest"
+	"github.com/canaryd/canaryd/internal/provider/web"
+)
+
+// TestProvidersConform runs the providers' conformance suite
+// (providertest) over the registry canaryd assembles (providerSet): a
+// provider registered there needs a configuration here, and passes.
+func TestProvidersConform(t *testing.T) {
+	var mu sync.Mutex
+	var closers []func()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range closers {
+			c()
+		}
+	})
+	providertest.Run(t, providertest.Suite{
+		Registry: func(backend string) *provider.Registry {
+			sources := &cliSources{override: backend, providers: map[string]*prometheus.Provider{}}
+			w, err := web.New(web.Options{Allow: []string{backend + "/"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			closers = append(closers, w.CloseIdleConnections)
+			mu.Unlock()
+			return newProviders(sources.source, w)
+		},
+		Configs: map[string]func(string) json.RawMessage{
+			"prometheus": func(string) json.RawMessage { return json.RawMessage(`{"query": "up"}`) },
+			"judge": func(string) json.RawMessage {
+				return json.RawMessage(`{"canary": "up", "baseline": "up", "lookback": "30m", "step": "1m"}`)
+			},
+			"web": func(backend string) json.RawMessage {
+				return json.RawMessage(`{"url": "` + backend + `/health", "jsonPath": "{$.data}"}`)
+			},
+		},
+		Credentialed: map[string]json.RawMessage{
+			"prometheus": json.RawMessage(`{"query": "up", "headers": [{"key": "Authorization", "value": "Bearer s3cr3t"}],
+				"authentication": {"basicAuth": {"username": "u", "password": "pw-s3cr3t"}, "oauth2": {"tokenUrl": "https://t.example/token", "clientId": "c", "clientSecret": "cs-s3cr3t"}}}`),
+			"judge": json.RawMessage(`{"canary": "up", "baseline": "up", "lookback": "30m", "step": "1m",
+				"headers": [{"key": "X-Api-Key", "value": "k-s3cr3t"}], "authentication": {"basicAuth": {"username": "u", "password": "pw-s3cr3t"}}}`),
+			"web": json.RawMessage(`{"url": "https://status.example.com/health", "headers": [{"key": "Authorization", "value": "Bearer w-s3cr3t"}]}`),
+		},
+	})
+}
