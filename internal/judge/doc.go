@@ -122,14 +122,20 @@
 // Successful early when it reaches 1/alpha: the canary is then shown to be
 // better than the tolerance. Direction decrease swaps the two.
 //
-// φ_t is the dispersion: independent events give 1, bursts more. It is
-// estimated from each side's Pearson statistic of its bad events per look
-// against its own overall rate (so a regression does not inflate it),
-// starting from a prior of 2 worth one look, and never below 1. Tempering
-// the log-likelihood ratios by it is the quasi-likelihood correction: a
-// burst of c correlated errors weighs about as one. It makes the guarantee
-// approximate rather than exact under overdispersion, which is why the
-// benchmark measures false alarms on bursty A/A cases.
+// φ_t is the dispersion: independent events give 1, bursts more. Looks
+// are gathered into blocks of at least 10 bad events, the open block
+// counting with the closed ones, and φ_t is each side's Pearson statistic
+// of its bad events per block against its own overall rate (so a steady
+// regression does not inflate it), plus a prior of 2 worth one block, over
+// the 20% quantile of chi-square with their degrees of freedom, and never
+// below 1. The blocks let a burst temper the evidence while it happens,
+// however often the test is read; the quantile keeps an estimate from few
+// blocks from undercounting the dispersion. Tempering the log-likelihood
+// ratios by it is the quasi-likelihood correction: a burst of c correlated
+// errors weighs about as one. It makes the guarantee approximate rather
+// than exact under overdispersion, which is why the benchmark measures
+// false alarms on bursty A/A cases, read at every look and after every
+// event.
 //
 // The rate ratio's confidence sequence is the set of ratios r on a grid
 // (steps of 2^(1/8), 2^−12 to 2^12) whose own two-sided mixture test has
@@ -139,9 +145,7 @@
 //
 // DirichletMultinomialLogBF is Lindon & Malek's Bayes factor for fixed
 // shares, the closed form of savvi and seqabpy; the count judge does not
-// use it (shares change, and its prior, centred on the null, detects a
-// doubling at a 10% share about 50% later), but the benchmark runs it
-// beside the judge. TestCountOracle recomputes the judge's e-values with
+// use it (shares change), but the benchmark runs it beside the judge. TestCountOracle recomputes the judge's e-values with
 // scipy (testdata/judge/counts_oracle.py), TestDirichletOracle the Bayes
 // factor, and TestDirichletSavviExample reproduces savvi's published
 // example (n = 210, p = 0.045580).
