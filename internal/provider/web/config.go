@@ -124,28 +124,7 @@ func (p *Provider) check(m *Metric) (*request, []api.FieldError) {
 		r.body = []byte(m.Body)
 	}
 
-	switch {
-	case strings.TrimSpace(m.URL) == "":
-		add(".url", "url must be specified")
-	case p.checkOnly:
-		if _, err := url.Parse(m.URL); err != nil {
-			add(".url", "url is not a valid URL")
-		}
-	case p.allow.Empty():
-		add(".url", "web metrics are disabled: this canaryd allows no URL; its operator enables them with --web-allow URL-PREFIX (repeatable)")
-	default:
-		u, err := url.Parse(m.URL)
-		if err != nil {
-			add(".url", "url is not a valid URL")
-			break
-		}
-		if reason := p.allow.Refusal(u); reason != "" {
-			add(".url", "url refused: %s (--web-allow)", reason)
-			break
-		}
-		u.Fragment, u.RawFragment = "", ""
-		r.url = u
-	}
+	p.checkURL(m.URL, r, add)
 
 	switch t := m.TimeoutSeconds; {
 	case t < 0:
@@ -161,7 +140,54 @@ func (p *Provider) check(m *Metric) (*request, []api.FieldError) {
 		r.timeout = p.maxTimeout
 	}
 
-	for i, h := range m.Headers {
+	checkHeaders(m.Headers, r, add)
+	if len(m.JSONBody) > 0 {
+		r.header.Set("Content-Type", "application/json") // Argo forces it
+	}
+
+	jp, err := parseJSONPath(m.JSONPath)
+	if err != nil {
+		add(".jsonPath", "%v", err)
+	}
+	r.path = jp
+
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return r, nil
+}
+
+// checkURL checks the url against the allow-list (only its syntax with
+// checkOnly) and sets r's.
+func (p *Provider) checkURL(raw string, r *request, add func(field, format string, args ...any)) {
+	switch {
+	case strings.TrimSpace(raw) == "":
+		add(".url", "url must be specified")
+	case p.checkOnly:
+		if _, err := url.Parse(raw); err != nil {
+			add(".url", "url is not a valid URL")
+		}
+	case p.allow.Empty():
+		add(".url", "web metrics are disabled: this canaryd allows no URL; its operator enables them with --web-allow URL-PREFIX (repeatable)")
+	default:
+		u, err := url.Parse(raw)
+		if err != nil {
+			add(".url", "url is not a valid URL")
+			return
+		}
+		if reason := p.allow.Refusal(u); reason != "" {
+			add(".url", "url refused: %s (--web-allow)", reason)
+			return
+		}
+		u.Fragment, u.RawFragment = "", ""
+		r.url = u
+	}
+}
+
+// checkHeaders checks the headers and sets r's: a valid name and value,
+// and none that would redirect the request or that canaryd sets itself.
+func checkHeaders(headers []Header, r *request, add func(field, format string, args ...any)) {
+	for i, h := range headers {
 		field := fmt.Sprintf(".headers[%d]", i)
 		switch {
 		case !outbound.ValidHeaderName(h.Key):
@@ -181,20 +207,6 @@ func (p *Provider) check(m *Metric) (*request, []api.FieldError) {
 			r.header.Set(h.Key, h.Value)
 		}
 	}
-	if len(m.JSONBody) > 0 {
-		r.header.Set("Content-Type", "application/json") // Argo forces it
-	}
-
-	jp, err := parseJSONPath(m.JSONPath)
-	if err != nil {
-		add(".jsonPath", "%v", err)
-	}
-	r.path = jp
-
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return r, nil
 }
 
 // truncate keeps a quoted value in a message short.
