@@ -73,20 +73,7 @@ func (e *environment) backtestCommand(args []string) int {
 		results = []analysis.BacktestResult{{Start: start, Analysis: analysis.Backtest(e.ctx, compiled.Plan, start, end, opts)}}
 	}
 
-	tw := tabwriter.NewWriter(e.stderr, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "START\tPHASE\tMEASUREMENTS\tMESSAGE")
-	worst := api.PhaseSuccessful
-	for _, r := range results {
-		n := 0
-		for _, m := range r.Analysis.MetricResults {
-			n += int(m.Count + m.Error)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Start.UTC().Format(time.RFC3339), r.Analysis.Phase, n, r.Analysis.Message)
-		if exitCode(r.Analysis.Phase) > exitCode(worst) {
-			worst = r.Analysis.Phase
-		}
-	}
-	_ = tw.Flush()
+	worst := e.printBacktests(results)
 
 	var out []byte
 	if every > 0 {
@@ -121,4 +108,24 @@ func (e *environment) backtestCommand(args []string) int {
 		return code
 	}
 	return exitCode(worst)
+}
+
+// printBacktests lists the backtests' verdicts on stderr, one line each,
+// and returns the worst of their phases, which the exit code tells.
+func (e *environment) printBacktests(results []analysis.BacktestResult) api.Phase {
+	tw := tabwriter.NewWriter(e.stderr, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "START\tPHASE\tMEASUREMENTS\tMESSAGE")
+	worst := api.PhaseSuccessful
+	for _, r := range results {
+		n := 0
+		for _, m := range r.Analysis.MetricResults {
+			n += int(m.Count + m.Error)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Start.UTC().Format(time.RFC3339), r.Analysis.Phase, n, r.Analysis.Message)
+		if exitCode(r.Analysis.Phase) > exitCode(worst) {
+			worst = r.Analysis.Phase
+		}
+	}
+	_ = tw.Flush()
+	return worst
 }
