@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/server"
@@ -153,7 +154,7 @@ func attackConditions(attacks []conditionAttack) func(*testing.T, *capped, *host
 	return func(t *testing.T, c *capped, _ *hostileEnv) {
 		for _, a := range attacks {
 			t.Run(a.name, func(t *testing.T) {
-				if len(a.condition) > server.DefaultMaxConditionLength {
+				if len(a.condition) > limits.MaxConditionLength {
 					t.Fatalf("the condition is %d bytes, over --max-condition-length: it tests nothing", len(a.condition))
 				}
 				for _, target := range []struct {
@@ -400,7 +401,7 @@ func attackArgumentSize(t *testing.T, c *capped, e *hostileEnv) {
 	small := strings.Repeat("a", 10<<10)
 	refs := func(n int) string { return strings.Repeat("{{args.a}}", n) }
 	var spread []metricJSON
-	for i := range server.DefaultMaxMetrics {
+	for i := range limits.MaxMetrics {
 		spread = append(spread, metricJSON{Name: fmt.Sprintf("m%d", i), Provider: map[string]any{"prometheus": map[string]any{
 			"query": `sum(up{job="{{args.a}}"})`, "address": e.recorder.url,
 			"headers": []map[string]string{{"key": "X-B", "value": "{{args.b}}"}}}}})
@@ -544,7 +545,7 @@ func attackWebMetrics(t *testing.T, c *capped, e *hostileEnv) {
 		{"deep", "not JSON, and longer than the 256 bytes", 3},
 		// The rest of the 50 metrics a spec may have: 41 MiB of answers
 		// that each decode to 500,000 values.
-		{"wide", "--max-result-values", server.DefaultMaxMetrics - 9},
+		{"wide", "--max-result-values", limits.MaxMetrics - 9},
 	} {
 		for i := range v.n {
 			name := fmt.Sprintf("%s-%d", v.path, i)

@@ -2,20 +2,10 @@ package main
 
 import (
 	"github.com/canaryd/canaryd/internal/config"
-	"github.com/canaryd/canaryd/internal/server"
+	"github.com/canaryd/canaryd/internal/limits"
 )
 
-// serverLimits are the server's limits as configured (the limits of
-// analyses, backtests and streams running at once go to the Analyses).
-func serverLimits(cfg *config.Config) server.Limits {
-	return server.Limits{
-		MaxMetrics:              cfg.MaxMetrics,
-		MaxConditionLength:      cfg.MaxConditionLength,
-		MaxQueryLength:          cfg.MaxQueryLength,
-		VerbatimArgs:            cfg.VerbatimArgs,
-		MaxBacktestWindow:       cfg.MaxBacktestWindow,
-		MaxBacktestStarts:       cfg.MaxBacktestStarts,
-		MaxBacktestMeasurements: cfg.MaxBacktestMeasurements,
-		MaxJudgeLooks:           cfg.MaxJudgeLooks,
-	}
-}
+// serverLimits are the service's limits as configured: the server holds a
+// request to its own (server.Options.Limits), and the analyses theirs,
+// which serve hands them field by field.
+func serverLimits(cfg *config.Config) limits.Limits { return cfg.Limits }

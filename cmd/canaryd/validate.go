@@ -140,7 +140,7 @@ func (v *validation) file(path string, data []byte) {
 // Prometheus, and the --arg values.
 func (v *validation) options() templates.CheckOptions {
 	cfg := config.Default()
-	limits := compile.WithLimits(serverLimits(cfg).SpecLimits(cfg.MaxAnalysisDuration))
+	limits := compile.WithLimits(cfg.Limits.SpecLimits(cfg.MaxAnalysisDuration))
 	return templates.CheckOptions{
 		Check: func(doc *spec.Document) []api.FieldError {
 			_, errs := compile.Compile(doc, nil, v.providers, limits)

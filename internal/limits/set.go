@@ -138,6 +138,15 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
+// SpecLimits are the limits a service compiles a spec with (internal/
+// compile): l with its defaults, and maxDuration as the bound on an
+// analysis' duration, 0 for none (a backtest's).
+func (l Limits) SpecLimits(maxDuration time.Duration) Limits {
+	l = l.WithDefaults()
+	l.MaxAnalysisDuration = maxDuration
+	return l
+}
+
 // fill sets *v to d when it is not positive.
 func fill[T int | int64 | uint | time.Duration](v *T, d T) {
 	if *v <= 0 {

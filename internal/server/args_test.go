@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promtest"
-	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -33,12 +33,12 @@ func TestArgumentsCannotRewriteTheQuery(t *testing.T) {
 	prom := promtest.Start(t)
 	for _, tt := range []struct {
 		name     string
-		limits   server.Limits
+		limits   limits.Limits
 		want     api.Phase
 		wantText string
 	}{
 		{name: "by default", want: api.PhaseError, wantText: `destination_workload_namespace="echo-bad\"}[1m])) * 0 + 1 or vector(1) #"`},
-		{name: "with --verbatim-args", limits: server.Limits{VerbatimArgs: true}, want: api.PhaseSuccessful,
+		{name: "with --verbatim-args", limits: limits.Limits{VerbatimArgs: true}, want: api.PhaseSuccessful,
 			wantText: `destination_workload_namespace="echo-bad"}[1m])) * 0 + 1 or vector(1) #"`},
 	} {
 		s := start(t, options{prometheus: []string{prom.URL}, limits: tt.limits})
@@ -141,7 +141,7 @@ func TestResolvedSpecBounded(t *testing.T) {
 		t.Errorf("errors: %+v", p.Errors)
 	}
 	// --max-query-length moves the bound.
-	s = start(t, options{prometheus: []string{prom.srv.URL}, limits: server.Limits{MaxQueryLength: 100}})
+	s = start(t, options{prometheus: []string{prom.srv.URL}, limits: limits.Limits{MaxQueryLength: 100}})
 	r = s.do(http.MethodPost, "/v1/evaluate?arg.a="+strings.Repeat("b", 100), yamlType,
 		"args: [{name: a}]\nmetrics: [{name: m, provider: {prometheus: {query: 'x{a=\"{{args.a}}\"}'}}}]\n")
 	if p := r.problem(t); r.status != http.StatusBadRequest || len(p.Errors) != 1 || !strings.Contains(p.Errors[0].Message, "longer than the 100 this canaryd accepts (--max-query-length)") {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
 )
@@ -184,7 +185,7 @@ func TestBacktestBadRequests(t *testing.T) {
 		_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1"]}]}}`))
 	}))
 	defer prom.Close()
-	s := start(t, options{prometheus: []string{prom.URL}, limits: server.Limits{
+	s := start(t, options{prometheus: []string{prom.URL}, limits: limits.Limits{
 		MaxBacktestWindow: 48 * time.Hour, MaxBacktestStarts: 10, MaxBacktestMeasurements: 100,
 	}})
 	indefinite := "metrics: [{name: m, interval: 1m, provider: {prometheus: {query: up}}}]\n"

@@ -14,6 +14,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/instant"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promreg"
 )
 
@@ -114,7 +115,7 @@ func (req *specRequest) readWindow(params queryParams, now time.Time) []api.Fiel
 // its window, the number of analyses a series starts, and the measurements
 // its schedule would take. Each problem names the query parameter that
 // would bring it within bounds.
-func checkBacktest(plan *analysis.Plan, w backtestWindow, limits Limits) []api.FieldError {
+func checkBacktest(plan *analysis.Plan, w backtestWindow, limits limits.Limits) []api.FieldError {
 	if span := w.end.Sub(w.start); span > limits.MaxBacktestWindow {
 		return []api.FieldError{{Field: paramEnd, Message: fmt.Sprintf(
 			"the window from start to end is %s, longer than a backtest may replay here (--max-backtest-window %s); move start or end closer",
@@ -175,7 +176,7 @@ func measurementsWithin(plan *analysis.Plan, span time.Duration) int {
 // A caller that hangs up stops the backtest; a shutdown stops it at the end
 // of the grace period, and its caller gets a 503 rather than an analysis
 // that was cut short.
-func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, limits Limits) http.Handler {
+func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, limits limits.Limits) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, ok := admit(analyses, read, w, r)
 		if !ok {

@@ -21,10 +21,10 @@
 // they run (window, starts, measurements: Limits) and while they run
 // (AnalysesOptions.MaxBacktests at once; a shutdown stops them).
 //
-// Limits (limits.go) bound what one caller can make the service do; each
-// refusal is a 4xx or 429 naming its field and the flag that sets it. The
-// bearer tokens (Tokens) can be replaced while serving, for a reloaded
-// --auth-token-file.
+// The limits (Options.Limits, limits.Limits) bound what one caller can
+// make the service do; each refusal is a 4xx or 429 naming its field and
+// the flag that sets it. The bearer tokens (Tokens) can be replaced while
+// serving, for a reloaded --auth-token-file.
 //
 // Analyses live in memory (Analyses): running ones until they end,
 // finished ones for a retention period, capped in number. With a store

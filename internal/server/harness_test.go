@@ -24,6 +24,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/pgtest"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
@@ -105,7 +106,7 @@ type options struct {
 	// templates is a directory of named templates to serve; none when "".
 	templates string
 	// limits are the server's; production's when zero.
-	limits server.Limits
+	limits limits.Limits
 	// maxBacktests, maxStreams, maxRounds and maxReportRenders are the
 	// Analyses' limits; production's when 0.
 	maxBacktests, maxStreams, maxRounds, maxReportRenders int

@@ -9,6 +9,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/server"
 )
@@ -104,7 +105,7 @@ func TestJudge(t *testing.T) {
 // TestJudgeBadInput: every bad input is a 400 naming its field, looks by
 // index, with its pointer, and nothing is judged.
 func TestJudgeBadInput(t *testing.T) {
-	s := start(t, options{prometheus: []string{"http://127.0.0.1:9"}, limits: server.Limits{MaxJudgeLooks: 5}})
+	s := start(t, options{prometheus: []string{"http://127.0.0.1:9"}, limits: limits.Limits{MaxJudgeLooks: 5}})
 	ok := judgeLook(10, 1000, 10, 1000)
 	type fieldError struct{ field, message, pointer string }
 	tests := []struct {
@@ -186,14 +187,14 @@ func TestJudgeBounds(t *testing.T) {
 		t.Errorf("413: %+v", p.Errors)
 	}
 	// The default bound on looks, under 1 MiB.
-	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", aaJudgeLooks(server.DefaultMaxJudgeLooks+1)...))
+	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", aaJudgeLooks(limits.MaxJudgeLooks+1)...))
 	if p := resp.problem(t); resp.status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "looks" ||
-		!strings.Contains(p.Errors[0].Message, fmt.Sprintf("more than the limit of %d", server.DefaultMaxJudgeLooks)) {
-		t.Errorf("%d looks: %d %+v", server.DefaultMaxJudgeLooks+1, resp.status, p.Errors)
+		!strings.Contains(p.Errors[0].Message, fmt.Sprintf("more than the limit of %d", limits.MaxJudgeLooks)) {
+		t.Errorf("%d looks: %d %+v", limits.MaxJudgeLooks+1, resp.status, p.Errors)
 	}
-	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", aaJudgeLooks(server.DefaultMaxJudgeLooks)...))
+	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", aaJudgeLooks(limits.MaxJudgeLooks)...))
 	if resp.status != http.StatusOK {
-		t.Errorf("%d looks: %d", server.DefaultMaxJudgeLooks, resp.status)
+		t.Errorf("%d looks: %d", limits.MaxJudgeLooks, resp.status)
 	}
 	// JSON only.
 	resp = s.do(http.MethodPost, "/v1/judge", "application/yaml", "looks: []")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
 )
@@ -16,7 +17,7 @@ import (
 // 400 on the field, with the flag that sets the bound, and nothing running.
 func TestLimits(t *testing.T) {
 	s := start(t, options{prometheus: []string{"http://127.0.0.1:9"}, maxDuration: time.Hour,
-		limits: server.Limits{MaxMetrics: 3, MaxConditionLength: 64}})
+		limits: limits.Limits{MaxMetrics: 3, MaxConditionLength: 64}})
 	metrics := func(n int) string {
 		var b strings.Builder
 		b.WriteString("metrics:\n")

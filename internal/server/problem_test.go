@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
 )
@@ -150,7 +151,7 @@ func TestNotUTF8(t *testing.T) {
 // nested too deep, a backtest's window.
 func TestOversizedPartsNamed(t *testing.T) {
 	s := start(t, options{prometheus: []string{"http://127.0.0.1:9"},
-		limits:    server.Limits{MaxMetrics: 2, MaxConditionLength: 40, MaxBacktestWindow: 2 * time.Hour},
+		limits:    limits.Limits{MaxMetrics: 2, MaxConditionLength: 40, MaxBacktestWindow: 2 * time.Hour},
 		templates: templatesDir(t, map[string]string{"arg-condition.yaml": argConditionTemplate, "flagger.yaml": flaggerTemplate})})
 
 	// The body over the limit, on every endpoint that takes one, told by

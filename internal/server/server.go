@@ -61,8 +61,12 @@ type Options struct {
 	// while the server runs (a reloaded --auth-token-file).
 	Tokens *Tokens
 	// Limits bound what one caller can make this canaryd do; zero fields
-	// take their defaults (DefaultLimits).
-	Limits Limits
+	// take their defaults (limits.Limits.WithDefaults). The server holds a
+	// request to those of a spec (SpecLimits), of a backtest's window and
+	// of POST /v1/judge; those of what runs (analyses, backtests, rounds
+	// and streams at once, an analysis' duration) are the Analyses' to
+	// enforce (AnalysesOptions).
+	Limits limits.Limits
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
 	// MaxDecodes is how many request bodies may be decoded (parsed,
@@ -92,7 +96,7 @@ type server struct {
 	analyses  *Analyses
 	in        *inputReader
 	tokens    *Tokens
-	limits    Limits
+	limits    limits.Limits
 	metrics   *httpMetrics
 	gatherer  prometheus.Gatherer
 	heartbeat time.Duration
@@ -157,12 +161,12 @@ func New(opts Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	limits := opts.Limits.withDefaults()
+	lim := opts.Limits.WithDefaults()
 	planner := opts.Planner
 	if planner == nil {
 		planner = compile.NewPlanner(compile.PlannerOptions{Providers: opts.Providers,
-			Run:       []compile.Option{compile.WithLimits(limits.SpecLimits(opts.Analyses.opts.MaxDuration))},
-			Backtest:  []compile.Option{compile.WithLimits(limits.SpecLimits(0))},
+			Run:       []compile.Option{compile.WithLimits(lim.SpecLimits(opts.Analyses.opts.MaxDuration))},
+			Backtest:  []compile.Option{compile.WithLimits(lim.SpecLimits(0))},
 			Templates: TemplateLookup(opts.Templates)})
 	}
 	s := &server{
@@ -177,7 +181,7 @@ func New(opts Options) (http.Handler, error) {
 			now:          opts.Analyses.clock.Now,
 			compiled:     newCompiledCache(defaultCompiledCacheSize),
 		},
-		limits:          limits,
+		limits:          lim,
 		metrics:         metrics,
 		gatherer:        opts.Gatherer,
 		heartbeat:       opts.HeartbeatInterval,
