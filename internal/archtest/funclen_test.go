@@ -23,7 +23,6 @@ var knownLongFuncs = []string{
 	"cmd/canaryd.serve",
 	"internal/analysis.Run.loop",
 	"internal/condition.analyzer.visit",
-	"internal/judge.ScoreRun",
 	"internal/provider/prometheus.Provider.Source",
 	"internal/provider/web.Provider.check",
 	"internal/report.newChart",

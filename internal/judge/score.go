@@ -136,41 +136,7 @@ func ScoreRun(outcomes []MetricOutcome, cfg ScoreConfig) Score {
 	}
 	cfg = cfg.WithDefaults()
 
-	type tally struct{ pass, counted int }
-	groups := map[string]*tally{}
-	var scored []MetricOutcome
-	for _, o := range outcomes {
-		if o.Muted {
-			continue
-		}
-		scored = append(scored, o)
-		g := o.Group
-		if g == "" {
-			g = DefaultGroup
-		}
-		t := groups[g]
-		if t == nil {
-			t = &tally{}
-			groups[g] = t
-		}
-		switch o.Classification {
-		case Pass:
-			t.pass++
-			t.counted++
-		case High, Low, NodataFailMetric:
-			t.counted++
-		}
-	}
-	names := make([]string, 0, len(groups))
-	for g, t := range groups {
-		names = append(names, g)
-		s.Groups[g] = 100
-		if t.counted > 0 {
-			s.Groups[g] = 100 * float64(t.pass) / float64(t.counted)
-		}
-	}
-	sort.Strings(names) // a fixed order of summation, for a reproducible score
-
+	scored, names := groupScores(outcomes, s.Groups)
 	nodata := 0
 	for _, o := range scored {
 		if o.Classification == Nodata {
@@ -193,29 +159,7 @@ func ScoreRun(outcomes []MetricOutcome, cfg ScoreConfig) Score {
 	case float64(nodata) >= nodataShare*float64(len(scored)):
 		s.Reason = fmt.Sprintf("canary failed: %d of %d metrics (%.0f%% or more) returned no data", nodata, len(scored), 100*nodataShare)
 	default:
-		var explicit float64
-		for _, w := range cfg.GroupWeights {
-			explicit += w
-		}
-		unweighted := 0
-		for _, g := range names {
-			if _, ok := cfg.GroupWeights[g]; !ok {
-				unweighted++
-			}
-		}
-		share := 0.0
-		if unweighted > 0 {
-			share = (100 - explicit) / float64(unweighted)
-		}
-		var sum float64
-		for _, g := range names {
-			w, ok := cfg.GroupWeights[g]
-			if !ok {
-				w = share
-			}
-			sum += s.Groups[g] * (w / 100)
-		}
-		s.Score = roundHalfUp2(sum)
+		s.Score = weightedScore(s.Groups, names, cfg.GroupWeights)
 	}
 
 	switch {
@@ -230,6 +174,75 @@ func ScoreRun(outcomes []MetricOutcome, cfg ScoreConfig) Score {
 		s.Reason = fmt.Sprintf("score %s: %s", strconv.FormatFloat(s.Score, 'f', -1, 64), thresholdText(s.Verdict, cfg))
 	}
 	return s
+}
+
+// groupScores fills groups with each group's score, the share of its
+// counted metrics that passed (100 for a group with none counted), and
+// returns the outcomes that are not muted and the groups' names, sorted: a
+// fixed order of summation, for a reproducible score.
+func groupScores(outcomes []MetricOutcome, groups map[string]float64) (scored []MetricOutcome, names []string) {
+	type tally struct{ pass, counted int }
+	tallies := map[string]*tally{}
+	for _, o := range outcomes {
+		if o.Muted {
+			continue
+		}
+		scored = append(scored, o)
+		g := o.Group
+		if g == "" {
+			g = DefaultGroup
+		}
+		t := tallies[g]
+		if t == nil {
+			t = &tally{}
+			tallies[g] = t
+		}
+		switch o.Classification {
+		case Pass:
+			t.pass++
+			t.counted++
+		case High, Low, NodataFailMetric:
+			t.counted++
+		}
+	}
+	names = make([]string, 0, len(tallies))
+	for g, t := range tallies {
+		names = append(names, g)
+		groups[g] = 100
+		if t.counted > 0 {
+			groups[g] = 100 * float64(t.pass) / float64(t.counted)
+		}
+	}
+	sort.Strings(names)
+	return scored, names
+}
+
+// weightedScore is the groups' scores weighted: a group named in weights
+// takes its weight (a percentage), the others share what is left equally.
+func weightedScore(groups map[string]float64, names []string, weights map[string]float64) float64 {
+	var explicit float64
+	for _, w := range weights {
+		explicit += w
+	}
+	unweighted := 0
+	for _, g := range names {
+		if _, ok := weights[g]; !ok {
+			unweighted++
+		}
+	}
+	share := 0.0
+	if unweighted > 0 {
+		share = (100 - explicit) / float64(unweighted)
+	}
+	var sum float64
+	for _, g := range names {
+		w, ok := weights[g]
+		if !ok {
+			w = share
+		}
+		sum += groups[g] * (w / 100)
+	}
+	return roundHalfUp2(sum)
 }
 
 func thresholdText(verdict string, cfg ScoreConfig) string {
