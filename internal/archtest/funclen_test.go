@@ -22,7 +22,6 @@ var knownLongFuncs = []string{
 	"cmd/canaryd.environment.runCommand",
 	"cmd/canaryd.serve",
 	"internal/analysis.Run.loop",
-	"internal/condition.analyzer.visit",
 	"internal/provider/prometheus.Provider.Source",
 	"internal/provider/web.Provider.check",
 	"internal/report.newChart",

@@ -394,16 +394,7 @@ func (a *analyzer) visit(node ast.Node) (cost, *shape) {
 		// A map lookup hashes the key.
 		return c.plus(pc).add(1 + ps.str), s.element()
 	case *ast.SliceNode:
-		c, s := a.visit(n.Node)
-		if n.From != nil {
-			fc, _ := a.visit(n.From)
-			c = c.plus(fc)
-		}
-		if n.To != nil {
-			tc, _ := a.visit(n.To)
-			c = c.plus(tc)
-		}
-		return c.add(1), s
+		return a.slice(n)
 	case *ast.CallNode:
 		return a.call(n)
 	case *ast.BuiltinNode:
@@ -429,40 +420,67 @@ func (a *analyzer) visit(node ast.Node) (cost, *shape) {
 		}
 		return c, s
 	case *ast.ArrayNode:
-		c := constant(1 + float64(len(n.Nodes)))
-		out := &shape{n: constant(float64(len(n.Nodes)))}
-		for _, item := range n.Nodes {
-			ic, is := a.visit(item)
-			c = c.plus(ic)
-			out.leaves = out.leaves.plus(is.leaves)
-			out.elem = join(out.elem, is)
-		}
-		if out.elem == nil {
-			out.elem = scalarShape
-		}
-		return c, out
+		return a.array(n)
 	case *ast.MapNode:
-		a.maps = true
-		c := constant(1 + mapSteps + mapEntrySteps*float64(len(n.Pairs)))
-		out := &shape{n: constant(float64(len(n.Pairs)))}
-		for _, p := range n.Pairs {
-			pair, ok := p.(*ast.PairNode)
-			if !ok {
-				return a.fail(limitErrorf("unexpected map entry %T", p))
-			}
-			kc, _ := a.visit(pair.Key)
-			vc, vs := a.visit(pair.Value)
-			c = c.plus(kc).plus(vc)
-			out.leaves = out.leaves.plus(vs.leaves)
-			out.elem = join(out.elem, vs)
-		}
-		if out.elem == nil {
-			out.elem = scalarShape
-		}
-		return c, out
+		return a.mapLiteral(n)
 	default:
 		return a.fail(limitErrorf("this %s uses %T, which canaryd cannot bound", a.kind, node))
 	}
+}
+
+// slice is a slice expression's cost: its operand's, its bounds', and a step.
+func (a *analyzer) slice(n *ast.SliceNode) (cost, *shape) {
+	c, s := a.visit(n.Node)
+	if n.From != nil {
+		fc, _ := a.visit(n.From)
+		c = c.plus(fc)
+	}
+	if n.To != nil {
+		tc, _ := a.visit(n.To)
+		c = c.plus(tc)
+	}
+	return c.add(1), s
+}
+
+// array is an array literal's cost and shape: a step to build it and one
+// an element, its elements' costs, and its elements' shapes joined.
+func (a *analyzer) array(n *ast.ArrayNode) (cost, *shape) {
+	c := constant(1 + float64(len(n.Nodes)))
+	out := &shape{n: constant(float64(len(n.Nodes)))}
+	for _, item := range n.Nodes {
+		ic, is := a.visit(item)
+		c = c.plus(ic)
+		out.leaves = out.leaves.plus(is.leaves)
+		out.elem = join(out.elem, is)
+	}
+	if out.elem == nil {
+		out.elem = scalarShape
+	}
+	return c, out
+}
+
+// mapLiteral is a map literal's cost and shape: mapSteps to build it and
+// mapEntrySteps an entry, its keys' and values' costs, and its values'
+// shapes joined.
+func (a *analyzer) mapLiteral(n *ast.MapNode) (cost, *shape) {
+	a.maps = true
+	c := constant(1 + mapSteps + mapEntrySteps*float64(len(n.Pairs)))
+	out := &shape{n: constant(float64(len(n.Pairs)))}
+	for _, p := range n.Pairs {
+		pair, ok := p.(*ast.PairNode)
+		if !ok {
+			return a.fail(limitErrorf("unexpected map entry %T", p))
+		}
+		kc, _ := a.visit(pair.Key)
+		vc, vs := a.visit(pair.Value)
+		c = c.plus(kc).plus(vc)
+		out.leaves = out.leaves.plus(vs.leaves)
+		out.elem = join(out.elem, vs)
+	}
+	if out.elem == nil {
+		out.elem = scalarShape
+	}
+	return c, out
 }
 
 func (a *analyzer) identifier(name string) *shape {
