@@ -383,38 +383,12 @@ type metricState struct {
 // the analysis started, from which initialDelay and MaxDuration run.
 func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricState) {
 	defer close(r.done)
-	measureCtx, cancelMeasurements := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelMeasurements()
-	var wg sync.WaitGroup
-	// Measurements are sent here; the buffer lets every in-flight one
-	// finish even after the loop stops reading.
-	outcomes := make(chan outcome, len(r.plan.Metrics))
+	m := r.newMeasurements(ctx, startedAt, states)
+	defer m.cancel()
 
-	launch := func(i int, now time.Time) {
-		states[i].inFlight = true
-		states[i].retake = false
-		r.begin(i, now)
-		ctx := WithSchedule(measureCtx, r.schedule(i, startedAt))
-		wg.Add(1)
-		// Ends when the source returns; sources honour measureCtx, which
-		// is cancelled when the run stops.
-		go func() {
-			defer wg.Done()
-			outcomes <- outcome{metric: i, measurement: r.measure(ctx, i)}
-		}()
-	}
-
-	var deadline clock.Timer
-	var deadlineC <-chan time.Time
-	var deadlineAt time.Time
+	deadlineC, deadlineAt, stopDeadline := r.deadline(startedAt)
+	defer stopDeadline()
 	maxDurationMessage := "analysis exceeded its maximum duration of " + r.opts.MaxDuration.String()
-	if r.opts.MaxDuration > 0 {
-		// From the analysis' start, which a resumed run keeps.
-		deadlineAt = startedAt.Add(r.opts.MaxDuration)
-		deadline = r.clock.NewTimer(deadlineAt.Sub(r.clock.Now()))
-		defer deadline.Stop()
-		deadlineC = deadline.C()
-	}
 
 	// A resumed run first takes again the measurements that were in
 	// flight when its snapshot was taken, before it assesses anything:
@@ -424,7 +398,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 	if now := r.clock.Now(); ctx.Err() == nil && (deadlineC == nil || now.Before(deadlineAt)) {
 		for i := range states {
 			if states[i].retake && r.measurable(i) {
-				launch(i, now)
+				m.launch(i, now)
 			}
 		}
 	}
@@ -432,11 +406,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 	// One timer serves every wait of the run: it is reset for each, and
 	// stopped once the wait is over.
 	var timer clock.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	defer stopTimer(&timer)
 
 	terminated := false
 	for {
@@ -445,7 +415,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 		select {
 		case c := <-r.control:
 			if c.abort {
-				r.stop(cancelMeasurements, &wg, c)
+				r.stop(m.cancel, &m.wg, c)
 				return
 			}
 			terminated = true
@@ -461,8 +431,7 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 		// recorded (their queries are bounded by their timeouts). An
 		// explicit stop cancels them instead.
 		if assessment.Phase.Completed() && (terminated || !anyInFlight(states)) {
-			cancelMeasurements()
-			wg.Wait()
+			m.cancelAll()
 			if r.dropUnfinished() {
 				assessment = r.assess(terminated)
 			}
@@ -475,66 +444,138 @@ func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricStat
 		if deadlineC != nil && !now.Before(deadlineAt) {
 			// Passed while the loop was busy, or before a resumed run
 			// began: no measurement starts after it.
-			r.stop(cancelMeasurements, &wg, control{abort: true, message: maxDurationMessage})
+			r.stop(m.cancel, &m.wg, control{abort: true, message: maxDurationMessage})
 			return
 		}
-		next, haveNext := time.Time{}, false
-		if !terminating {
-			for i := range r.plan.Metrics {
-				due, ok := r.due(i, &states[i], startedAt)
-				if !ok {
-					continue
-				}
-				if !now.Before(due) {
-					launch(i, now)
-					continue
-				}
-				if !haveNext || due.Before(next) {
-					next, haveNext = due, true
-				}
-			}
-		}
-
 		var timerC <-chan time.Time
-		if haveNext {
-			if timer == nil {
-				timer = r.clock.NewTimer(next.Sub(now))
-			} else {
-				timer.Reset(next.Sub(now))
+		if !terminating {
+			if next, ok := r.launchDue(now, states, startedAt, m.launch); ok {
+				timerC = r.arm(&timer, next.Sub(now))
 			}
-			timerC = timer.C()
 		}
 		if r.opts.onIdle != nil && !anyInFlight(states) {
 			r.opts.onIdle()
 		}
 		select {
-		case o := <-outcomes:
-			states[o.metric].inFlight = false
-			states[o.metric].measured = true
-			states[o.metric].lastFinished = *o.measurement.FinishedAt
-			states[o.metric].lastPhase = o.measurement.Phase
+		case o := <-m.outcomes:
+			states[o.metric].finished(o.measurement)
 			r.record(o)
 		case <-timerC:
 		case c := <-r.control:
 			if c.abort {
-				r.stop(cancelMeasurements, &wg, c)
+				r.stop(m.cancel, &m.wg, c)
 				return
 			}
 			terminated = true
-			cancelMeasurements()
-			wg.Wait()
+			m.cancelAll()
 		case <-ctx.Done():
 			terminated = true
-			cancelMeasurements()
-			wg.Wait()
+			m.cancelAll()
 		case <-deadlineC:
-			r.stop(cancelMeasurements, &wg, control{abort: true, message: maxDurationMessage})
+			r.stop(m.cancel, &m.wg, control{abort: true, message: maxDurationMessage})
 			return
 		}
-		if timer != nil {
-			timer.Stop()
+		stopTimer(&timer)
+	}
+}
+
+// measurements are a run's measurements under way. They run on ctx, which
+// outlives the run's own context so that a completed run's last
+// measurements are recorded, and which stopping the run cancels; each
+// sends its outcome to outcomes, whose buffer lets every one finish even
+// after the loop stops reading.
+type measurements struct {
+	r         *Run
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	outcomes  chan outcome
+	states    []metricState
+	startedAt time.Time
+}
+
+func (r *Run) newMeasurements(ctx context.Context, startedAt time.Time, states []metricState) *measurements {
+	m := &measurements{r: r, outcomes: make(chan outcome, len(r.plan.Metrics)), states: states, startedAt: startedAt}
+	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	return m
+}
+
+// launch starts metric i's measurement at now.
+func (m *measurements) launch(i int, now time.Time) {
+	m.states[i].inFlight = true
+	m.states[i].retake = false
+	m.r.begin(i, now)
+	ctx := WithSchedule(m.ctx, m.r.schedule(i, m.startedAt))
+	m.wg.Add(1)
+	// Ends when the source returns; sources honour m.ctx, which is
+	// cancelled when the run stops.
+	go func() {
+		defer m.wg.Done()
+		m.outcomes <- outcome{metric: i, measurement: m.r.measure(ctx, i)}
+	}()
+}
+
+// cancelAll cancels the measurements under way and waits for them to end.
+func (m *measurements) cancelAll() {
+	m.cancel()
+	m.wg.Wait()
+}
+
+// finished records in the schedule that the metric's measurement m ended.
+func (s *metricState) finished(m api.Measurement) {
+	s.inFlight = false
+	s.measured = true
+	s.lastFinished = *m.FinishedAt
+	s.lastPhase = m.Phase
+}
+
+// deadline is the channel that fires at the analysis' maximum duration,
+// from startedAt (which a resumed run keeps), that instant, and the
+// function that stops its timer; a nil channel when there is none.
+func (r *Run) deadline(startedAt time.Time) (<-chan time.Time, time.Time, func()) {
+	if r.opts.MaxDuration <= 0 {
+		return nil, time.Time{}, func() {}
+	}
+	at := startedAt.Add(r.opts.MaxDuration)
+	t := r.clock.NewTimer(at.Sub(r.clock.Now()))
+	return t.C(), at, func() { t.Stop() }
+}
+
+// launchDue launches every metric due at now, and returns when the next
+// of the others falls due (ok false when none will).
+func (r *Run) launchDue(now time.Time, states []metricState, startedAt time.Time, launch func(int, time.Time)) (next time.Time, ok bool) {
+	for i := range r.plan.Metrics {
+		due, measurable := r.due(i, &states[i], startedAt)
+		if !measurable {
+			continue
+		}
+		if !now.Before(due) {
+			launch(i, now)
+			continue
+		}
+		if !ok || due.Before(next) {
+			next, ok = due, true
 		}
 	}
+	return next, ok
+}
+
+// stopTimer stops *timer, if it was made.
+func stopTimer(timer *clock.Timer) {
+	if *timer != nil {
+		(*timer).Stop()
+	}
+}
+
+// arm sets *timer, the one timer of the run's waits, to fire after d,
+// making it on first use, and returns its channel.
+func (r *Run) arm(timer *clock.Timer, d time.Duration) <-chan time.Time {
+	if *timer == nil {
+		*timer = r.clock.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	return (*timer).C()
 }
 
 func anyInFlight(states []metricState) bool {

@@ -20,7 +20,6 @@ const maxFuncLines = 100
 var knownLongFuncs = []string{
 	"cmd/canaryd.environment.runCommand",
 	"cmd/canaryd.serve",
-	"internal/analysis.Run.loop",
 	"internal/provider/prometheus.Provider.Source",
 	"internal/report.newChart",
 	"internal/report.newSeriesChart",
