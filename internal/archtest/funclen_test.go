@@ -21,8 +21,6 @@ var knownLongFuncs = []string{
 	"cmd/canaryd.environment.runCommand",
 	"cmd/canaryd.serve",
 	"internal/provider/prometheus.Provider.Source",
-	"internal/report.newChart",
-	"internal/report.newSeriesChart",
 	"internal/server.NewAnalyses",
 	"internal/server.Analyses.launchLocked",
 	"internal/server.specRequest.query",

@@ -272,45 +272,14 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 	if len(ms) == 0 {
 		return nil
 	}
-	decisive := -1
-	for i := range ms {
-		if row.Decisive != nil && &ms[i] == row.Decisive {
-			decisive = i
-		}
-	}
-	if decisive < 0 && row.Decisive != nil {
-		for i := range ms {
-			if sameMeasurement(&ms[i], row.Decisive) {
-				decisive = i
-			}
-		}
-	}
+	decisive := decisiveIndex(row, ms)
 	idx := thin(len(ms), decisive, MaxChartPoints)
 	if len(idx) < len(ms) {
 		c.Notes = append(c.Notes, fmt.Sprintf("Thinned: %d of %d measurements drawn, evenly spaced (the decisive one kept).", len(idx), len(ms)))
 	}
 
-	// The values and their range.
-	vals := make([]value, len(idx))
-	var lo, hi float64
-	var shp *shape
-	numeric := false
-	for k, i := range idx {
-		v := parseValue(ms[i].Value)
-		vals[k] = v
-		if !v.ok {
-			continue
-		}
-		if !numeric {
-			lo, hi = v.lo, v.hi
-		}
-		lo, hi = min(lo, v.lo), max(hi, v.hi)
-		numeric = true
-		if i == decisive || shp == nil {
-			s := v.shape
-			shp = &s
-		}
-	}
+	vals, lo, hi, shp := chartValues(ms, idx, decisive)
+	numeric := shp != nil
 	// The thresholds are drawn wherever the values are.
 	ts := thresholdsOf(m)
 	if numeric {
@@ -330,61 +299,12 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 		}
 		return padLeft + inset + (plotW-2*inset)*float64(at.Sub(t0))/float64(t1.Sub(t0))
 	}
-	if !t0.IsZero() {
-		layout := "15:04:05"
-		if t1.Sub(t0) < 10*time.Second {
-			layout = "15:04:05.000"
-		}
-		if t0.UTC().YearDay() != t1.UTC().YearDay() || t1.Sub(t0) > 24*time.Hour {
-			layout = "Jan 2 15:04"
-		}
-		c.XLabels = []xLabel{{f1(padLeft + inset), t0.UTC().Format(layout), "start"}}
-		if t1.After(t0) {
-			c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW - inset), t1.UTC().Format(layout) + " UTC", "end"})
-			if t1.Sub(t0) >= 2*time.Minute {
-				mid := t0.Add(t1.Sub(t0) / 2)
-				c.XLabels = append(c.XLabels, xLabel{f1(padLeft + plotW/2), mid.UTC().Format(layout), "middle"})
-			}
-		}
-	}
+	c.XLabels = timeLabels(t0, t1)
 
 	c.Numeric = numeric
 	var yOf func(float64) float64
 	if numeric {
-		lo, hi = yRange(lo, hi)
-		var bands []band
-		shadeNote := ""
-		if m != nil && m.Judge != nil {
-			found, note := sh.shade(row.Name, lo, hi, *shp, m.Judge)
-			if found != nil {
-				lo, hi, bands = found.lo, found.hi, found.bands
-				shadeNote = shapeNote(*shp)
-			} else {
-				shadeNote = note
-			}
-		}
-		yOf = func(v float64) float64 { return padTop + plotH*(hi-v)/(hi-lo) }
-		for _, g := range ticks(lo, hi) {
-			c.Lines = append(c.Lines, gridLine{Y: f1(yOf(g)), Label: num(g)})
-		}
-		c.Regions = drawBands(bands, yOf)
-		for _, t := range ts {
-			if t.Value < lo || t.Value > hi || (bands != nil && !changesAt(bands, t.Value, (hi-lo)/RegionSamples)) {
-				// Not where the compiled conditions change: the text
-				// shown is not what they evaluate (redacted).
-				continue
-			}
-			y := yOf(t.Value)
-			labelY := y - 5
-			if labelY < padTop+12 {
-				labelY = y + 15
-			}
-			c.Thresholds = append(c.Thresholds, thresholdLine{Y: f1(y), LabelY: f1(labelY), Label: t.Label(),
-				Value: strconv.FormatFloat(t.Value, 'g', -1, 64), Success: t.Success})
-		}
-		if shadeNote != "" {
-			c.Notes = append(c.Notes, shadeNote)
-		}
+		yOf = c.drawValueAxis(row, m, sh, lo, hi, *shp, ts)
 	} else {
 		c.Notes = append(c.Notes, "The values are not numbers: each measurement is drawn by its phase only.")
 	}
@@ -415,6 +335,116 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 	if shp != nil && shp.vector && shp.n > 1 {
 		c.Notes = append(c.Notes, "Each point is the first series' value (result[0]); the line through it spans the least to the greatest series.")
 	}
+	c.legends()
+	return c
+}
+
+// decisiveIndex is the index in ms of the row's decisive measurement, or
+// -1: the measurement itself, or failing that one equal to it.
+func decisiveIndex(row *Metric, ms []api.Measurement) int {
+	if row.Decisive == nil {
+		return -1
+	}
+	for i := range ms {
+		if &ms[i] == row.Decisive {
+			return i
+		}
+	}
+	decisive := -1
+	for i := range ms {
+		if sameMeasurement(&ms[i], row.Decisive) {
+			decisive = i
+		}
+	}
+	return decisive
+}
+
+// chartValues parses the values of the measurements drawn (idx), and
+// returns them with their range and the shape of the decisive one's (or
+// else the first number's); a nil shape when none is a number.
+func chartValues(ms []api.Measurement, idx []int, decisive int) (vals []value, lo, hi float64, shp *shape) {
+	vals = make([]value, len(idx))
+	for k, i := range idx {
+		v := parseValue(ms[i].Value)
+		vals[k] = v
+		if !v.ok {
+			continue
+		}
+		if shp == nil {
+			lo, hi = v.lo, v.hi
+		}
+		lo, hi = min(lo, v.lo), max(hi, v.hi)
+		if i == decisive || shp == nil {
+			s := v.shape
+			shp = &s
+		}
+	}
+	return vals, lo, hi, shp
+}
+
+// timeLabels label the time axis from t0 to t1: its start, and its end and
+// middle when the range has them, in a layout that suits its length.
+func timeLabels(t0, t1 time.Time) []xLabel {
+	if t0.IsZero() {
+		return nil
+	}
+	layout := timeLayout(t0, t1)
+	labels := []xLabel{{f1(padLeft + inset), t0.UTC().Format(layout), "start"}}
+	if t1.After(t0) {
+		labels = append(labels, xLabel{f1(padLeft + plotW - inset), t1.UTC().Format(layout) + " UTC", "end"})
+		if t1.Sub(t0) >= 2*time.Minute {
+			mid := t0.Add(t1.Sub(t0) / 2)
+			labels = append(labels, xLabel{f1(padLeft + plotW/2), mid.UTC().Format(layout), "middle"})
+		}
+	}
+	return labels
+}
+
+// drawValueAxis draws the value axis of numbers from lo to hi: its grid,
+// the regions where the metric's conditions pass, fail or are
+// inconclusive (when sh finds them), and the thresholds ts where the
+// conditions change; it returns the y of a value.
+func (c *chart) drawValueAxis(row *Metric, m *analysis.Metric, sh *shading, lo, hi float64, shp shape, ts []threshold) func(float64) float64 {
+	lo, hi = yRange(lo, hi)
+	var bands []band
+	shadeNote := ""
+	if m != nil && m.Judge != nil {
+		found, note := sh.shade(row.Name, lo, hi, shp, m.Judge)
+		if found != nil {
+			lo, hi, bands = found.lo, found.hi, found.bands
+			shadeNote = shapeNote(shp)
+		} else {
+			shadeNote = note
+		}
+	}
+	yOf := func(v float64) float64 { return padTop + plotH*(hi-v)/(hi-lo) }
+	for _, g := range ticks(lo, hi) {
+		c.Lines = append(c.Lines, gridLine{Y: f1(yOf(g)), Label: num(g)})
+	}
+	c.Regions = drawBands(bands, yOf)
+	for _, t := range ts {
+		if t.Value < lo || t.Value > hi || (bands != nil && !changesAt(bands, t.Value, (hi-lo)/RegionSamples)) {
+			// Not where the compiled conditions change: the text
+			// shown is not what they evaluate (redacted).
+			continue
+		}
+		y := yOf(t.Value)
+		labelY := y - 5
+		if labelY < padTop+12 {
+			labelY = y + 15
+		}
+		c.Thresholds = append(c.Thresholds, thresholdLine{Y: f1(y), LabelY: f1(labelY), Label: t.Label(),
+			Value: strconv.FormatFloat(t.Value, 'g', -1, 64), Success: t.Success})
+	}
+	if shadeNote != "" {
+		c.Notes = append(c.Notes, shadeNote)
+	}
+	return yOf
+}
+
+// legends lists the outcomes of the regions drawn and the phases of the
+// points drawn, each once, in the order they first appear.
+func (c *chart) legends() {
 	words := map[string]string{"Successful": "passes", "Failed": "fails", "Inconclusive": "inconclusive", "Error": "condition errs"}
 	seenOutcome := map[string]bool{}
 	for _, r := range c.Regions {
@@ -430,7 +460,6 @@ func newChart(row *Metric, ms []api.Measurement, m *analysis.Metric, sh *shading
 			c.Legend = append(c.Legend, legendItem{Class: "pt-" + p.Phase, Label: p.Phase})
 		}
 	}
-	return c
 }
 
 // shapeNote says what the shading shows.

@@ -282,18 +282,7 @@ func newSeriesChart(name string, d *data, ms []api.Measurement) *seriesChart {
 		}
 		return padLeft + inset + (plotW-2*inset)*float64(t.Sub(d.from))/float64(span)
 	}
-	lo, hi, found := 0.0, 0.0, false
-	for _, s := range d.set.Series {
-		for _, p := range s.Points {
-			if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
-				continue
-			}
-			if !found {
-				lo, hi, found = p.V, p.V, true
-			}
-			lo, hi = min(lo, p.V), max(hi, p.V)
-		}
-	}
+	lo, hi, found := seriesRange(d.set.Series)
 	if !found {
 		c.Notes = append(c.Notes, fmt.Sprintf("The query had no value from %s to %s.", d.from.UTC().Format(time.RFC3339), d.to.UTC().Format(time.RFC3339)))
 	}
@@ -309,45 +298,10 @@ func newSeriesChart(name string, d *data, ms []api.Measurement) *seriesChart {
 		{f1(padLeft + plotW - inset), d.to.UTC().Format(layout) + " UTC", "end"}}
 	perSide := map[string]int{}
 	for _, s := range d.set.Series {
-		var b strings.Builder
-		pen := false
-		n := 0
-		for _, p := range s.Points {
-			if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.T.Before(d.from) || p.T.After(d.to) {
-				pen = false
-				continue
-			}
-			if pen {
-				b.WriteString(" L")
-			} else {
-				if b.Len() > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteByte('M')
-			}
-			b.WriteString(f1(xOf(p.T)) + "," + f1(yOf(p.V)))
-			pen = true
-			n++
-		}
-		k := perSide[s.Side]
+		path, n := seriesPath(s.Points, d.from, d.to, xOf, yOf)
+		class, label := seriesClass(s.Side, s.Labels, perSide[s.Side])
 		perSide[s.Side]++
-		class := fmt.Sprintf("s%d", k%seriesColours)
-		label := s.Labels
-		if label == "{}" {
-			label = "(no labels)"
-		}
-		if s.Side != "" {
-			class = "side-" + s.Side
-			label = s.Side
-			if s.Labels != "{}" {
-				label += " " + s.Labels
-			}
-		}
-		if n == 1 {
-			// A lone point draws no line: a dot in its place.
-			b.WriteString(" h0.01")
-		}
-		c.Lines = append(c.Lines, seriesLine{D: b.String(), Class: class, Side: s.Side, Title: label, N: n})
+		c.Lines = append(c.Lines, seriesLine{D: path, Class: class, Side: s.Side, Title: label, N: n})
 		c.Legend = append(c.Legend, legendItem{Class: class, Label: label})
 	}
 	if d.set.More > 0 {
@@ -369,6 +323,71 @@ func newSeriesChart(name string, d *data, ms []api.Measurement) *seriesChart {
 	}
 	c.Notes = append(c.Notes, fmt.Sprintf("The query over the analysis, one point every %s; the ticks below are the measurements' times.", d.set.Step))
 	return c
+}
+
+// seriesRange is the range of the series' finite values; found is false
+// when they have none.
+func seriesRange(series []series.Series) (lo, hi float64, found bool) {
+	for _, s := range series {
+		for _, p := range s.Points {
+			if math.IsNaN(p.V) || math.IsInf(p.V, 0) {
+				continue
+			}
+			if !found {
+				lo, hi, found = p.V, p.V, true
+			}
+			lo, hi = min(lo, p.V), max(hi, p.V)
+		}
+	}
+	return lo, hi, found
+}
+
+// seriesPath is the SVG path of a series' finite points from from to to,
+// broken where a point is missing, and how many points it draws; a lone
+// point draws no line, so it gets a dot in its place.
+func seriesPath(points []series.Point, from, to time.Time, xOf func(time.Time) float64, yOf func(float64) float64) (string, int) {
+	var b strings.Builder
+	pen := false
+	n := 0
+	for _, p := range points {
+		if math.IsNaN(p.V) || math.IsInf(p.V, 0) || p.T.Before(from) || p.T.After(to) {
+			pen = false
+			continue
+		}
+		if pen {
+			b.WriteString(" L")
+		} else {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteByte('M')
+		}
+		b.WriteString(f1(xOf(p.T)) + "," + f1(yOf(p.V)))
+		pen = true
+		n++
+	}
+	if n == 1 {
+		b.WriteString(" h0.01")
+	}
+	return b.String(), n
+}
+
+// seriesClass is the class and the label of a series: a compared side's
+// own (canary, baseline), or else the k-th of the metric's colours and its
+// labels.
+func seriesClass(side, labels string, k int) (class, label string) {
+	if side != "" {
+		label = side
+		if labels != "{}" {
+			label += " " + labels
+		}
+		return "side-" + side, label
+	}
+	label = labels
+	if label == "{}" {
+		label = "(no labels)"
+	}
+	return fmt.Sprintf("s%d", k%seriesColours), label
 }
 
 // timeLayout is how times from t0 to t1 are labelled.
