@@ -203,9 +203,6 @@ func NewCountTest(cfg CountConfig) (*CountTest, error) {
 	return t, nil
 }
 
-// Config is the test's configuration, defaults filled.
-func (t *CountTest) Config() CountConfig { return t.cfg }
-
 // checkSide checks one side's cumulative counts against the previous look.
 // sideFields are the names of a side's fields in problems.
 type sideFields struct{ bad, total string }
