@@ -1,6 +1,6 @@
 // Command canaryd-fixtures writes the demo's Prometheus data as OpenMetrics
-// text, for `promtool tsdb create-blocks-from openmetrics`: the fixture of
-// canaryd's own tests (internal/promtest.WriteFixture), Istio request
+// text, for `promtool tsdb create-blocks-from openmetrics`. The data are
+// the fixture of canaryd's own tests (internal/promtest.WriteFixture), Istio request
 // counters and latency histograms for three namespaces (echo, echo-good
 // with 0.5% 5xx, echo-bad with 5% 5xx), one whose 5xx share rises for half
 // an hour (echo-incident), and a canary 30% slower than its stable version

@@ -1,10 +1,11 @@
-// Package canarybench is canaryd's open canary benchmark: a seeded
-// generator of labelled canary-versus-baseline cases of bad-event counts
-// (Generate), their format (Case, one JSON object a line in
-// testdata/benchmark/cases.ndjson), and the scoring of methods on them
-// (Run): the count judge, the sample judge judged again at every interval,
-// the threshold template of canaryd's seed, and Lindon & Malek's
-// Dirichlet-multinomial test at a declared share.
+// Package canarybench is canaryd's open canary benchmark: labelled cases
+// of a canary's and a baseline's bad-event counts, and the scoring of
+// methods on them. It holds a seeded generator of the cases (Generate),
+// their format (Case, one JSON object a line in
+// testdata/benchmark/cases.ndjson), and the scoring (Run) of the count
+// judge, the sample judge judged again at every interval, the threshold
+// template of canaryd's seed, and Lindon & Malek's Dirichlet-multinomial
+// test at a declared share.
 //
 // A case's looks are cumulative counts, so that any tool that reads a
 // stream of counts can be run on the set: `canaryd judge` reads a case's

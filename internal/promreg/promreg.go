@@ -1,7 +1,7 @@
 // Package promreg makes and registers canaryd's Prometheus metrics with
-// promauto's factory, each collector registered as it is made, except
-// that a registration that fails (a name already taken on the registerer)
-// is an error the package's constructor returns rather than a panic.
+// promauto's factory, each collector registered as it is made. A
+// registration that fails (a name already taken on the registerer) is an
+// error the package's constructor returns rather than a panic.
 //
 // What it must not do: keep a registry of its own, or register anywhere
 // but on the Registerer it is given.

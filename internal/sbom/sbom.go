@@ -1,5 +1,5 @@
 // Package sbom describes a built canaryd binary as an SPDX 2.3 document
-// (JSON): the main module at the release's version, every module Go linked
+// (JSON). The document names the main module at the release's version, every module Go linked
 // into it as the binary records them (debug/buildinfo, what `go version -m`
 // prints), and the Go standard library it was built with, each with its
 // package URL so that a scanner can match them against advisories.

@@ -1,5 +1,5 @@
-// Package ui is canaryd's live page, served by `canaryd serve` at /ui/: the
-// analyses (live, filtered by phase and template; each row one link that
+// Package ui is canaryd's live page, served by `canaryd serve` at /ui/. It
+// shows the analyses (live, filtered by phase and template; each row one link that
 // opens the analysis, with the sentence its report leads with, a dot per
 // measurement and when it started, as how long ago; the rounds and gates
 // of one series, such as one Argo AnalysisRun's, as one row that opens

@@ -1,5 +1,5 @@
 // Command gendocs writes the configuration reference of `canaryd serve`
-// (config.Reference) to the file its argument names:
+// (config.Reference) to the file its argument names. `make docs` runs it:
 //
 //	go generate ./internal/config
 package main
