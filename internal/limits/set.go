@@ -138,9 +138,9 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
-// SpecLimits are the limits a service compiles a spec with (internal/
-// compile): l with its defaults, and maxDuration as the bound on an
-// analysis' duration, 0 for none (a backtest's).
+// SpecLimits are the limits a service compiles a spec with
+// (compile.WithLimits): l with its defaults, and maxDuration as the bound
+// on an analysis' duration, 0 for none (a backtest's).
 func (l Limits) SpecLimits(maxDuration time.Duration) Limits {
 	l = l.WithDefaults()
 	l.MaxAnalysisDuration = maxDuration
