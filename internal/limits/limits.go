@@ -1,10 +1,12 @@
-// Package limits is the one home of the defaults of canaryd's bounds: on
-// what one request can make it spend (memory, CPU time, goroutines, bytes
-// sent onwards) and on what it keeps. Each constant is the default of the
-// limit of the same name; the packages that enforce a limit read its
-// default from here, and internal/config offers it as the default of the
-// limit's flag (--max-metrics for MaxMetrics), so that a default is written
-// once.
+// Package limits is the one home of canaryd's bounds, on what one request
+// can make it spend (memory, CPU time, goroutines, bytes sent onwards) and
+// on what it keeps: their defaults, and Limits, the bounds of one canaryd.
+// Each constant is the default of the limit of the same name; the packages
+// that enforce a limit read its default from here, and internal/config
+// offers it as the default of the limit's flag (--max-metrics for
+// MaxMetrics), so that a default is written once. The service's flags fill
+// a Limits (internal/config), which the server, the analyses and the
+// compilation of specs (compile.WithLimits) are given.
 //
 // The package holds values only: it imports nothing of canaryd, so that
 // every package can import it.
