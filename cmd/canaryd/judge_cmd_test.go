@@ -88,7 +88,7 @@ func TestJudgeCommand(t *testing.T) {
 		{"direction decrease passes a rise", string(regression), []string{"--direction", "decrease"}, exitSuccessful, []string{"continue", "Successful"}},
 		{"an A/A stream continues, then ends Successful", "", []string{judgeLooksDir + "aa.ndjson"}, exitSuccessful, []string{"continue", "continue", "continue", "Successful"}},
 		{"blank lines are skipped", "\n" + aaLooks(2) + "\n  \n", nil, exitSuccessful, []string{"continue", "Successful"}},
-		{"a canary worse, but not surely, ends Inconclusive", lookLine(25, 1000, 10, 1000)+lookLine(50, 2000, 20, 2000), nil, exitInconclusive, []string{"continue", "Inconclusive"}},
+		{"a canary worse, but not surely, ends Inconclusive", lookLine(25, 1000, 10, 1000) + lookLine(50, 2000, 20, 2000), nil, exitInconclusive, []string{"continue", "Inconclusive"}},
 		{"the bound on looks, reached", aaLooks(3), []string{"--max-looks", "3"}, exitSuccessful, []string{"continue", "continue", "Successful"}},
 		{"spaces, keys in any order, fractions and exponents", `{ "baseline" : {"total": 1e3, "bad": 10.5}, "canary": {"bad":10, "total":1000.0} }` + "\n", nil, exitSuccessful, []string{"Successful"}},
 		{"escapes in keys", `{"c\u0061nary":{"bad":10,"total":1000},"baseline":{"bad":10,"total":1000}}` + "\n", nil, exitSuccessful, []string{"Successful"}},
