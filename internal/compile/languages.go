@@ -14,8 +14,9 @@ import (
 // provider configuration, config (its JSON, arguments substituted), each
 // with its language (Provider.Languages, lang.Language.Check), and
 // returns a problem for each one that does not parse, on its path
-// relative to the metric ("provider.prometheus.query"). A field that is
-// missing, empty or not a string is the provider's to report.
+// relative to the metric ("provider.prometheus.query"); a path whose last
+// key is "*" is every field of that object. A field that is missing, empty
+// or not a string is the provider's to report.
 func checkLanguages(name string, p provider.Provider, config json.RawMessage) []api.FieldError {
 	langs := p.Languages()
 	if len(langs) == 0 {
@@ -27,12 +28,23 @@ func checkLanguages(name string, p provider.Provider, config json.RawMessage) []
 	}
 	var out []api.FieldError
 	for _, f := range slices.Sorted(maps.Keys(langs)) {
-		text, _ := lookupPath(tree, f).(string)
-		if strings.TrimSpace(text) == "" {
-			continue
+		parent, each := strings.CutSuffix(f, ".*")
+		fields := map[string]any{f: lookupPath(tree, f)}
+		if each {
+			obj, _ := lookupPath(tree, parent).(map[string]any)
+			fields = make(map[string]any, len(obj))
+			for k, v := range obj {
+				fields[parent+"."+k] = v
+			}
 		}
-		if msg := langs[f].Check(text); msg != "" {
-			out = append(out, api.FieldError{Field: "provider." + name + "." + f, Message: msg})
+		for _, field := range slices.Sorted(maps.Keys(fields)) {
+			text, _ := fields[field].(string)
+			if strings.TrimSpace(text) == "" {
+				continue
+			}
+			if msg := langs[f].Check(text); msg != "" {
+				out = append(out, api.FieldError{Field: "provider." + name + "." + field, Message: msg})
+			}
 		}
 	}
 	return out

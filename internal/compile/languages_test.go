@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/lang"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/prometheus/promql"
 )
 
@@ -57,5 +59,24 @@ func TestCompilePromQLFields(t *testing.T) {
 		if strings.HasPrefix(e.Message, promql.Problem) && want[e.Field] == "" {
 			t.Errorf("%s: refused: %s", e.Field, e.Message)
 		}
+	}
+}
+
+// eachQuery declares every field of its queries object PromQL.
+type eachQuery struct{ provider.Func }
+
+func (eachQuery) Languages() map[string]lang.Language {
+	return map[string]lang.Language{"queries.*": promql.Language{}}
+}
+
+// TestCheckLanguagesEach: a language declared on "KEY.*" parses every
+// field of that object, each refused on its own path.
+func TestCheckLanguagesEach(t *testing.T) {
+	errs := checkLanguages("each", eachQuery{}, []byte(`{"queries": {"b": "sum(x", "a": "up", "c": 1}, "other": "sum(("}`))
+	if len(errs) != 1 || errs[0].Field != "provider.each.queries.b" || !strings.HasPrefix(errs[0].Message, promql.Problem) {
+		t.Errorf("checkLanguages = %v; want queries.b refused alone", errs)
+	}
+	if errs := checkLanguages("each", eachQuery{}, []byte(`{"queries": "sum(x"}`)); len(errs) != 0 {
+		t.Errorf("queries not an object: %v", errs)
 	}
 }

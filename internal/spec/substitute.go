@@ -24,12 +24,19 @@ var ValueText Language
 // fieldLanguage tells the language of a string field from its path
 // relative to its metric ("provider.prometheus.query"): the conditions are
 // in o.Conditions, a provider's fields are what o.Languages says, and
-// every other field is a value.
+// every other field is a value. A path declared with "*" as its last key
+// ("provider.datadog.queries.*") is every field of that object.
 func (o ResolveOptions) fieldLanguage(rel string) Language {
 	if isCondition(rel) {
 		return o.Conditions
 	}
-	return o.Languages[rel]
+	if l, ok := o.Languages[rel]; ok {
+		return l
+	}
+	if i := strings.LastIndexByte(rel, '.'); i >= 0 && len(o.Languages) > 0 {
+		return o.Languages[rel[:i+1]+"*"]
+	}
+	return nil
 }
 
 func isCondition(rel string) bool { return rel == "successCondition" || rel == "failureCondition" }

@@ -1,0 +1,249 @@
+package datadog
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/credentials"
+	"github.com/canaryd/canaryd/internal/lang"
+	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/provider"
+)
+
+// The bounds of every Datadog measurement besides its requestTimeout.
+const (
+	// MaxResponseBytes bounds one answer whatever --max-result-values is;
+	// an answer is held to less: limits.ResponseBytesPerValue for each
+	// value of --max-result-values, as the Prometheus provider's.
+	MaxResponseBytes = 64 << 20
+	// MaxConnsPerHost caps the connections open to Datadog, for all
+	// metrics together; a request beyond it waits for one, within its
+	// timeout.
+	MaxConnsPerHost = 16
+	// maxPooledBody is the largest response buffer kept for the next
+	// measurement; a larger one is left to the garbage collector.
+	maxPooledBody = 64 << 10
+	// maxEndpoints bounds the credentials remembered with their
+	// addresses; beyond, the memory is emptied.
+	maxEndpoints = 64
+)
+
+// Options configure a Provider.
+type Options struct {
+	// Credentials is --credentials-dir, where the Secrets a metric names
+	// are read; nil when there is none (then only DD_API_KEY, DD_APP_KEY
+	// and DD_ADDRESS give credentials).
+	Credentials *credentials.Dir
+	// LookupEnv reads the environment; os.LookupEnv when nil.
+	LookupEnv func(string) (string, bool)
+	// MaxTimeout caps a metric's requestTimeout (and the default); 0
+	// means no cap.
+	MaxTimeout time.Duration
+	// MaxResultValues is the most values an answer may have
+	// (--max-result-values): v1's points, all series together, and v2's
+	// values, all columns together; 0 means limits.MaxResultValues.
+	MaxResultValues int
+	// CheckOnly makes a provider that checks a metric's configuration but
+	// reads no credentials and builds no source: for `canaryd validate`,
+	// whose templates are run by a canaryd with its own credentials.
+	CheckOnly bool
+}
+
+// Provider runs Datadog metrics. It is safe for concurrent use and lives
+// as long as the service: its transport is shared by every metric.
+type Provider struct {
+	creds      *credentials.Dir
+	env        *keys // DD_API_KEY, DD_APP_KEY and DD_ADDRESS, when all are set
+	maxTimeout time.Duration
+	maxValues  int
+	maxBytes   int64
+	checkOnly  bool
+	client     *http.Client
+	transport  *http.Transport
+	bodies     sync.Pool
+
+	mu        sync.Mutex
+	endpoints map[keys]*endpoint
+}
+
+// keys are the credentials of a request and where it goes.
+type keys struct {
+	apiKey, appKey, address string
+}
+
+// endpoint is what requests with one set of keys share: the URLs of the
+// two APIs and the headers (read only: requests copy them before they
+// change them, as http.RoundTripper requires).
+type endpoint struct {
+	v1, v2 string
+	u      *url.URL // the address, for messages (redact.URL)
+	header http.Header
+	// secrets are scrubbed from every message.
+	secrets []string
+}
+
+// New builds a Provider.
+func New(o Options) (*Provider, error) {
+	if o.MaxTimeout < 0 || o.MaxResultValues < 0 {
+		return nil, errors.New("datadog: the bounds must not be negative")
+	}
+	if o.MaxResultValues == 0 {
+		o.MaxResultValues = limits.MaxResultValues
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	p := &Provider{
+		creds: o.Credentials, maxTimeout: o.MaxTimeout, maxValues: o.MaxResultValues, checkOnly: o.CheckOnly,
+		maxBytes:  min(MaxResponseBytes, int64(o.MaxResultValues)*limits.ResponseBytesPerValue+limits.ResponseBytesFixed),
+		endpoints: map[keys]*endpoint{},
+	}
+	// Argo reads the environment only when all three are set (DD_ADDRESS
+	// may be empty), and the keys only when both are non-empty.
+	api, okAPI := o.LookupEnv(EnvAPIKey)
+	app, okApp := o.LookupEnv(EnvAppKey)
+	addr, okAddr := o.LookupEnv(EnvAddress)
+	if okAPI && okApp && okAddr && api != "" && app != "" {
+		p.env = &keys{apiKey: api, appKey: app, address: addr}
+	}
+	p.transport = outbound.NewTransport(outbound.TransportOptions{
+		MaxConnsPerHost:        MaxConnsPerHost,
+		MaxResponseHeaderBytes: 64 << 10,
+		TLS:                    &tls.Config{MinVersion: tls.VersionTLS12},
+	})
+	// No redirect is followed: Datadog's API sends none, and one would
+	// take the keys elsewhere.
+	p.client = &http.Client{Transport: p.transport, CheckRedirect: outbound.NoRedirects}
+	return p, nil
+}
+
+// CloseIdleConnections closes the transport's idle connections.
+func (p *Provider) CloseIdleConnections() { p.transport.CloseIdleConnections() }
+
+// Source is the provider of provider.datadog (see provider.Provider): it
+// decodes and checks the metric's configuration, its JSON with the
+// arguments substituted, reads its credentials (so that a missing one is
+// a problem now, not an Error at every measurement) and returns the source
+// that measures it. Datadog metrics carry no metadata, as in Argo.
+func (p *Provider) Source(config json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) {
+	m, errs := decode(config)
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	pl, errs := p.check(m)
+	if len(errs) > 0 || p.checkOnly {
+		return nil, nil, errs
+	}
+	if _, err := p.endpoint(pl.secret); err != nil {
+		field := base
+		if pl.secret != "" {
+			field = base + ".secretRef.name"
+		}
+		return nil, nil, []api.FieldError{{Field: field, Message: err.Error()}}
+	}
+	return &source{p: p, plan: pl}, nil, nil
+}
+
+// Decode checks config's shape: its unknown fields and wrong types.
+func (*Provider) Decode(config json.RawMessage) []api.FieldError {
+	_, errs := decode(config)
+	return errs
+}
+
+// Languages: query and each of queries are Datadog queries, formula a
+// Datadog formula; every other field is a value.
+func (*Provider) Languages() map[string]lang.Language {
+	return map[string]lang.Language{"query": Query{}, "queries.*": Query{}, "formula": Formula{}}
+}
+
+// CredentialFields: none. A Datadog configuration holds no credential:
+// the keys are read from --credentials-dir or the environment.
+func (*Provider) CredentialFields() []provider.CredentialField { return nil }
+
+// endpoint reads the credentials of the Secret secret ("" for the
+// environment, then DefaultSecret), as Argo finds them, and returns where
+// and how requests with them go. The Secret is read again once it is
+// older than the directory's MaxAge, so a rotated key applies. The error
+// names the file or the variables, never a value.
+func (p *Provider) endpoint(secret string) (*endpoint, error) {
+	var k keys
+	switch {
+	case secret == "" && p.env != nil:
+		k = *p.env
+	default:
+		name := secret
+		if name == "" {
+			name = DefaultSecret
+		}
+		s, err := p.creds.Read(name)
+		if err == nil {
+			err = s.Require(KeyAPIKey, KeyAppKey)
+		}
+		if err != nil {
+			if errors.Is(err, credentials.ErrNoDir) || secret == "" {
+				return nil, fmt.Errorf("no Datadog credentials: %v; set %s, %s and %s, or give canaryd %s with the Secret %q (%s, %s, optionally %s)",
+					err, EnvAPIKey, EnvAppKey, EnvAddress, credentials.Flag, name, KeyAPIKey, KeyAppKey, KeyAddress)
+			}
+			return nil, fmt.Errorf("no Datadog credentials: %v", err)
+		}
+		k.apiKey, _ = s.Get(KeyAPIKey)
+		k.appKey, _ = s.Get(KeyAppKey)
+		k.address, _ = s.Get(KeyAddress)
+	}
+	p.mu.Lock()
+	e := p.endpoints[k]
+	p.mu.Unlock()
+	if e != nil {
+		return e, nil
+	}
+	e, err := newEndpoint(k)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if len(p.endpoints) >= maxEndpoints {
+		clear(p.endpoints)
+	}
+	p.endpoints[k] = e
+	p.mu.Unlock()
+	return e, nil
+}
+
+// newEndpoint checks the address (DefaultAddress when empty) and builds
+// the endpoint of k.
+func newEndpoint(k keys) (*endpoint, error) {
+	addr := strings.TrimRight(strings.TrimSpace(k.address), "/")
+	if addr == "" {
+		addr = DefaultAddress
+	}
+	u, err := url.Parse(addr)
+	switch {
+	case err != nil:
+		return nil, errors.New("the Datadog address (address, or DD_ADDRESS) is not a URL")
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "":
+		return nil, errors.New("the Datadog address (address, or DD_ADDRESS) must be an absolute http or https URL, such as " + DefaultAddress)
+	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return nil, errors.New("the Datadog address (address, or DD_ADDRESS) must have no userinfo, query or fragment: the keys go in api-key and app-key")
+	case !outbound.ValidHeaderValue(k.apiKey) || !outbound.ValidHeaderValue(k.appKey):
+		return nil, errors.New("a Datadog key (api-key or app-key) holds a control character such as a line break")
+	}
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h["DD-API-KEY"] = []string{k.apiKey}
+	h["DD-APPLICATION-KEY"] = []string{k.appKey}
+	return &endpoint{
+		v1: addr + "/api/v1/query", v2: addr + "/api/v2/query/scalar", u: u, header: h,
+		secrets: []string{k.apiKey, k.appKey},
+	}, nil
+}

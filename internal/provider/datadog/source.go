@@ -1,0 +1,261 @@
+package datadog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/redact"
+)
+
+// source measures one metric. It holds no per-measurement state, so the
+// engine may call Measure from any goroutine.
+type source struct {
+	p    *Provider
+	plan *plan
+}
+
+// BoundByContext: the request, and the reading of its body, are made with
+// the measurement's context.
+func (*source) BoundByContext() bool { return true }
+
+// Measure queries the window of the metric's interval that ends at at
+// (whole seconds, as Argo's), with the credentials read now, and reads the
+// answer as Argo does (see the package documentation). Argo queries the
+// window ending now; taking the engine's instant lets a backtest measure
+// the past with the same template.
+func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	e, err := s.p.endpoint(s.plan.secret)
+	if err != nil {
+		return analysis.Observation{Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.plan.timeout)
+	defer cancel()
+	to := at.Unix()
+	from := to - int64(s.plan.interval/time.Second)
+
+	var req *http.Request
+	var scratch [160]byte
+	if s.plan.v2 {
+		body := append(scratch[:0], s.plan.bodyHead...)
+		body = strconv.AppendInt(body, from*1000, 10)
+		body = append(body, `,"to":`...)
+		body = strconv.AppendInt(body, to*1000, 10)
+		body = append(body, s.plan.bodyTail...)
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, e.v2, bytes.NewReader(body))
+	} else {
+		q := append(scratch[:0], e.v1...)
+		q = append(q, "?from="...)
+		q = strconv.AppendInt(q, from, 10)
+		q = append(q, "&query="...)
+		q = append(q, s.plan.query...)
+		q = append(q, "&to="...)
+		q = strconv.AppendInt(q, to, 10)
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, string(q), nil)
+	}
+	if err != nil {
+		return analysis.Observation{Err: errors.New("building the request failed")}
+	}
+	req.Header = e.header
+	resp, err := s.p.client.Do(req)
+	if err != nil {
+		return analysis.Observation{Err: s.requestError(ctx, e, err)}
+	}
+	buf := s.p.getBuffer()
+	defer s.p.putBuffer(buf)
+	_, err = buf.ReadFrom(io.LimitReader(resp.Body, s.p.maxBytes+1))
+	outbound.DrainAndClose(resp.Body, 4<<10)
+	switch {
+	case err != nil:
+		return analysis.Observation{Err: fmt.Errorf("Received no bytes in response: %s", s.cause(ctx, e, err))}
+	case int64(buf.Len()) > s.p.maxBytes:
+		return analysis.Observation{Err: fmt.Errorf("the answer is longer than the %d bytes canaryd reads of a Datadog answer (%d for each of --max-result-values, and %d)",
+			s.p.maxBytes, 1<<10, 64<<10)}
+	}
+	body := buf.Bytes()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return analysis.Observation{Err: fmt.Errorf("received authentication error response code: %d %s", resp.StatusCode, excerpt(body, e.secrets))}
+	case resp.StatusCode != http.StatusOK:
+		return analysis.Observation{Err: fmt.Errorf("received non 2xx response code: %d %s", resp.StatusCode, excerpt(body, e.secrets))}
+	}
+	if s.plan.v2 {
+		return readV2(body, s.p.maxValues)
+	}
+	return readV1(body, s.p.maxValues)
+}
+
+// requestError is a failed request's error: the method and the address
+// without its query (the query may hold what the template's author
+// considers private), the cause, and the keys scrubbed.
+func (s *source) requestError(ctx context.Context, e *endpoint, err error) error {
+	method, path := http.MethodGet, "/api/v1/query"
+	if s.plan.v2 {
+		method, path = http.MethodPost, "/api/v2/query/scalar"
+	}
+	return fmt.Errorf("%s %s%s: %s", method, redact.URL(e.u), path, s.cause(ctx, e, err))
+}
+
+// cause is what of err may be shown: a deadline as the requestTimeout
+// that set it, anything else without its URL and keys.
+func (s *source) cause(ctx context.Context, e *endpoint, err error) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer within the request timeout (%s; requestTimeout, capped by --max-query-timeout): %v", s.plan.timeout, context.DeadlineExceeded)
+	}
+	return redact.Error(err, e.u, e.secrets...)
+}
+
+// excerpt is the start of an error answer, as Argo quotes it whole:
+// at most 512 bytes, the keys scrubbed.
+func excerpt(body []byte, secrets []string) string {
+	const max = 512
+	s := string(body)
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return redact.Scrub(s, secrets...)
+}
+
+func (p *Provider) getBuffer() *bytes.Buffer {
+	if b, ok := p.bodies.Get().(*bytes.Buffer); ok {
+		b.Reset()
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (p *Provider) putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBody {
+		p.bodies.Put(b)
+	}
+}
+
+// queryEscape escapes v1's query for the URL's query string, as
+// url.Values.Encode does (Argo's).
+func queryEscape(q string) string { return url.QueryEscape(q) }
+
+// parseError is Argo's error for a body that does not decode.
+func parseError(err error) error {
+	return fmt.Errorf("Could not parse JSON body: %v", err)
+}
+
+// noData is the result of an answer without data: a nil *float64, which
+// the conditions see as nil (default() and isNil() are for it), and the
+// measurement's value as Argo writes it.
+func noData(display []byte, err error) analysis.Observation {
+	if err != nil {
+		return analysis.Observation{Err: fmt.Errorf("Failed to marshall JSON empty series: %v", err)}
+	}
+	return analysis.Observation{Value: (*float64)(nil), Display: string(display)}
+}
+
+// value is the result of an answer with data: the number, written as
+// Argo writes it.
+func value(v float64) analysis.Observation {
+	var b [32]byte
+	return analysis.Observation{Value: v, Display: string(strconv.AppendFloat(b[:0], v, 'f', -1, 64))}
+}
+
+// argoV1 and argoV2 are the shapes Argo decodes answers into, used to
+// write the value of an answer without data as Argo writes it.
+type argoV1 struct {
+	Series []struct {
+		Pointlist [][]float64 `json:"pointlist"`
+	}
+}
+
+type argoV2 struct {
+	Data struct {
+		Attributes struct {
+			Columns []struct {
+				Values []*float64
+			}
+		}
+	}
+}
+
+// readV1 reads a v1 answer (GET /api/v1/query): the last point of the
+// first series is the result; no series, or a first series without points,
+// is no data.
+func readV1(body []byte, maxValues int) analysis.Observation {
+	var r responseV1
+	if err := json.Unmarshal(body, &r); err != nil {
+		return analysis.Observation{Err: parseError(err)}
+	}
+	n := 0
+	for i := range r.Series {
+		n += r.Series[i].Pointlist.n
+	}
+	if n > maxValues {
+		return analysis.Observation{Err: tooManyValues(n, maxValues, "points")}
+	}
+	if len(r.Series) == 0 || r.Series[0].Pointlist.n == 0 {
+		var a argoV1
+		if err := json.Unmarshal(body, &a); err != nil {
+			return analysis.Observation{Err: parseError(err)}
+		}
+		b, err := json.Marshal(a.Series)
+		return noData(b, err)
+	}
+	last := r.Series[0].Pointlist
+	switch {
+	case last.lastLen != 2:
+		return analysis.Observation{Err: errors.New("Datapoint does not have 2 values")}
+	case last.lastNull:
+		// Argo reads a null value as 0; canaryd as no data (see the
+		// package documentation).
+		return analysis.Observation{Value: (*float64)(nil), Display: "null"}
+	}
+	return value(last.lastValue)
+}
+
+// readV2 reads a v2 answer (POST /api/v2/query/scalar): the first value of
+// the first column is the result; errors in the answer are an Error; no
+// column, no value or a null first value is no data.
+func readV2(body []byte, maxValues int) analysis.Observation {
+	var r responseV2
+	if err := json.Unmarshal(body, &r); err != nil {
+		return analysis.Observation{Err: parseError(err)}
+	}
+	n := 0
+	for i := range r.Data.Attributes.Columns {
+		n += r.Data.Attributes.Columns[i].Values.n
+	}
+	if n > maxValues {
+		return analysis.Observation{Err: tooManyValues(n, maxValues, "values")}
+	}
+	if r.Data.Errors != "" {
+		return analysis.Observation{Err: fmt.Errorf("There were errors in your query: %v", r.Data.Errors)}
+	}
+	cols := r.Data.Attributes.Columns
+	if len(cols) == 0 || cols[0].Values.n == 0 || cols[0].Values.firstNull {
+		var a argoV2
+		if err := json.Unmarshal(body, &a); err != nil {
+			return analysis.Observation{Err: parseError(err)}
+		}
+		if len(a.Data.Attributes.Columns) == 1 {
+			b, err := json.Marshal(a.Data.Attributes.Columns[0].Values)
+			return noData(b, err)
+		}
+		b, err := json.Marshal(a.Data.Attributes)
+		return noData(b, err)
+	}
+	return value(cols[0].Values.first)
+}
+
+// tooManyValues is the error of an answer of more than max values.
+func tooManyValues(n, max int, what string) error {
+	return fmt.Errorf("the answer has %d %s, more than the %d a measurement may have (--max-result-values); narrow the query or its interval", n, what, max)
+}
