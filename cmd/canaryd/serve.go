@@ -28,6 +28,7 @@ import (
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/templates"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
@@ -108,14 +109,8 @@ func newLogger(level zapcore.Level, w io.Writer) *zap.Logger {
 //
 // It returns nil after a clean drain.
 func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
-	reg := promclient.NewRegistry()
-	if err := reg.Register(collectors.NewGoCollector()); err != nil {
-		return err
-	}
-	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
-		return err
-	}
-	if err := server.RegisterBuildInfo(reg, version, buildCommit()); err != nil {
+	reg, err := newRegistry()
+	if err != nil {
 		return err
 	}
 
@@ -141,24 +136,12 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	defer webProvider.CloseIdleConnections()
 	providers := newProviders(provider.Source, webProvider)
 
-	var webhookKey []byte // nil: unsigned (an empty key would sign)
-	if k := cfg.WebhookSecret.Reveal(); k != "" {
-		webhookKey = []byte(k)
-	}
-	webhooks, err := webhook.New(webhook.Options{
-		Allow:          cfg.WebhookAllow,
-		Secret:         webhookKey,
-		MaxElapsed:     cfg.WebhookMaxElapsed,
-		AttemptTimeout: cfg.WebhookTimeout,
-		MaxBacklog:     cfg.MaxWebhookBacklog,
-		Logger:         log,
-		Registerer:     reg,
-	})
+	webhooks, err := newWebhooks(cfg, log, reg)
 	if err != nil {
-		return &configError{fmt.Errorf("--webhook-allow: %w", err)}
+		return err
 	}
 
-	analysesStore, err := openStore(ctx, cfg, log)
+	analysesStore, err := openStore(ctx, cfg, log, reg)
 	if err != nil {
 		return err
 	}
@@ -176,37 +159,9 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	// One planner compiles every spec: the requests', and those of the
-	// analyses resumed from the store.
-	specLimits := serverLimits(cfg).SpecLimits
-	planner := compile.NewPlanner(compile.PlannerOptions{Providers: providers,
-		Run:       []compile.Option{compile.WithLimits(specLimits(cfg.MaxAnalysisDuration))},
-		Backtest:  []compile.Option{compile.WithLimits(specLimits(0))},
-		Templates: server.TemplateLookup(store)})
+	planner := newPlanner(cfg, providers, store)
 
-	analyses, err := server.NewAnalyses(server.AnalysesOptions{
-		Replica:               replicaName(cfg, log, os.Hostname),
-		Logger:                log,
-		Registerer:            reg,
-		MaxRunning:            cfg.MaxAnalyses,
-		MaxFinished:           cfg.MaxFinished,
-		Retention:             cfg.Retention,
-		ErrorRetryInterval:    cfg.ErrorRetry,
-		MaxDuration:           cfg.MaxAnalysisDuration,
-		Webhooks:              webhooks,
-		MaxBacktests:          cfg.MaxBacktests,
-		MaxStreams:            cfg.MaxStreams,
-		MaxRounds:             cfg.MaxRounds,
-		MaxRetainedBytes:      cfg.MaxRetainedBytes,
-		MinRetention:          cfg.MinRetention,
-		Store:                 analysesStore,
-		Planner:               planner,
-		LeaseTTL:              cfg.StoreLease,
-		PrometheusExternalURL: cfg.PrometheusExternalURL,
-		MaxReportRenders:      cfg.MaxReportRenders,
-		ReportCacheBytes:      cfg.ReportCacheBytes,
-		ReportQueryRate:       float64(cfg.ReportQueryRate),
-	})
+	analyses, err := server.NewAnalyses(analysesOptions(cfg, log, reg, webhooks, analysesStore, planner))
 	if err != nil {
 		return err
 	}
@@ -233,21 +188,9 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{err}
 	}
 
-	// Listening before serving makes a busy port fail here, at once, and
-	// gives the bound address of :0 to the log line tests read.
-	ln, err := net.Listen("tcp", cfg.Listen)
+	srv, ln, err := listen(cfg, log, handler)
 	if err != nil {
 		return err
-	}
-	logConfig(log, cfg, ln.Addr())
-
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		// No ReadTimeout or WriteTimeout: waits and streams last as long
-		// as their analysis. Bodies get a read deadline of their own.
-		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    zap.NewStdLog(log.Named("http")),
 	}
 	served := make(chan error, 1)
 	// Ends when srv.Shutdown or srv.Close is called below, or when the
@@ -260,6 +203,113 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	case <-ctx.Done():
 	}
 
+	return drain(cfg, log, analyses, srv, served)
+}
+
+// newWebhooks is the sender of the analyses' webhooks, as cfg sets it.
+func newWebhooks(cfg *config.Config, log *zap.Logger, reg promclient.Registerer) (*webhook.Sender, error) {
+	var webhookKey []byte // nil: unsigned (an empty key would sign)
+	if k := cfg.WebhookSecret.Reveal(); k != "" {
+		webhookKey = []byte(k)
+	}
+	webhooks, err := webhook.New(webhook.Options{
+		Allow:          cfg.WebhookAllow,
+		Secret:         webhookKey,
+		MaxElapsed:     cfg.WebhookMaxElapsed,
+		AttemptTimeout: cfg.WebhookTimeout,
+		MaxBacklog:     cfg.MaxWebhookBacklog,
+		Logger:         log,
+		Registerer:     reg,
+	})
+	if err != nil {
+		return nil, &configError{fmt.Errorf("--webhook-allow: %w", err)}
+	}
+	return webhooks, nil
+}
+
+// listen listens on cfg.Listen, before anything is served, and returns the
+// HTTP server of handler to serve there.
+func listen(cfg *config.Config, log *zap.Logger, handler http.Handler) (*http.Server, net.Listener, error) {
+	// Listening before serving makes a busy port fail here, at once, and
+	// gives the bound address of :0 to the log line tests read.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, nil, err
+	}
+	logConfig(log, cfg, ln.Addr())
+
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No ReadTimeout or WriteTimeout: waits and streams last as long
+		// as their analysis. Bodies get a read deadline of their own.
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    zap.NewStdLog(log.Named("http")),
+	}
+	return srv, ln, nil
+}
+
+// newPlanner is the one planner of serve: it compiles every spec, the
+// requests' and those of the analyses resumed from the store, with the
+// service's limits and the templates it serves.
+func newPlanner(cfg *config.Config, providers compile.Providers, templates server.TemplateStore) *compile.Planner {
+	specLimits := serverLimits(cfg).SpecLimits
+	return compile.NewPlanner(compile.PlannerOptions{Providers: providers,
+		Run:       []compile.Option{compile.WithLimits(specLimits(cfg.MaxAnalysisDuration))},
+		Backtest:  []compile.Option{compile.WithLimits(specLimits(0))},
+		Templates: server.TemplateLookup(templates)})
+}
+
+// newRegistry is serve's metrics registry: the Go runtime's, the
+// process', and canaryd's build information.
+func newRegistry() (*promclient.Registry, error) {
+	reg := promclient.NewRegistry()
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, err
+	}
+	if err := server.RegisterBuildInfo(reg, version, buildCommit()); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// analysesOptions are the analyses' options of cfg: st keeps them (nil
+// for memory:), planner compiles those resumed from it.
+func analysesOptions(cfg *config.Config, log *zap.Logger, reg promclient.Registerer, webhooks *webhook.Sender, st store.Store,
+	planner *compile.Planner) server.AnalysesOptions {
+	return server.AnalysesOptions{
+		Replica:               replicaName(cfg, log, os.Hostname),
+		Logger:                log,
+		Registerer:            reg,
+		MaxRunning:            cfg.MaxAnalyses,
+		MaxFinished:           cfg.MaxFinished,
+		Retention:             cfg.Retention,
+		ErrorRetryInterval:    cfg.ErrorRetry,
+		MaxDuration:           cfg.MaxAnalysisDuration,
+		Webhooks:              webhooks,
+		MaxBacktests:          cfg.MaxBacktests,
+		MaxStreams:            cfg.MaxStreams,
+		MaxRounds:             cfg.MaxRounds,
+		MaxRetainedBytes:      cfg.MaxRetainedBytes,
+		MinRetention:          cfg.MinRetention,
+		Store:                 st,
+		Planner:               planner,
+		LeaseTTL:              cfg.StoreLease,
+		PrometheusExternalURL: cfg.PrometheusExternalURL,
+		MaxReportRenders:      cfg.MaxReportRenders,
+		ReportCacheBytes:      cfg.ReportCacheBytes,
+		ReportQueryRate:       float64(cfg.ReportQueryRate),
+	}
+}
+
+// drain stops serve's service once its context is done: the analyses are
+// drained within the grace (server.Analyses.Drain), their webhooks get what
+// is left of it (at least webhookShutdownFloor) while the HTTP server shuts
+// down, and drain returns once srv has stopped serving (served).
+func drain(cfg *config.Config, log *zap.Logger, analyses *server.Analyses, srv *http.Server, served <-chan error) error {
 	log.Info("draining: readiness off, no new analyses", zap.Duration("grace", cfg.ShutdownGrace))
 	graceEnd := time.Now().Add(cfg.ShutdownGrace)
 	grace, cancelGrace := context.WithDeadline(context.Background(), graceEnd)

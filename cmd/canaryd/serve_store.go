@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	promclient "github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/internal/config"
@@ -19,8 +20,9 @@ const storeOpenTimeout = 2 * time.Minute
 // openStore opens the store of --store for serve: nil for memory: (the
 // analyses live in the Analyses' own memory, as canaryd has always run),
 // or a postgres store, its schema migrated first. With a postgres store,
-// every replica answers every request from it.
-func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger) (store.Store, error) {
+// every replica answers every request from it. The store is wrapped once,
+// here (store.Metered): every call is bounded and counted on reg.
+func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer) (store.Store, error) {
 	kind, err := store.ParseURL(cmpStore(cfg.Store))
 	if err != nil {
 		return nil, &configError{fmt.Errorf("--store: %w", err)}
@@ -39,8 +41,13 @@ func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger) (store.
 		// The store's errors never quote the URL's password.
 		return nil, fmt.Errorf("--store %s: %w", store.RedactURL(cfg.Store), err)
 	}
+	metered, err := store.Metered(st, store.MeteredOptions{Registerer: reg})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	log.Info("analyses are kept in the store", zap.String("store", store.RedactURL(cfg.Store)))
-	return st, nil
+	return metered, nil
 }
 
 func cmpStore(s string) string {

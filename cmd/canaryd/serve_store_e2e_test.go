@@ -168,4 +168,32 @@ func TestServeStoreHandOver(t *testing.T) {
 	if !strings.Contains(logs2.text(), "analysis resumed") {
 		t.Errorf("the second replica did not say it resumed the analyses:\n%s", logs2.text())
 	}
+
+	// The store's series are on /metrics with a store, and only then.
+	withStore := metricsText(t, base2)
+	for _, series := range []string{`canaryd_store_operations_total{op="claim",outcome="ok"}`, `canaryd_store_operations_total{op="renew",outcome="ok"}`,
+		`canaryd_store_operation_duration_seconds_count{op="commit"}`, "canaryd_store_claims_total", "canaryd_store_lease_losses_total 0",
+		"canaryd_store_measurements_pending"} {
+		if !strings.Contains(withStore, series) {
+			t.Errorf("/metrics of a replica with a store has no %s", series)
+		}
+	}
+	if strings.Contains(metricsText(t, control), "canaryd_store_") {
+		t.Errorf("/metrics of a replica on memory: shows store series")
+	}
+}
+
+// metricsText reads base's /metrics.
+func metricsText(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(data)
 }

@@ -221,10 +221,11 @@ type Run struct {
 	// sources say how the plan's metrics query, for the HTML report.
 	sources map[string]report.Source
 	// template is the analysis' template's name ("" for a bare spec), for
-	// the list's ?template= filter, and series its series (series.go),
-	// for ?series=.
+	// the list's ?template= filter, series its series (series.go), for
+	// ?series=, and args its arguments (secret ones masked), for ?arg=.
 	template string
 	series   string
+	args     map[string]string
 	// gone says the run ended here without its analysis ending: another
 	// replica holds it now (persist.go).
 	gone atomic.Bool
@@ -254,45 +255,9 @@ func (r *Run) Snapshot() api.Analysis {
 // NewAnalyses returns an empty set of analyses. It fails only if the metrics
 // cannot be registered.
 func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
-	if opts.Logger == nil {
-		opts.Logger = zap.NewNop()
+	if err := opts.defaults(); err != nil {
+		return nil, err
 	}
-	if opts.Clock == nil {
-		opts.Clock = clock.Real{}
-	}
-	if opts.MaxRunning <= 0 {
-		return nil, errors.New("server: AnalysesOptions.MaxRunning must be positive")
-	}
-	if opts.MaxFinished <= 0 || opts.Retention <= 0 {
-		return nil, errors.New("server: AnalysesOptions.MaxFinished and Retention must be positive")
-	}
-	if opts.Replica != "" {
-		if err := ids.CheckName(opts.Replica); err != nil {
-			return nil, errors.New("server: AnalysesOptions.Replica: " + err.Error())
-		}
-	}
-	if opts.MaxBacktests <= 0 {
-		opts.MaxBacktests = DefaultMaxBacktests
-	}
-	if opts.MaxStreams <= 0 {
-		opts.MaxStreams = DefaultMaxStreams
-	}
-	if opts.MaxRounds <= 0 {
-		opts.MaxRounds = DefaultMaxRounds
-	}
-	if opts.MaxRetainedBytes <= 0 {
-		opts.MaxRetainedBytes = DefaultMaxRetainedBytes
-	}
-	if opts.MinRetention <= 0 {
-		opts.MinRetention = DefaultMinRetention
-	}
-	if opts.StreamBuffer <= 0 {
-		opts.StreamBuffer = DefaultStreamBuffer
-	}
-	if opts.MaxReportRenders <= 0 {
-		opts.MaxReportRenders = DefaultMaxReportRenders
-	}
-	opts.MinRetention = min(opts.MinRetention, opts.Retention)
 	m, err := newAnalysisMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -333,6 +298,9 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		// The constant, but for tests.
 		streamWriteTimeout: streamWriteTimeout,
 	}
+	if err := a.registerMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
 	if opts.Store != nil {
 		// Unique to this process: a restarted replica renews none of
 		// the leases of its earlier run, which other replicas adopt.
@@ -344,15 +312,59 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		go a.renewLoop(a.renewStop, a.renewDone)
 		a.roundWriter = newRoundWriter(opts.Store, opts.Logger)
 	}
-	f, registered := promreg.With(opts.Registerer)
+	return a, nil
+}
+
+// defaults checks o and fills in the defaults of its zero fields.
+func (o *AnalysesOptions) defaults() error {
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.MaxRunning <= 0 {
+		return errors.New("server: AnalysesOptions.MaxRunning must be positive")
+	}
+	if o.MaxFinished <= 0 || o.Retention <= 0 {
+		return errors.New("server: AnalysesOptions.MaxFinished and Retention must be positive")
+	}
+	if o.Replica != "" {
+		if err := ids.CheckName(o.Replica); err != nil {
+			return errors.New("server: AnalysesOptions.Replica: " + err.Error())
+		}
+	}
+	o.MaxBacktests = cmp.Or(max(o.MaxBacktests, 0), DefaultMaxBacktests)
+	o.MaxStreams = cmp.Or(max(o.MaxStreams, 0), DefaultMaxStreams)
+	o.MaxRounds = cmp.Or(max(o.MaxRounds, 0), DefaultMaxRounds)
+	o.MaxRetainedBytes = cmp.Or(max(o.MaxRetainedBytes, 0), DefaultMaxRetainedBytes)
+	o.MinRetention = cmp.Or(max(o.MinRetention, 0), DefaultMinRetention)
+	o.StreamBuffer = cmp.Or(max(o.StreamBuffer, 0), DefaultStreamBuffer)
+	o.MaxReportRenders = cmp.Or(max(o.MaxReportRenders, 0), DefaultMaxReportRenders)
+	o.MinRetention = min(o.MinRetention, o.Retention)
+	return nil
+}
+
+// registerMetrics registers the gauges read from the analyses held: the
+// bytes they take and, with a store, the measurements waiting to be
+// written there (persist.go).
+func (a *Analyses) registerMetrics(reg prometheus.Registerer) error {
+	f, registered := promreg.With(reg)
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "canaryd_analyses_retained_bytes",
 		Help: "Bytes the analyses held take, running and finished, as estimated from what they recorded; bounded by --max-retained-bytes.",
 	}, func() float64 { return float64(a.retained.Load()) })
-	if err := registerErr(registered()); err != nil {
-		return nil, err
+	if a.opts.Store != nil {
+		f.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "canaryd_store_measurements_pending",
+			Help: "Measurements taken here and not yet written to the store (--store): a store that is slow or down holds them, at most 1000 an analysis.",
+		}, a.pendingMeasurements)
+		a.metrics.leaseLosses = f.NewCounter(prometheus.CounterOpts{
+			Name: "canaryd_store_lease_losses_total",
+			Help: "Analyses this replica stopped running because another replica claimed their lease (this one was cut off from the store for longer than --store-lease).",
+		})
 	}
-	return a, nil
+	return registerErr(registered())
 }
 
 // CheckWebhook returns nil when rawURL may receive webhooks, else an error
@@ -542,7 +554,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		},
 	})
 	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)),
-		sources: so.Sources, template: so.Template, series: so.Series}
+		sources: so.Sources, template: so.Template, series: so.Series, args: so.Args}
 	if started := engineRun.Snapshot().StartedAt; started != nil {
 		run.startedAt = *started
 	}

@@ -150,23 +150,25 @@ func absoluteURL(r *http.Request, path string) string {
 // ?measurements=true.
 func handleListAnalyses(analyses *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if analyses.opts.Store != nil {
-			// Every replica's analyses, from the store.
-			storedList(analyses, w, r)
-			return
-		}
 		o, errs := listQuery(r.URL.Query())
 		if len(errs) > 0 {
 			writeProblem(w, r, invalidInput(errs))
 			return
 		}
-		page, more := analyses.Page(o)
-		list := AnalysisList{Analyses: page}
+		if analyses.opts.Store != nil {
+			// Every replica's analyses, from the store.
+			storedList(analyses, w, r, o)
+			return
+		}
+		page, next, err := analyses.Page(o)
+		if err != nil {
+			// Only a filter the list refuses (its cursor).
+			writeProblem(w, r, invalidInput(filterErrors(err)))
+			return
+		}
+		list := AnalysisList{Analyses: page, Next: next}
 		if page == nil {
 			list.Analyses = []api.Analysis{}
-		}
-		if more {
-			list.Next = cursorOf(page[len(page)-1]).String()
 		}
 		writeJSON(w, http.StatusOK, list)
 	})

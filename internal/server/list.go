@@ -1,7 +1,8 @@
 package server
 
 import (
-	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/redact"
+	"github.com/canaryd/canaryd/internal/store"
 )
 
 // The list of analyses (GET /v1/analyses) comes in pages: newest first
@@ -19,12 +22,16 @@ import (
 // maxPageBytes as well, so that no answer is larger than a few pages'
 // worth of results whatever is held.
 
+// Filters, cursors and the order are the store's (store.Filter,
+// store.Filter.Selector): the same list, with the same cursors, answers
+// from a replica's own analyses and from a store's.
+
 // Bounds of a page of the list.
 const (
 	// DefaultListLimit is the analyses of a page without ?limit=.
-	DefaultListLimit = 100
+	DefaultListLimit = store.DefaultListLimit
 	// MaxListLimit is the most ?limit= may ask for.
-	MaxListLimit = 1000
+	MaxListLimit = store.MaxListLimit
 	// maxPageBytes bounds a page with its measurements, as the analyses'
 	// sizes are estimated (retained.go); a page has at least one analysis.
 	maxPageBytes = 16 << 20
@@ -32,97 +39,47 @@ const (
 
 // ListOptions select a page of the list.
 type ListOptions struct {
-	// Phases, when any, keep the analyses in these phases only.
-	Phases []api.Phase
-	// Template, when set, keeps the analyses of the template of this
-	// name only.
-	Template string
-	// Series, when set, keeps the rounds and gates of this series only
-	// (series.go): one analysis over time, its calls newest first.
-	Series string
-	// Limit is the most analyses of the page; DefaultListLimit when 0.
-	Limit int
-	// After, when set, starts the page after this place in the list.
-	After *Cursor
+	// Filter selects the analyses (phases, template, series, arguments,
+	// start) and the page: its size and where it starts (the cursor).
+	Filter store.Filter
 	// Measurements keeps the analyses' measurements; without it every
 	// metric's list is empty (its counters still count them).
 	Measurements bool
 }
 
-// Cursor is a place in the list: the analysis a page ended with. Its text
-// form (String, ParseCursor) is opaque to callers.
-type Cursor struct {
-	StartedAt time.Time
-	ID        string
-}
-
-// cursorOf is the place of a in the list.
-func cursorOf(a api.Analysis) Cursor {
-	c := Cursor{ID: a.ID}
-	if a.StartedAt != nil {
-		c.StartedAt = *a.StartedAt
-	}
-	return c
-}
-
-// atOrBefore reports whether the analysis at (started, id) is c or comes
-// before it in the list: it started later, or at the same time with a
-// smaller id.
-func (c Cursor) atOrBefore(started time.Time, id string) bool {
-	if !started.Equal(c.StartedAt) {
-		return started.After(c.StartedAt)
-	}
-	return id <= c.ID
-}
-
-// String is the cursor as ?cursor= takes it.
-func (c Cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.StartedAt.UnixNano(), 10) + "." + c.ID))
-}
-
-// maxCursorLength bounds ?cursor=: the time and the longest id.
-const maxCursorLength = 200
-
 // maxTemplateFilter bounds ?template=: a template's name is a Kubernetes
 // object's, at most 253 characters.
 const maxTemplateFilter = 253
 
-// ParseCursor reads a cursor that String wrote; false for anything else.
-func ParseCursor(s string) (Cursor, bool) {
-	if len(s) > maxCursorLength {
-		return Cursor{}, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return Cursor{}, false
-	}
-	nanos, id, ok := strings.Cut(string(raw), ".")
-	n, err := strconv.ParseInt(nanos, 10, 64)
-	if !ok || err != nil || id == "" {
-		return Cursor{}, false
-	}
-	return Cursor{StartedAt: time.Unix(0, n), ID: id}, true
-}
+// listParams are the query parameters of the list; any other is a 400.
+var listParams = []string{"phase", "template", "series", "arg", "startedAfter", "startedBefore", "limit", "cursor", "measurements"}
 
 // listQuery reads the list's query: ?phase=, ?template=, ?series=,
-// ?limit=, ?cursor= and ?measurements=. Each bad one is a field error.
+// ?arg=NAME=VALUE, ?startedAfter=, ?startedBefore=, ?limit=, ?cursor= and
+// ?measurements=. Each bad one, and each unknown one, is a field error.
 func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 	var o ListOptions
+	f := &o.Filter
 	var errs []api.FieldError
+	for _, key := range sortedKeys(q) {
+		if !slices.Contains(listParams, key) {
+			errs = append(errs, api.FieldError{Field: key, Message: "unknown query parameter; this endpoint takes " + strings.Join(listParams, ", ")})
+		}
+	}
 	for _, v := range q["phase"] {
 		p := api.Phase(v)
 		if !p.Completed() && p != api.PhaseRunning {
 			errs = append(errs, api.FieldError{Field: "phase", Message: "must be Running, Successful, Failed, Inconclusive or Error, got " + quote(v)})
 			continue
 		}
-		o.Phases = append(o.Phases, p)
+		f.Phases = append(f.Phases, p)
 	}
 	if vs := q["template"]; len(vs) > 0 {
 		if len(vs) > 1 || vs[0] == "" || len(vs[0]) > maxTemplateFilter {
 			errs = append(errs, api.FieldError{Field: "template", Message: "must be given once, a template's name (at most " +
 				strconv.Itoa(maxTemplateFilter) + " characters)"})
 		} else {
-			o.Template = vs[0]
+			f.Template = vs[0]
 		}
 	}
 	if vs := q["series"]; len(vs) > 0 {
@@ -130,26 +87,26 @@ func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 			errs = append(errs, api.FieldError{Field: "series", Message: "must be given once, the `series` of a round or gate as the list shows it (" +
 				strconv.Itoa(seriesLength) + " characters, a-z and 2-7), got " + quote(strings.Join(vs, ","))})
 		} else {
-			o.Series = vs[0]
+			f.Series = vs[0]
 		}
 	}
-	o.Limit = DefaultListLimit
+	f.Limit = DefaultListLimit
 	if vs := q["limit"]; len(vs) > 0 {
 		n, err := strconv.Atoi(vs[0])
 		if len(vs) > 1 || err != nil || n < 1 || n > MaxListLimit {
 			errs = append(errs, api.FieldError{Field: "limit", Message: "must be given once, a number from 1 to " + strconv.Itoa(MaxListLimit) +
 				" (the most analyses a page has here), got " + quote(strings.Join(vs, ","))})
 		} else {
-			o.Limit = n
+			f.Limit = n
 		}
 	}
 	// An empty cursor is the first page, for callers that always send one.
+	// The cursor itself is checked where it is read (store.Filter).
 	if vs := q["cursor"]; len(vs) > 0 && (len(vs) > 1 || vs[0] != "") {
-		c, ok := ParseCursor(vs[0])
-		if len(vs) > 1 || !ok {
+		if len(vs) > 1 {
 			errs = append(errs, api.FieldError{Field: "cursor", Message: "must be given once, as the `next` of a page of this list; start again without it"})
 		} else {
-			o.After = &c
+			f.Cursor = vs[0]
 		}
 	}
 	if vs := q["measurements"]; len(vs) > 0 {
@@ -160,60 +117,120 @@ func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 			o.Measurements = b
 		}
 	}
-	return o, errs
+	return o, append(errs, filterQuery(q, f)...)
 }
 
-// listed is an analysis held, with what the list needs to place and
-// filter it before its state is copied.
-type listed struct {
-	run   *Run
-	phase api.Phase
-}
-
-// Page returns a page of the analyses held, and whether more follow it
-// (the page's last analysis is then the cursor of the next).
-func (a *Analyses) Page(o ListOptions) (page []api.Analysis, more bool) {
-	if o.Limit <= 0 {
-		o.Limit = DefaultListLimit
+// filterQuery reads ?arg=NAME=VALUE, ?startedAfter= and ?startedBefore=
+// into f.
+func filterQuery(q url.Values, f *store.Filter) []api.FieldError {
+	var errs []api.FieldError
+	if vs := q["arg"]; len(vs) > 0 {
+		if len(vs) > store.MaxArgFilters {
+			errs = append(errs, api.FieldError{Field: "arg", Message: fmt.Sprintf("at most %d argument filters", store.MaxArgFilters)})
+		}
+		f.Args = map[string]string{}
+		for _, v := range vs[:min(len(vs), store.MaxArgFilters)] {
+			name, value, ok := strings.Cut(v, "=")
+			if !ok || name == "" {
+				errs = append(errs, api.FieldError{Field: "arg", Message: "must be NAME=VALUE, got " + quote(v)})
+				continue
+			}
+			f.Args[name] = value
+		}
 	}
+	for _, p := range []struct {
+		name string
+		to   *time.Time
+	}{{"startedAfter", &f.StartedAfter}, {"startedBefore", &f.StartedBefore}} {
+		vs := q[p.name]
+		if len(vs) == 0 {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, vs[0])
+		if len(vs) > 1 || err != nil {
+			errs = append(errs, api.FieldError{Field: p.name, Message: "must be given once, an RFC 3339 time such as 2026-01-02T15:04:05Z, got " + quote(strings.Join(vs, ","))})
+			continue
+		}
+		*p.to = t
+	}
+	return errs
+}
+
+// filterErrors are the field errors of the list's refusal of its filter
+// (a store.FilterError); nil for any other error.
+func filterErrors(err error) []api.FieldError {
+	var fe *store.FilterError
+	if !errors.As(err, &fe) {
+		return nil
+	}
+	return []api.FieldError{{Field: fe.Field, Message: fe.Message}}
+}
+
+// listed is an analysis held, as the list's filters see it, with its run.
+type listed struct {
+	run *Run
+	at  store.Analysis
+}
+
+// Page returns a page of the analyses held, selected by o.Filter (its
+// errors are store.FilterErrors), and the cursor of the next page when
+// more follow it.
+func (a *Analyses) Page(o ListOptions) (page []api.Analysis, next string, err error) {
+	limit, selects, err := o.Filter.Selector()
+	if err != nil {
+		return nil, "", err
+	}
+	args := len(o.Filter.Args) > 0
 	a.mu.Lock()
 	a.pruneLocked()
 	held := make([]listed, 0, len(a.byID))
 	for _, run := range a.running {
-		held = append(held, listed{run: run, phase: api.PhaseRunning})
+		held = append(held, listed{run: run, at: run.listed(api.PhaseRunning, args)})
 	}
 	for _, f := range a.finished {
-		held = append(held, listed{run: f.run, phase: f.phase})
+		held = append(held, listed{run: f.run, at: f.run.listed(f.phase, args)})
 	}
 	a.mu.Unlock()
 
-	held = slices.DeleteFunc(held, func(l listed) bool {
-		return (o.After != nil && o.After.atOrBefore(l.run.startedAt, l.run.ID())) ||
-			(len(o.Phases) > 0 && !slices.Contains(o.Phases, l.phase)) ||
-			(o.Template != "" && l.run.template != o.Template) ||
-			(o.Series != "" && l.run.series != o.Series)
-	})
+	held = slices.DeleteFunc(held, func(l listed) bool { return !selects(&l.at) })
 	slices.SortFunc(held, func(x, y listed) int {
-		if c := y.run.startedAt.Compare(x.run.startedAt); c != 0 {
+		if c := y.at.StartedAt.Compare(x.at.StartedAt); c != 0 {
 			return c
 		}
-		return strings.Compare(x.run.ID(), y.run.ID())
+		return strings.Compare(x.at.ID, y.at.ID)
 	})
 	var bytes int64
-	for _, l := range held {
-		if len(page) == o.Limit {
-			return page, true
+	for i := range held {
+		l := &held[i]
+		if len(page) == limit {
+			return page, store.CursorAfter(&held[i-1].at), nil
 		}
 		if o.Measurements {
 			size := l.run.ledger.size.Load()
 			if len(page) > 0 && bytes+size > a.pageBytes {
-				return page, true
+				return page, store.CursorAfter(&held[i-1].at), nil
 			}
 			bytes += size
 		}
 		page = append(page, listView(l.run.Snapshot(), l.run.Plan(), o.Measurements))
 	}
-	return page, false
+	return page, "", nil
+}
+
+// listed is the run as the list's filters see it, in phase, with its
+// arguments when withArgs is set.
+func (r *Run) listed(phase api.Phase, withArgs bool) store.Analysis {
+	a := store.Analysis{ID: r.ID(), Template: r.template, Phase: phase, StartedAt: r.startedAt}
+	if withArgs {
+		a.Args = make([]store.Arg, 0, len(r.args))
+		for name, value := range r.args {
+			// A secret argument's value never matches (it is masked
+			// here).
+			a.Args = append(a.Args, store.Arg{Name: name, Value: value, Secret: redact.IsSecretName(name)})
+		}
+	}
+	a.State.Series = r.series
+	return a
 }
 
 // listView is an analysis as the list shows it: its report's sentence

@@ -2,6 +2,8 @@ package server
 
 import (
 	"testing"
+
+	"github.com/canaryd/canaryd/internal/store"
 )
 
 // TestPageBytes checks that a page with measurements is cut once the
@@ -18,23 +20,22 @@ func TestPageBytes(t *testing.T) {
 	}
 	a.pageBytes = 1
 	var seen int
-	var after *Cursor
+	var after string
 	for pages := 1; ; pages++ {
-		page, more := a.Page(ListOptions{Limit: 10, Measurements: true, After: after})
-		if len(page) != 1 || len(page[0].MetricResults[0].Measurements) != 2 {
-			t.Fatalf("page %d with measurements over a page's bytes: %d analyses, want 1 with its 2 measurements", pages, len(page))
+		page, next, err := a.Page(ListOptions{Filter: store.Filter{Limit: 10, Cursor: after}, Measurements: true})
+		if err != nil || len(page) != 1 || len(page[0].MetricResults[0].Measurements) != 2 {
+			t.Fatalf("page %d with measurements over a page's bytes: %d analyses (%v), want 1 with its 2 measurements", pages, len(page), err)
 		}
 		seen++
-		if !more {
+		if next == "" {
 			break
 		}
-		c := cursorOf(page[0])
-		after = &c
+		after = next
 	}
 	if seen != 3 {
 		t.Errorf("%d pages, want 3", seen)
 	}
-	if page, more := a.Page(ListOptions{Limit: 10}); len(page) != 3 || more {
-		t.Errorf("without measurements: %d analyses, more %v; want all 3 on one page", len(page), more)
+	if page, next, _ := a.Page(ListOptions{Filter: store.Filter{Limit: 10}}); len(page) != 3 || next != "" {
+		t.Errorf("without measurements: %d analyses, next %q; want all 3 on one page", len(page), next)
 	}
 }

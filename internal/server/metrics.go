@@ -19,6 +19,9 @@ type analysisMetrics struct {
 	// roundsNotKept counts the rounds answered but not kept: none held
 	// could be evicted for them (kept.go).
 	roundsNotKept prometheus.Counter
+	// leaseLosses counts the runs stopped here because another replica
+	// claimed their lease (persist.go); nil without a store.
+	leaseLosses prometheus.Counter
 }
 
 func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {

@@ -19,10 +19,11 @@ import (
 
 // With a store (AnalysesOptions.Store), every analysis this replica starts
 // is kept there as it runs: Create before the run starts (what was asked
-// for, and the lease of this replica), each finished measurement with the
-// state it led to (AppendMeasurement), and the final state (SaveState).
-// Every write carries the run's lease, and the renew loop extends the
-// leases this replica holds every LeaseTTL/3.
+// for, and the lease of this replica), then each step in one transaction
+// (store.Store.Commit): the webhook events it now owes, the measurements
+// that finished, the state they led to, and the webhook events done, up to
+// the final state. Every write carries the run's lease, and the renew loop
+// extends the leases this replica holds every LeaseTTL/3.
 //
 // The writes are made by a writer per run (persister), never on the run's
 // goroutine: a store that is slow or down does not hold the analysis up.
@@ -78,32 +79,56 @@ type persister struct {
 	run   *Run // set before the run's first event can be handled
 	ready chan struct{}
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// state is where the writer stands (writerState).
+	state    writerState
 	lease    store.Lease
 	pending  []store.Measurement
 	dropped  int
 	dirty    bool
 	final    *api.Analysis
-	lost     bool
 	counts   map[string]int
 	wake     chan struct{}
 	done     chan struct{}
 	stopping bool
-	// handing says the run is being handed over (Drain): its end here
-	// is not the analysis'; handed that it has ended.
-	handing, handed bool
 	// The webhook's deliveries: those to record as owed (Enqueue),
 	// those done (MarkDelivered), the ids recorded and the deliveries
 	// waiting for theirs to be (Queued), and whether the webhook's
 	// stream is still delivering.
-	owed         []store.Delivery
-	marks        []string
-	recorded     map[string]bool
-	waiters      map[string]chan struct{}
-	hookOpen     bool
-	finalWritten bool
-	terminated   bool
+	owed       []store.Delivery
+	marks      []string
+	recorded   map[string]bool
+	waiters    map[string]chan struct{}
+	hookOpen   bool
+	terminated bool
 }
+
+// writerState is where a run's writer stands. It starts running; Drain
+// makes it handing over, and the run's end then handed over; the final
+// state written makes it final; and from any state, a lease another
+// replica claimed (or one handed back) makes it lost.
+type writerState int
+
+const (
+	// writerRunning writes what the run measures, and its end.
+	writerRunning writerState = iota
+	// writerHandingOver: the run is being stopped to be handed over
+	// (Drain); its end here is not the analysis', which goes on where it
+	// stood.
+	writerHandingOver
+	// writerHandedOver: the run has stopped to be handed over; what it
+	// measured is written, then its lease released.
+	writerHandedOver
+	// writerLost: another replica holds the analysis, or this one handed
+	// its lease back before running it; nothing more is written or sent.
+	writerLost
+	// writerFinal: the analysis' final state is written; the writer ends
+	// once its webhook has.
+	writerFinal
+)
+
+// handing says the run is being, or has been, stopped to be handed over.
+func (s writerState) handing() bool { return s == writerHandingOver || s == writerHandedOver }
 
 func newPersister(a *Analyses, lease store.Lease, log *zap.Logger) *persister {
 	return &persister{a: a, st: a.opts.Store, log: log, lease: lease, counts: map[string]int{},
@@ -129,7 +154,7 @@ func (p *persister) start(run *Run) {
 func (p *persister) observe(ev api.Event) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.lost {
+	if p.state == writerLost {
 		return false
 	}
 	switch ev.Type {
@@ -143,10 +168,10 @@ func (p *persister) observe(ev api.Event) bool {
 		p.pending = append(p.pending, store.Measurement{Metric: ev.Metric, Index: i, Measurement: *ev.Measurement})
 		p.dirty = true
 	case api.EventCompleted:
-		if p.handing {
+		if p.state.handing() {
 			// Stopped to be handed over: what it measured is
 			// written, its end here is not.
-			p.handed = true
+			p.state = writerHandedOver
 			p.signalLocked()
 			return false
 		}
@@ -164,17 +189,20 @@ func (p *persister) observe(ev api.Event) bool {
 // loseLease stops the run here: nothing more is written or sent.
 func (p *persister) loseLease() {
 	p.mu.Lock()
-	if p.lost {
+	if p.state == writerLost {
 		p.mu.Unlock()
 		return
 	}
-	p.lost = true
+	p.state = writerLost
 	p.pending, p.owed, p.marks = nil, nil, nil
 	for id, w := range p.waiters {
 		close(w)
 		delete(p.waiters, id)
 	}
 	p.mu.Unlock()
+	if c := p.a.metrics.leaseLosses; c != nil {
+		c.Inc()
+	}
 	p.log.Warn("analysis stopped here: " + leaseLostMessage)
 	<-p.ready
 	p.run.Abort(leaseLostMessage)
@@ -286,7 +314,7 @@ func (p *persister) loop() {
 // state is written, or the lease was lost.
 func (p *persister) flush() (finished bool, err error) {
 	p.mu.Lock()
-	if p.lost {
+	if p.state == writerLost {
 		p.mu.Unlock()
 		return true, nil
 	}
@@ -295,7 +323,7 @@ func (p *persister) flush() (finished bool, err error) {
 		return p.endedLocked(), nil
 	}
 	lease, pending, final, dropped := p.lease, p.pending, p.final, p.dropped
-	owed, marks, handing := p.owed, p.marks, p.handing
+	owed, marks, handing := p.owed, p.marks, p.state.handing()
 	p.dirty, p.dropped = false, 0
 	p.mu.Unlock()
 	if dropped > 0 {
@@ -312,60 +340,10 @@ func (p *persister) flush() (finished bool, err error) {
 		}
 		state = &s
 	}
-	// An event is owed before its measurement and state are written: a
-	// replica that resumes the analysis delivers it.
-	enqueued := 0
-	for _, d := range owed {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err = p.st.Enqueue(ctx, lease, d)
-		cancel()
-		if err != nil {
-			break
-		}
-		enqueued++
-	}
-	written := 0
-	for i, m := range pending {
-		if err != nil {
-			break
-		}
-		var with *api.Analysis
-		if i == len(pending)-1 {
-			with = state
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		_, err = p.a.opts.Store.AppendMeasurement(ctx, lease, m, with)
-		cancel()
-		if err != nil {
-			break
-		}
-		written++
-	}
-	if err == nil && ((len(pending) == 0 && len(owed) == 0 && len(marks) == 0) || final != nil) {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err = p.a.opts.Store.SaveState(ctx, lease, *state)
-		cancel()
-	}
-	marked := 0
-	for _, id := range marks {
-		if err != nil {
-			break
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err = p.st.MarkDelivered(ctx, lease, id)
-		cancel()
-		if errors.Is(err, store.ErrNotFound) {
-			// Delivered before it could be recorded: nothing owed.
-			err = nil
-		}
-		if err != nil {
-			break
-		}
-		marked++
-	}
+	enqueued, written, marked, err := p.write(lease, batch{owed: owed, pending: pending, state: state, final: final != nil, marks: marks})
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.lost {
+	if p.state != writerLost {
 		// Only appended to meanwhile: what was written is their start.
 		for _, d := range p.owed[:enqueued] {
 			p.recorded[d.WebhookID] = true
@@ -380,8 +358,8 @@ func (p *persister) flush() (finished bool, err error) {
 		}
 		p.marks = p.marks[marked:]
 	}
-	if err == nil && final != nil {
-		p.finalWritten = true
+	if err == nil && final != nil && p.state == writerRunning {
+		p.state = writerFinal
 	}
 	// What was written leaves the queue; what came since stays.
 	if written > 0 {
@@ -398,6 +376,37 @@ func (p *persister) flush() (finished bool, err error) {
 	return p.endedLocked(), nil
 }
 
+// batch is what one flush writes: the webhook events owed, the
+// measurements, the state they led to (final when it is the analysis'
+// end), and the webhook events done.
+type batch struct {
+	owed    []store.Delivery
+	pending []store.Measurement
+	state   *api.Analysis
+	final   bool
+	marks   []string
+}
+
+// write commits b under lease, in one transaction (store.Store.Commit):
+// an event is recorded as owed at the latest with its measurement and the
+// state it led to, so that a replica that resumes the analysis delivers
+// it. It says how many of b's owed events, measurements and marks were
+// written: all of them, or none.
+func (p *persister) write(lease store.Lease, b batch) (enqueued, written, marked int, err error) {
+	m := store.Mutation{Owed: b.owed, Measurements: b.pending, Delivered: b.marks}
+	// The state goes with the measurements it counts, at the end, or
+	// alone; events done alone leave it as it is.
+	if len(b.pending) > 0 || b.final || (len(b.owed) == 0 && len(b.marks) == 0) {
+		m.State = b.state
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := p.st.Commit(ctx, lease, m); err != nil {
+		return 0, 0, 0, err
+	}
+	return len(b.owed), len(b.pending), len(b.marks), nil
+}
+
 // endedLocked says whether the writer has nothing left to do: the run
 // was handed over, or its final state is written and its webhook has
 // ended; and nothing is queued.
@@ -405,7 +414,7 @@ func (p *persister) endedLocked() bool {
 	if p.dirty || len(p.pending) > 0 || len(p.owed) > 0 || len(p.marks) > 0 {
 		return false
 	}
-	return p.handed || (p.finalWritten && !p.hookOpen)
+	return p.state == writerHandedOver || (p.state == writerFinal && !p.hookOpen)
 }
 
 // hooks are the webhook stream's hooks of the run: each event waits to be
@@ -431,7 +440,7 @@ func (p *persister) hooks(resumed *resumption) webhook.Hooks {
 func (p *persister) owe(webhookID string, body []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.lost {
+	if p.state == writerLost {
 		return
 	}
 	p.owed = append(p.owed, store.Delivery{WebhookID: webhookID, Seq: seqOf(webhookID), Event: body})
@@ -454,9 +463,9 @@ func seqOf(webhookID string) int64 {
 // another body (the end of a run that replica finished itself).
 func (p *persister) waitRecorded(ctx context.Context, webhookID string) bool {
 	p.mu.Lock()
-	if p.lost || p.recorded[webhookID] {
+	if p.state == writerLost || p.recorded[webhookID] {
 		defer p.mu.Unlock()
-		return !p.lost
+		return p.state != writerLost
 	}
 	w, ok := p.waiters[webhookID]
 	if !ok {
@@ -471,14 +480,14 @@ func (p *persister) waitRecorded(ctx context.Context, webhookID string) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.lost
+	return p.state != writerLost
 }
 
 // delivered records that a webhook event is done; it only queues.
 func (p *persister) delivered(webhookID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.lost {
+	if p.state == writerLost {
 		return
 	}
 	p.marks = append(p.marks, webhookID)
@@ -505,7 +514,9 @@ func (p *persister) signalLocked() {
 // the run. The writer then writes what was measured, and ends.
 func (p *persister) handOver() {
 	p.mu.Lock()
-	p.handing = true
+	if p.state == writerRunning {
+		p.state = writerHandingOver
+	}
 	p.mu.Unlock()
 }
 
@@ -514,7 +525,7 @@ func (p *persister) handOver() {
 func (p *persister) handedOver() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.handed && !p.lost && len(p.pending) == 0 && !p.dirty
+	return p.state == writerHandedOver && len(p.pending) == 0 && !p.dirty
 }
 
 // dropWritten removes from q the measurements in written.
@@ -546,6 +557,24 @@ func (p *persister) stop() {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// pendingMeasurements counts the measurements the writers have yet to
+// write, for canaryd_store_measurements_pending.
+func (a *Analyses) pendingMeasurements() float64 {
+	a.mu.Lock()
+	writers := make([]*persister, 0, len(a.writers))
+	for _, p := range a.writers {
+		writers = append(writers, p)
+	}
+	a.mu.Unlock()
+	n := 0
+	for _, p := range writers {
+		p.mu.Lock()
+		n += len(p.pending)
+		p.mu.Unlock()
+	}
+	return float64(n)
 }
 
 // claimInterval is how often, at most, a replica on a store looks for
@@ -749,7 +778,7 @@ func (a *Analyses) handOver(ctx context.Context) int {
 		// The running ones: a completed one's writer waits for its
 		// webhook, which WaitWebhooks sees to.
 		p.mu.Lock()
-		running := p.final == nil && !p.lost
+		running := p.final == nil && p.state == writerRunning
 		p.mu.Unlock()
 		if running {
 			writers = append(writers, p)

@@ -207,7 +207,7 @@ func (a *Analyses) releaseLease(l store.Lease) {
 // release hands the writer's lease back; it writes nothing more.
 func (p *persister) release() {
 	p.mu.Lock()
-	p.lost = true
+	p.state = writerLost
 	lease := p.lease
 	p.mu.Unlock()
 	p.a.releaseLease(lease)

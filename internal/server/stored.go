@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -220,24 +218,15 @@ func storedEvents(ctx context.Context, st store.Store, id string, next map[strin
 }
 
 // storedList answers GET /v1/analyses from the store: every replica's
-// analyses, with the filters phase, template, series, arg=NAME=VALUE,
-// startedAfter and startedBefore, a page of ?limit= at a time after
-// ?cursor=.
-func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	o, errs := listQuery(withoutCursor(q))
-	f, ferrs := storeFilter(q, o)
-	if errs = append(errs, ferrs...); len(errs) > 0 {
-		writeProblem(w, r, invalidInput(errs))
-		return
-	}
+// analyses, selected by o (listQuery).
+func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request, o ListOptions) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	defer cancel()
+	f := o.Filter
 	page, err := analyses.opts.Store.List(ctx, f)
-	var fe *store.FilterError
 	switch {
-	case errors.As(err, &fe):
-		writeProblem(w, r, invalidInput([]api.FieldError{{Field: fe.Field, Message: fe.Message}}))
+	case filterErrors(err) != nil:
+		writeProblem(w, r, invalidInput(filterErrors(err)))
 		return
 	case err != nil:
 		writeProblem(w, r, storeUnavailable())
@@ -252,9 +241,7 @@ func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request) {
 			if i > 0 && bytes+size > analyses.pageBytes {
 				// Cut here: the next page starts after the last one
 				// shown.
-				f.Limit = i
-				f.Cursor = ""
-				list.Next = storeCursorAfter(ctx, analyses.opts.Store, f, r.URL.Query().Get("cursor"))
+				list.Next = store.CursorAfter(&page.Analyses[i-1])
 				break
 			}
 			bytes += size
@@ -262,73 +249,6 @@ func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request) {
 		list.Analyses = append(list.Analyses, a)
 	}
 	writeJSON(w, http.StatusOK, list)
-}
-
-// storeCursorAfter is the cursor after the first f.Limit analyses of the
-// list from cursor: the store makes its cursors.
-func storeCursorAfter(ctx context.Context, st store.Store, f store.Filter, cursor string) string {
-	f.Cursor = cursor
-	page, err := st.List(ctx, f)
-	if err != nil {
-		return ""
-	}
-	return page.Next
-}
-
-// withoutCursor is q without ?cursor=, which the store reads itself.
-func withoutCursor(q url.Values) url.Values {
-	c := url.Values{}
-	for k, v := range q {
-		if k != "cursor" {
-			c[k] = v
-		}
-	}
-	return c
-}
-
-// storeFilter reads the list's filters of the store: o's phases, template
-// and limit, and ?arg=NAME=VALUE, ?startedAfter=, ?startedBefore= and
-// ?cursor=.
-func storeFilter(q url.Values, o ListOptions) (store.Filter, []api.FieldError) {
-	f := store.Filter{Phases: o.Phases, Template: o.Template, Series: o.Series, Limit: o.Limit}
-	var errs []api.FieldError
-	if vs := q["arg"]; len(vs) > 0 {
-		if len(vs) > store.MaxArgFilters {
-			errs = append(errs, api.FieldError{Field: "arg", Message: fmt.Sprintf("at most %d argument filters", store.MaxArgFilters)})
-		}
-		f.Args = map[string]string{}
-		for _, v := range vs[:min(len(vs), store.MaxArgFilters)] {
-			name, value, ok := strings.Cut(v, "=")
-			if !ok || name == "" {
-				errs = append(errs, api.FieldError{Field: "arg", Message: "must be NAME=VALUE, got " + quote(v)})
-				continue
-			}
-			f.Args[name] = value
-		}
-	}
-	for _, p := range []struct {
-		name string
-		to   *time.Time
-	}{{"startedAfter", &f.StartedAfter}, {"startedBefore", &f.StartedBefore}} {
-		vs := q[p.name]
-		if len(vs) == 0 {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, vs[0])
-		if len(vs) > 1 || err != nil {
-			errs = append(errs, api.FieldError{Field: p.name, Message: "must be given once, an RFC 3339 time such as 2026-01-02T15:04:05Z, got " + quote(strings.Join(vs, ","))})
-			continue
-		}
-		*p.to = t
-	}
-	if vs := q["cursor"]; len(vs) > 0 {
-		if len(vs) > 1 {
-			errs = append(errs, api.FieldError{Field: "cursor", Message: "must be given once, as the `next` of a page of this list; start again without it"})
-		} else {
-			f.Cursor = vs[0]
-		}
-	}
-	return f, errs
 }
 
 // followStored counts one more stream following a stored analysis that

@@ -5,15 +5,21 @@
 // consecutive streaks: the resource as the engine shows it), every
 // measurement as it finishes, and the webhook deliveries it still owes.
 //
-// Store has two implementations, chosen by the URL of --store (Open,
-// ParseURL):
+// Store has two implementations (Open, ParseURL), which the behavioural
+// suite holds alike:
 //
-//   - memory: (NewMemory), the default: one replica's analyses in its own
-//     memory, lost with it, as canaryd has always run. No dependencies.
 //   - postgres://… or postgresql://… (OpenPostgres): PostgreSQL 13 or newer
 //     through pgx (pgxpool), shared by every replica. The schema ships
 //     embedded (migrations/*.sql) and is migrated by tern (Migrate;
 //     `canaryd migrate`), which records its version in VersionTable.
+//   - NewMemory: one process' analyses in its own memory, lost with it, with
+//     the same leases and fencing. The tests run the service on it; `canaryd
+//     serve --store memory:` (the default) still keeps its analyses in the
+//     server's own registry and opens no store.
+//
+// canaryd serve wraps the store it opens once (Metered): every call is
+// bounded by a timeout and counted by operation and outcome (Outcome, which
+// also says which errors are worth trying again: Retryable).
 //
 // Leases. A replica runs an analysis while it holds its lease: an owner
 // (the replica's name), a token, and an expiry. Create gives the creating
@@ -31,11 +37,13 @@
 // that lost its lease gets ErrLeaseLost and changes nothing. Time comes from
 // Options.Clock; the fencing, not the clocks, keeps a stale replica out.
 //
-// Measurements are stored once per (analysis, metric, index): one taken
-// again by the replica that adopted the analysis is counted once
-// (AppendMeasurement, which saves the state it led to in the same
-// transaction). Deliveries carry a webhook id chosen once per event, which
-// every attempt on any replica sends.
+// A replica's writer commits each step of an analysis in one transaction
+// (Commit, a Mutation): the webhook events it now owes, the measurements
+// that finished, the state they led to, and the events done. Measurements
+// are stored once per (analysis, metric, index): one taken again by the
+// replica that adopted the analysis is counted once. Deliveries carry a
+// webhook id chosen once per event, which every attempt on any replica
+// sends; an event is recorded as owed before its first attempt.
 //
 // Notifications. Subscribe tells a reader of every write of an analysis:
 // in postgres a trigger sends NOTIFY canaryd_analyses with "ID VERSION", a

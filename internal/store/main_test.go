@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/pgtest"
@@ -34,6 +36,16 @@ type kind struct {
 var kinds = []kind{
 	{name: "memory", open: func(t *testing.T, opts store.Options) store.Store {
 		s := store.NewMemory(opts)
+		t.Cleanup(s.Close)
+		return s
+	}},
+	// The memory store as a service runs it: wrapped (Metered), which
+	// must change nothing of what it answers.
+	{name: "metered", open: func(t *testing.T, opts store.Options) store.Store {
+		s, err := store.Metered(store.NewMemory(opts), store.MeteredOptions{Registerer: prometheus.NewRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(s.Close)
 		return s
 	}},

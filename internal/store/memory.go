@@ -148,7 +148,7 @@ func (m *memoryStore) Get(ctx context.Context, id string) (*Analysis, error) {
 }
 
 func (m *memoryStore) List(ctx context.Context, f Filter) (Page, error) {
-	limit, cur, err := f.check()
+	limit, selects, err := f.Selector()
 	if err != nil {
 		return Page{}, err
 	}
@@ -162,7 +162,7 @@ func (m *memoryStore) List(ctx context.Context, f Filter) (Page, error) {
 	}
 	var match []*memRecord
 	for _, r := range m.byID {
-		if f.matches(&r.a) && (cur == nil || after(&r.a, cur)) {
+		if selects(&r.a) {
 			match = append(match, r)
 		}
 	}
@@ -175,7 +175,7 @@ func (m *memoryStore) List(ctx context.Context, f Filter) (Page, error) {
 	var p Page
 	for i, r := range match {
 		if i == limit {
-			p.Next = encodeCursor(&p.Analyses[limit-1])
+			p.Next = CursorAfter(&p.Analyses[limit-1])
 			break
 		}
 		a := copyOut(r)
@@ -298,6 +298,61 @@ func (m *memoryStore) AppendMeasurement(ctx context.Context, l Lease, ms Measure
 	r.measurements[key] = copied
 	m.written(r)
 	return true, nil
+}
+
+func (m *memoryStore) Commit(ctx context.Context, l Lease, mu Mutation) error {
+	if err := mu.check(); err != nil {
+		return err
+	}
+	// Everything is copied before anything is written: the commit
+	// writes all of it or nothing.
+	var state api.Analysis
+	if mu.State != nil {
+		var err error
+		if state, err = cloneState(*mu.State); err != nil {
+			return err
+		}
+	}
+	measurements := make([]Measurement, len(mu.Measurements))
+	for i, ms := range mu.Measurements {
+		var err error
+		if measurements[i], err = cloneMeasurement(ms); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, err := m.fenced("commit", ctx, l)
+	if err != nil || mu.empty() {
+		return err
+	}
+	now := m.now()
+	for _, d := range mu.Owed {
+		if !slices.ContainsFunc(r.deliveries, func(x Delivery) bool { return x.WebhookID == d.WebhookID }) {
+			d.Event = bytes.Clone(d.Event)
+			d.CreatedAt, d.DeliveredAt = now, nil
+			r.deliveries = append(r.deliveries, d)
+			r.a.DeliveriesOwed++
+		}
+	}
+	for _, ms := range measurements {
+		key := measurementKey{ms.Metric, ms.Index}
+		if _, dup := r.measurements[key]; !dup {
+			r.measurements[key] = ms
+		}
+	}
+	if mu.State != nil {
+		r.a.State, r.a.Phase, r.a.CompletedAt = state, state.Phase, completedAt(&state, now)
+	}
+	for _, id := range mu.Delivered {
+		i := slices.IndexFunc(r.deliveries, func(x Delivery) bool { return x.WebhookID == id })
+		if i >= 0 && r.deliveries[i].DeliveredAt == nil {
+			r.deliveries[i].DeliveredAt = &now
+			r.a.DeliveriesOwed--
+		}
+	}
+	m.written(r)
+	return nil
 }
 
 func cloneMeasurement(ms Measurement) (Measurement, error) {

@@ -111,6 +111,11 @@ type Store interface {
 	// (same analysis, metric and index: taken again after its replica
 	// died) changes nothing and reports added false.
 	AppendMeasurement(ctx context.Context, l Lease, m Measurement, state *api.Analysis) (added bool, err error)
+	// Commit writes m, one step of the analysis, in one transaction: the
+	// events it owes, its measurements, its state and the events done.
+	// It changes nothing unless it writes all of it; a commit made again
+	// (after an error that left its fate unknown) writes nothing twice.
+	Commit(ctx context.Context, l Lease, m Mutation) error
 	// Measurements returns the measurements of an analysis in r, by
 	// metric and index: a page of at most MaxListLimit.
 	Measurements(ctx context.Context, id string, r MeasurementRange) ([]Measurement, error)
@@ -414,6 +419,22 @@ func decodeCursor(s string) (*cursor, error) {
 		return nil, &FilterError{Field: "cursor", Message: "not a cursor this list returned"}
 	}
 	return &c, nil
+}
+
+// CursorAfter is the cursor of the page that follows a in a list: what a
+// Page's Next is when a ends it.
+func CursorAfter(a *Analysis) string { return encodeCursor(a) }
+
+// Selector checks f and returns its page's size and what it selects: the
+// analyses its filters match that come after its cursor. Every list of
+// analyses, a store's or a replica's own, selects with it, so that every
+// filter and cursor means the same on each. Its errors are FilterErrors.
+func (f Filter) Selector() (limit int, selects func(*Analysis) bool, err error) {
+	limit, cur, err := f.check()
+	if err != nil {
+		return 0, nil, err
+	}
+	return limit, func(a *Analysis) bool { return f.matches(a) && (cur == nil || after(a, cur)) }, nil
 }
 
 // check validates f and returns its limit and cursor.
