@@ -57,7 +57,8 @@ func (e *environment) backtestCommand(args []string) int {
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
-	compiled, name := e.compile(file, f, sources.registry(false))
+	providers := sources.registry(false)
+	compiled, name := e.compile(file, f, providers)
 	if compiled == nil {
 		return exitUsage
 	}
@@ -99,7 +100,7 @@ func (e *environment) backtestCommand(args []string) int {
 	// "backtest".
 	explained.Analysis.ID = ""
 	explained.Analysis.Template = name
-	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, sources.datasource)
+	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, providers, sources.datasource)
 	if !e.writeReport("backtest", htmlReport, explained) {
 		return exitError
 	}

@@ -46,11 +46,11 @@ func TestProvidersConform(t *testing.T) {
 			},
 		},
 		Credentialed: map[string]json.RawMessage{
-			"prometheus": json.RawMessage(`{"query": "up", "headers": [{"key": "Authorization", "value": "Bearer s3cr3t"}],
+			"prometheus": json.RawMessage(`{"address": "https://user:a-s3cr3t@prom.example.com", "query": "up", "headers": [{"key": "Authorization", "value": "Bearer s3cr3t"}],
 				"authentication": {"basicAuth": {"username": "u", "password": "pw-s3cr3t"}, "oauth2": {"tokenUrl": "https://t.example/token", "clientId": "c", "clientSecret": "cs-s3cr3t"}}}`),
 			"judge": json.RawMessage(`{"canary": "up", "baseline": "up", "lookback": "30m", "step": "1m",
 				"headers": [{"key": "X-Api-Key", "value": "k-s3cr3t"}], "authentication": {"basicAuth": {"username": "u", "password": "pw-s3cr3t"}}}`),
-			"web": json.RawMessage(`{"url": "https://status.example.com/health", "headers": [{"key": "Authorization", "value": "Bearer w-s3cr3t"}]}`),
+			"web": json.RawMessage(`{"url": "https://user:u-s3cr3t@status.example.com/health", "headers": [{"key": "Authorization", "value": "Bearer w-s3cr3t"}]}`),
 		},
 	})
 }

@@ -384,7 +384,8 @@ func (e *environment) runCommand(args []string) int {
 		return exitUsage
 	}
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
-	compiled, name := e.compile(file, f, sources.registry(false))
+	providers := sources.registry(false)
+	compiled, name := e.compile(file, f, providers)
 	if compiled == nil {
 		return exitUsage
 	}
@@ -446,7 +447,7 @@ func (e *environment) runCommand(args []string) int {
 	explained := report.New(result, plan.Metrics)
 	explained.Analysis.ID = ""
 	explained.Analysis.Template = name
-	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, sources.datasource)
+	explained.Sources = report.SourcesOf(compiled.Spec, compiled.Args, providers, sources.datasource)
 	// The HTML report is written first, so that the markdown links it
 	// only when it was.
 	wrote := e.writeReport("run", htmlReport, explained)

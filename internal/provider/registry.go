@@ -54,6 +54,11 @@ type Provider interface {
 	// hold a credential, which are masked wherever the configuration is
 	// shown (Mask); nil when none can.
 	CredentialFields() []CredentialField
+	// Report declares what the report of an analysis shows of a metric
+	// with the resolved configuration config beyond its measurements
+	// (its queries, a link, a request); the zero Report for nothing more,
+	// or for a configuration that does not decode.
+	Report(config json.RawMessage, o ReportOptions) Report
 }
 
 // Func adapts a function to Provider, for a provider whose fields are
@@ -70,6 +75,9 @@ func (Func) Languages() map[string]lang.Language { return map[string]lang.Langua
 
 // CredentialFields: a Func's configuration holds no credential.
 func (Func) CredentialFields() []CredentialField { return nil }
+
+// Report: the report shows a Func's measurements only.
+func (Func) Report(json.RawMessage, ReportOptions) Report { return Report{} }
 
 // What a provider may tell besides, each an optional interface that
 // internal/compile asks for.

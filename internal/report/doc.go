@@ -26,10 +26,10 @@
 // one marked, over shaded bands where the metric's conditions pass, fail or
 // are inconclusive (or err); its counters beside their limits and what
 // would settle it; a dry-run metric that would have failed says so; its
-// rendered query, a link to the Prometheus graph at the decisive
-// measurement (when the datasource's URL is known: Report.Sources, from
-// SourcesOf) and the request as curl, every credential shown as
-// redact.Placeholder; a judge metric's classification, critical flag and
+// rendered queries, a link to the backend's view of the decisive
+// measurement and the request to run by hand, as its provider declares
+// them (Report.Sources, from SourcesOf: Prometheus' graph and curl), every
+// credential shown as redact.Placeholder; a judge metric's classification, critical flag and
 // reason per measurement, and the analysis' score. A judge metric's
 // comparison (the decisive measurement's, or the newest) is drawn too: the
 // canary's and the baseline's samples as empirical distribution functions,

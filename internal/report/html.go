@@ -14,7 +14,6 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider/judge"
-	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 //go:embed report.html.tmpl
@@ -420,23 +419,23 @@ func (r *Report) pageMetricRest(sh *shading, m *Metric, pm pageMetric) pageMetri
 		at = measuredAt(m.Last)
 	}
 	if res != nil {
-		for _, k := range []string{prometheus.ResolvedPrometheusQuery, judge.ResolvedCanaryQuery, judge.ResolvedBaselineQuery, judge.BaselineOffset} {
+		// What the metric's provider declares (Sources): its queries, a
+		// link and the request.
+		src := r.Sources[m.Name]
+		for _, k := range src.Metadata {
 			if v, ok := res.Metadata[k]; ok {
 				pm.Queries = append(pm.Queries, fact{k, v})
 			}
 		}
-		if q := res.Metadata[prometheus.ResolvedPrometheusQuery]; q != "" {
-			src := r.Sources[m.Name]
-			span := time.Hour
-			if !m.Started.IsZero() && !at.IsZero() {
-				span = at.Sub(m.Started)
-			}
-			pm.Graph = graphURL(src, q, at, span)
-			pm.Curl = curl(src, q, at)
-			pm.CurlNote = "Headers and credentials of the Prometheus datasource itself are not shown."
-			if src.URL == "" {
-				pm.CurlNote = "Set PROMETHEUS_URL to the Prometheus the metric queries. " + pm.CurlNote
-			}
+		span := time.Hour
+		if !m.Started.IsZero() && !at.IsZero() {
+			span = at.Sub(m.Started)
+		}
+		if src.Link != nil {
+			pm.Graph = src.Link(res.Metadata, at, span)
+		}
+		if src.Request != nil {
+			pm.Curl, pm.CurlNote = src.Request(res.Metadata, at)
 		}
 	}
 

@@ -203,7 +203,9 @@ func TestHTMLEscaping(t *testing.T) {
 	a.MetricResults[0].Measurements[0].Value = evil
 	a.MetricResults[0].Measurements[1].Message = evil
 	r := report.New(a, []analysis.Metric{m})
-	r.Sources = map[string]report.Source{name: {URL: "http://prom.example:9090", Headers: []report.Header{{Name: "X" + evil, Value: evil}}}}
+	config, _ := json.Marshal(&prometheus.Metric{Address: "http://prom.example:9090", Query: "up", Headers: []prometheus.Header{{Key: "X" + evil, Value: evil}}})
+	s := &spec.Spec{Metrics: []spec.Metric{{Name: name, Provider: spec.MetricProvider{Prometheus: config}}}}
+	r.Sources = report.SourcesOf(s, nil, promAndJudge(buildsNothing), func(address string) string { return address })
 	doc := writeHTML(t, r)
 	for _, bad := range []string{"<script", "<img", "<SCRIPT", `"'&`} {
 		if strings.Contains(doc, bad) {
@@ -383,7 +385,7 @@ func TestSources(t *testing.T) {
 		Authentication: prometheus.Authentication{BasicAuth: prometheus.BasicAuth{Username: "u", Password: "hunter2"}},
 	})
 	s := &spec.Spec{Metrics: []spec.Metric{{Name: "q", Provider: spec.MetricProvider{Prometheus: config}}}}
-	srcs := report.SourcesOf(s, map[string]string{"api-token": "opensesame", "service": "checkout"}, func(address string) string { return address })
+	srcs := report.SourcesOf(s, map[string]string{"api-token": "opensesame", "service": "checkout"}, promAndJudge(buildsNothing), func(address string) string { return address })
 	at := start.Add(time.Minute)
 	a := api.Analysis{Phase: api.PhaseSuccessful, MetricResults: []api.MetricResult{{Name: "q", Phase: api.PhaseSuccessful, Count: 1, Successful: 1,
 		Metadata:     map[string]string{prometheus.ResolvedPrometheusQuery: "sum(rate(x[5m]))"},
@@ -412,7 +414,7 @@ func TestSources(t *testing.T) {
 	}
 
 	// An unknown datasource: no link, and the curl names the variable.
-	r.Sources = report.SourcesOf(s, nil, func(string) string { return "" })
+	r.Sources = report.SourcesOf(s, nil, promAndJudge(buildsNothing), func(string) string { return "" })
 	doc = html.UnescapeString(writeHTML(t, r))
 	if strings.Contains(doc, "/graph?") || !strings.Contains(doc, `curl -sG "$PROMETHEUS_URL/api/v1/query"`) {
 		t.Error("a report of an unknown datasource links to a graph or names no $PROMETHEUS_URL")

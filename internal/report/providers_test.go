@@ -1,6 +1,8 @@
 package report_test
 
 import (
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/judge"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
@@ -12,4 +14,9 @@ func promAndJudge(prom prometheus.Func) *provider.Registry {
 	return provider.NewRegistry().
 		Register("prometheus", prom).
 		Register("judge", judge.NewProvider(prom))
+}
+
+// buildsNothing stands in for a Prometheus provider's Source.
+func buildsNothing(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+	return nil, nil, nil
 }

@@ -19,9 +19,9 @@ type Report struct {
 	// Reason says in one sentence why the analysis has its phase, naming
 	// the decisive measurement: its metric, time, value and condition.
 	Reason string
-	// Sources say how each Prometheus metric was queried (SourcesOf), so
-	// that the HTML report links to the Prometheus graph and shows the
-	// request as curl; optional.
+	// Sources say how each metric was measured, as its provider declares
+	// it (SourcesOf): the HTML report lists its queries, links to the
+	// backend's view and shows the request; optional.
 	Sources map[string]Source
 	// Series, set by NewSeries, are the verdicts of the backtest series
 	// the analysis is one of: the HTML report draws them as a strip.

@@ -181,7 +181,11 @@ func answerReport(ctx context.Context, w http.ResponseWriter, r *report.Report, 
 // args are the values the spec was resolved with: secret ones are kept
 // out.
 func (a *Analyses) reportSources(s *spec.Spec, args map[string]string) map[string]report.Source {
-	return report.SourcesOf(s, args, func(address string) string {
+	var providers report.Providers
+	if a.opts.Planner != nil {
+		providers = a.opts.Planner.Providers()
+	}
+	return report.SourcesOf(s, args, providers, func(address string) string {
 		if address == "" {
 			return a.opts.PrometheusExternalURL
 		}

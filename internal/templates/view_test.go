@@ -20,6 +20,9 @@ func (vault) Source(json.RawMessage) (analysis.Source, map[string]string, []api.
 	return nil, nil, nil
 }
 func (vault) Languages() map[string]lang.Language { return map[string]lang.Language{} }
+func (vault) Report(json.RawMessage, provider.ReportOptions) provider.Report {
+	return provider.Report{}
+}
 func (vault) CredentialFields() []provider.CredentialField {
 	return []provider.CredentialField{{Path: "auth.token"}, {Path: "keys[].secret"}}
 }

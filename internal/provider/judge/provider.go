@@ -74,6 +74,13 @@ func (*Provider) Languages() map[string]lang.Language {
 // judge's connection is configured as a Prometheus metric's.
 func (*Provider) CredentialFields() []provider.CredentialField { return prometheus.CredentialFields }
 
+// Report declares what the report shows of a judge's metric: its two
+// resolved queries and a control's offset. The distributions compared and
+// a counts metric's looks are drawn from the measurements' metadata.
+func (*Provider) Report(json.RawMessage, provider.ReportOptions) provider.Report {
+	return provider.Report{Metadata: []string{ResolvedCanaryQuery, ResolvedBaselineQuery, BaselineOffset}}
+}
+
 // Credentials lists the credentials the queries send (see
 // prometheus.Credentials).
 func (*Provider) Credentials(config json.RawMessage) []string {

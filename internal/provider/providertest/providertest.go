@@ -7,7 +7,8 @@
 //   - declares the languages of its query fields (an empty map when every
 //     field is a value) and its credential fields;
 //   - masks, by those declarations, every credential its configuration
-//     sends (Credentials);
+//     sends (Credentials), and shows none in what its report declares
+//     (Report: the queries, a link, a request);
 //   - refuses a configuration with an unknown field or of the wrong type
 //     with a problem naming the field, under provider.NAME, and builds no
 //     source then;
@@ -123,17 +124,42 @@ func masks(t *testing.T, name string, p provider.Provider, config json.RawMessag
 	}
 	provider.Mask(tree, p.CredentialFields())
 	shown, _ := json.Marshal(tree)
+	reported := report(p, config)
 	for _, s := range secrets {
 		if strings.Contains(string(shown), s) {
 			t.Errorf("the credential %q is shown, its field not declared (CredentialFields): %s", s, shown)
 		}
+		if strings.Contains(reported, s) {
+			t.Errorf("the credential %q is in the report: %s", s, reported)
+		}
 	}
+}
+
+// report is all that the report shows of a metric of config beyond its
+// measurements, every declared metadata key holding a query.
+func report(p provider.Provider, config json.RawMessage) string {
+	r := p.Report(config, provider.ReportOptions{Datasource: func(address string) string { return address }})
+	md := map[string]string{}
+	for _, k := range r.Metadata {
+		md[k] = "up"
+	}
+	var b strings.Builder
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if r.Link != nil {
+		b.WriteString(r.Link(md, at, time.Hour) + "\n")
+	}
+	if r.Request != nil {
+		command, note := r.Request(md, at)
+		b.WriteString(command + "\n" + note)
+	}
+	return b.String()
 }
 
 // refuses: an unknown field and a value of the wrong type are problems on
 // the provider's own fields, and no source is built.
 func refuses(t *testing.T, name string, p provider.Provider) {
 	for _, bad := range []string{`{"canarydNoSuchField": true}`, `"a string"`, `[1, 2]`} {
+		_ = report(p, json.RawMessage(bad)) // declares nothing, without a panic
 		source, _, problems := p.Source(json.RawMessage(bad))
 		if len(problems) == 0 || source != nil {
 			t.Errorf("Source(%s): %d problems and a source %v; want a problem and no source", bad, len(problems), source)

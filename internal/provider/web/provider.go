@@ -149,6 +149,12 @@ func (*Provider) CredentialFields() []provider.CredentialField {
 	return []provider.CredentialField{{Path: "url", URL: true}, {Path: "headers[].value", HeaderName: "key"}}
 }
 
+// Report: the report shows a web metric's measurements only; it has no
+// query to link to.
+func (*Provider) Report(json.RawMessage, provider.ReportOptions) provider.Report {
+	return provider.Report{}
+}
+
 // Credentials lists the credentials config sends: the values of its
 // credential headers (redact.IsCredentialHeader).
 func (*Provider) Credentials(config json.RawMessage) []string {
