@@ -11,7 +11,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	stats "github.com/canaryd/canaryd/internal/judge"
-	"github.com/canaryd/canaryd/internal/provider/judge"
 )
 
 // The drawing area of a counts chart, in SVG user units: narrower than a
@@ -100,22 +99,22 @@ func countLookOf(i int, m *api.Measurement) (countLook, bool) {
 	if md == nil || m.Phase == api.PhaseError {
 		return countLook{}, false
 	}
-	if _, ok := md[judge.MetadataDecision]; !ok {
+	if _, ok := md[stats.MetadataDecision]; !ok {
 		return countLook{}, false
 	}
-	look, err := strconv.Atoi(md[judge.MetadataLooks])
+	look, err := strconv.Atoi(md[stats.MetadataLooks])
 	if err != nil || look <= 0 {
 		return countLook{}, false
 	}
-	c := countLook{n: i, look: look, decision: md[judge.MetadataDecision], direction: md[judge.MetadataDirection], phase: m.Phase, title: m.Value}
+	c := countLook{n: i, look: look, decision: md[stats.MetadataDecision], direction: md[stats.MetadataDirection], phase: m.Phase, title: m.Value}
 	var ok1, ok2, ok3 bool
-	c.e, ok1 = positive(md[judge.MetadataEValue], true)
-	c.threshold, ok2 = positive(md[judge.MetadataThreshold], false)
-	c.tolerance, ok3 = positive(md[judge.MetadataTolerance], false)
+	c.e, ok1 = positive(md[stats.MetadataEValue], true)
+	c.threshold, ok2 = positive(md[stats.MetadataThreshold], false)
+	c.tolerance, ok3 = positive(md[stats.MetadataTolerance], false)
 	if !ok1 || !ok2 || !ok3 {
 		return countLook{}, false
 	}
-	parts := strings.Split(md[judge.MetadataRatio], ",")
+	parts := strings.Split(md[stats.MetadataRatio], ",")
 	if len(parts) != 3 {
 		return countLook{}, false
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/judge"
 	"github.com/canaryd/canaryd/internal/series"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/judge"
 )
 
 //go:embed report.html.tmpl

@@ -11,7 +11,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/judge"
 )
 
 // The drawing area of a judge chart: the two distributions, and beneath

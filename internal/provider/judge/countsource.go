@@ -15,27 +15,16 @@ import (
 )
 
 // Metadata of a counts measurement, besides MetadataReason, the windows
-// (from the analysis' start to the last look) and the classification.
+// (from the analysis' start to the last look) and the classification:
+// internal/judge's keys (stats.MetadataEValue and the others).
 const (
-	// MetadataEValue is the count test's e-value at the last look.
-	MetadataEValue = "eValue"
-	// MetadataLooks is how many looks the measurement took.
-	MetadataLooks = "looks"
-	// MetadataDecision is the count test's decision at the last look:
-	// continue, Failed, Successful or Inconclusive.
-	MetadataDecision = "decision"
-	// MetadataThreshold is 1/alpha, the e-value at which the test fails.
-	MetadataThreshold = "threshold"
-	// MetadataRatio is the rate ratio canary/baseline at the last look and
-	// its confidence sequence, to 4 significant digits:
-	// "estimate,lower,upper", +Inf for an upper bound the counts do not
-	// bound yet, NaN for an estimate without events.
-	MetadataRatio = "ratio"
-	// MetadataTolerance is the rate ratio still fine, and
-	// MetadataDirection the way that fails (increase, decrease): what
-	// the HTML report draws the ratio against.
-	MetadataTolerance = "tolerance"
-	MetadataDirection = "direction"
+	MetadataEValue    = stats.MetadataEValue
+	MetadataLooks     = stats.MetadataLooks
+	MetadataDecision  = stats.MetadataDecision
+	MetadataThreshold = stats.MetadataThreshold
+	MetadataRatio     = stats.MetadataRatio
+	MetadataTolerance = stats.MetadataTolerance
+	MetadataDirection = stats.MetadataDirection
 )
 
 // CountOptions make a CountSource.

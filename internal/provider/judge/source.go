@@ -25,35 +25,27 @@ const (
 	// BaselineOffset holds a control's offset on the metric result.
 	BaselineOffset = "BaselineOffset"
 
-	// On each measurement: the judge's reason, its warnings joined by
-	// "; ", and the two windows compared, as RFC 3339 intervals
-	// (start/end).
-	MetadataReason         = "reason"
-	MetadataWarnings       = "judgeWarnings"
-	MetadataCanaryWindow   = "canaryWindow"
-	MetadataBaselineWindow = "baselineWindow"
-
-	// On each measurement that compared two samples, for a report to
-	// draw: the Hodges-Lehmann estimate of the shift canary − baseline,
-	// its confidence interval ("lo,hi") at its level, and the p-value.
-	MetadataEstimate        = "estimate"
-	MetadataInterval        = "confidenceInterval"
-	MetadataConfidenceLevel = "confidenceLevel"
-	MetadataPValue          = "pValue"
-	// And each side's sample, sorted, as at most MaxSampleValues values
-	// joined by ",": all of them, or that many evenly spaced order
-	// statistics (the least and the greatest among them); with the whole
-	// sample's size.
-	MetadataCanarySample    = "canarySample"
-	MetadataBaselineSample  = "baselineSample"
-	MetadataCanarySampleN   = "canarySampleN"
-	MetadataBaselineSampleN = "baselineSampleN"
+	// On each measurement, internal/judge's metadata keys: the judge's
+	// reason, its warnings, the two windows compared, and for a report to
+	// draw the estimate, its interval and level, the p-value and each
+	// side's sample.
+	MetadataReason          = stats.MetadataReason
+	MetadataWarnings        = stats.MetadataWarnings
+	MetadataCanaryWindow    = stats.MetadataCanaryWindow
+	MetadataBaselineWindow  = stats.MetadataBaselineWindow
+	MetadataEstimate        = stats.MetadataEstimate
+	MetadataInterval        = stats.MetadataInterval
+	MetadataConfidenceLevel = stats.MetadataConfidenceLevel
+	MetadataPValue          = stats.MetadataPValue
+	MetadataCanarySample    = stats.MetadataCanarySample
+	MetadataBaselineSample  = stats.MetadataBaselineSample
+	MetadataCanarySampleN   = stats.MetadataCanarySampleN
+	MetadataBaselineSampleN = stats.MetadataBaselineSampleN
 )
 
 // MaxSampleValues is the most values of each side's sample a measurement
-// keeps (MetadataCanarySample): enough to draw its distribution, a
-// kilobyte or so a side whatever the sample's size.
-const MaxSampleValues = 64
+// keeps (stats.MaxSampleValues).
+const MaxSampleValues = stats.MaxSampleValues
 
 // Options make a Source.
 type Options struct {
