@@ -332,28 +332,58 @@ func (p *Provider) Source(m *Metric) (analysis.Source, map[string]string, []api.
 		add(".query", "query is required")
 	}
 
-	// timeout
-	s.timeout = DefaultTimeout
-	if m.Timeout != nil {
-		switch t := *m.Timeout; {
-		case t < 0:
-			add(".timeout", "prometheus timeout should not be negative")
-		case t > int64(math.MaxInt64/time.Second):
-			s.timeout = time.Duration(math.MaxInt64)
-		default:
-			s.timeout = time.Duration(t) * time.Second
-		}
-	}
-	if p.maxTimeout > 0 && s.timeout > p.maxTimeout {
-		s.timeout = p.maxTimeout
-	}
+	s.timeout = p.timeout(m.Timeout, add)
 
 	// rangeQuery
 	if rq := m.RangeQuery; rq != nil {
 		s.rng = p.rangeQuery(rq, add)
 	}
 
-	// authentication
+	ba, oauthSet := p.checkAuthentication(ds, m, urlUser, add)
+	checkHeaders(m.Headers, add)
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+
+	if !p.chain(s, m, ba, oauthSet, add) {
+		return nil, nil, errs
+	}
+	s.escapedQuery = url.QueryEscape(m.Query)
+	if s.timeout >= time.Second {
+		// Lets Prometheus stop evaluating a query nobody waits for. Whole
+		// seconds only: the client writes Go's "1.5s", which Prometheus'
+		// duration parser refuses, while "1m30s" is fine.
+		t := s.timeout.Truncate(time.Second)
+		s.opts = []v1.Option{v1.WithTimeout(t)}
+		s.timeoutParam = "&timeout=" + url.QueryEscape(t.String())
+	}
+	return s, map[string]string{ResolvedPrometheusQuery: m.Query}, nil
+}
+
+// timeout is a metric's query timeout: its timeout in seconds, or
+// DefaultTimeout, lowered to the provider's MaxTimeout.
+func (p *Provider) timeout(seconds *int64, add func(field, format string, args ...any)) time.Duration {
+	timeout := DefaultTimeout
+	if seconds != nil {
+		switch t := *seconds; {
+		case t < 0:
+			add(".timeout", "prometheus timeout should not be negative")
+		case t > int64(math.MaxInt64/time.Second):
+			timeout = time.Duration(math.MaxInt64)
+		default:
+			timeout = time.Duration(t) * time.Second
+		}
+	}
+	if p.maxTimeout > 0 && timeout > p.maxTimeout {
+		timeout = p.maxTimeout
+	}
+	return timeout
+}
+
+// checkAuthentication checks a metric's authentication and returns the
+// basic auth it sends (its own, or its address's userinfo) and whether it
+// authenticates with OAuth2.
+func (p *Provider) checkAuthentication(ds *datasource, m *Metric, urlUser *url.Userinfo, add func(field, format string, args ...any)) (BasicAuth, bool) {
 	auth := m.Authentication
 	p.checkSigV4(ds, m, urlUser, add)
 	ba := auth.BasicAuth
@@ -377,7 +407,13 @@ func (p *Provider) Source(m *Metric) (analysis.Source, map[string]string, []api.
 	if oauthSet {
 		p.checkOAuth2(o, add)
 	}
-	for i, h := range m.Headers {
+	return ba, oauthSet
+}
+
+// checkHeaders checks a metric's headers: a valid name and a value
+// without control characters.
+func checkHeaders(headers []Header, add func(field, format string, args ...any)) {
+	for i, h := range headers {
 		if !outbound.ValidHeaderName(h.Key) {
 			add(fmt.Sprintf(".headers[%d].key", i), "invalid HTTP header name %q", h.Key)
 		}
@@ -386,10 +422,13 @@ func (p *Provider) Source(m *Metric) (analysis.Source, map[string]string, []api.
 			add(fmt.Sprintf(".headers[%d].value", i), "invalid HTTP header value: it must not contain control characters such as line breaks")
 		}
 	}
-	if len(errs) > 0 {
-		return nil, nil, errs
-	}
+}
 
+// chain builds the transport of s's queries for m, with its basic auth
+// ba and its OAuth2 when oauthSet, and the credentials they send; false
+// when the client cannot be built (add says why).
+func (p *Provider) chain(s *source, m *Metric, ba BasicAuth, oauthSet bool, add func(field, format string, args ...any)) bool {
+	ds, o := s.ds, m.Authentication.OAuth2
 	// The chain a query passes, outermost first: oauth2 → basic auth →
 	// metric headers → datasource headers and credentials → recording of
 	// the credentials sent (for scrubbing) → size limit → the datasource's
@@ -435,20 +474,11 @@ func (p *Provider) Source(m *Metric) (analysis.Source, map[string]string, []api.
 		if err != nil {
 			// Cannot happen: the URL was parsed when the datasource was made.
 			add(".address", "building the Prometheus client: %v", err)
-			return nil, nil, errs
+			return false
 		}
 		s.ep = ep
 	}
-	s.escapedQuery = url.QueryEscape(m.Query)
-	if s.timeout >= time.Second {
-		// Lets Prometheus stop evaluating a query nobody waits for. Whole
-		// seconds only: the client writes Go's "1.5s", which Prometheus'
-		// duration parser refuses, while "1m30s" is fine.
-		t := s.timeout.Truncate(time.Second)
-		s.opts = []v1.Option{v1.WithTimeout(t)}
-		s.timeoutParam = "&timeout=" + url.QueryEscape(t.String())
-	}
-	return s, map[string]string{ResolvedPrometheusQuery: m.Query}, nil
+	return true
 }
 
 // datasourceFor finds the datasource a metric's address names; the
