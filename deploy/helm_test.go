@@ -1,0 +1,563 @@
+package deploy
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	"sigs.k8s.io/yaml"
+)
+
+// chartDir is canaryd's Helm chart.
+const chartDir = "helm/canaryd"
+
+// The release the tests install: `helm template canaryd deploy/helm/canaryd
+// --namespace canary`.
+const (
+	chartRelease   = "canaryd"
+	chartNamespace = "canary"
+)
+
+// helmTemplate renders the chart as `helm template` does, with Helm's own
+// packages: the chart loaded, its kubeVersion checked, the values
+// coalesced and checked against values.schema.json, the templates
+// rendered by Helm's engine and sorted into install order. It returns the
+// objects and NOTES.txt.
+func helmTemplate(vals map[string]any) ([]rendered, string, error) {
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		return nil, "", err
+	}
+	// The oldest Kubernetes the chart supports (the preStop sleep action
+	// needs 1.30), as `helm template --kube-version 1.30.0`.
+	caps := *chartutil.DefaultCapabilities
+	caps.KubeVersion = chartutil.KubeVersion{Version: "v1.30.0", Major: "1", Minor: "30"}
+	if !chartutil.IsCompatibleRange(chrt.Metadata.KubeVersion, caps.KubeVersion.String()) {
+		return nil, "", fmt.Errorf("chart requires kubeVersion %s, not Kubernetes %s", chrt.Metadata.KubeVersion, caps.KubeVersion.String())
+	}
+	top, err := chartutil.ToRenderValues(chrt, vals, chartutil.ReleaseOptions{
+		Name: chartRelease, Namespace: chartNamespace, Revision: 1, IsInstall: true,
+	}, &caps)
+	if err != nil {
+		return nil, "", err
+	}
+	files, err := engine.Render(chrt, top)
+	if err != nil {
+		return nil, "", err
+	}
+	notes := files[path.Join(chrt.Name(), "templates", "NOTES.txt")]
+	for name := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(files, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(files, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(hooks) > 0 {
+		return nil, "", fmt.Errorf("%d hooks: the chart has none", len(hooks))
+	}
+	var out []rendered
+	for _, m := range manifests {
+		var o object
+		if err := yaml.Unmarshal([]byte(m.Content), &o); err != nil {
+			return nil, "", fmt.Errorf("%s: %v", m.Name, err)
+		}
+		out = append(out, rendered{object: o, yaml: []byte(m.Content)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Kind+"/"+out[i].Metadata.Name < out[j].Kind+"/"+out[j].Metadata.Name
+	})
+	return out, notes, nil
+}
+
+func renderChart(t *testing.T, vals map[string]any) []rendered {
+	t.Helper()
+	objs, _, err := helmTemplate(vals)
+	if err != nil {
+		t.Fatalf("helm template %s: %v", chartDir, err)
+	}
+	return objs
+}
+
+// values reads a values document, as `-f` does.
+func values(t *testing.T, doc string) map[string]any {
+	t.Helper()
+	v, err := chartutil.ReadValues([]byte(doc))
+	if err != nil {
+		t.Fatalf("values %q: %v", doc, err)
+	}
+	return v.AsMap()
+}
+
+// chartObjects is a rendering of the chart, decoded.
+type chartObjects struct {
+	all  []rendered
+	dep  deployment
+	svc  service
+	cm   *configMap
+	pdb  *podDisruptionBudget
+	np   *networkPolicy
+	sm   *serviceMonitor
+	sa   object
+	kind map[string]int
+}
+
+func decodeChart(t *testing.T, objs []rendered) chartObjects {
+	t.Helper()
+	co := chartObjects{all: objs, kind: map[string]int{}}
+	for _, o := range objs {
+		co.kind[o.Kind]++
+		switch o.Kind {
+		case "Deployment":
+			decode(t, o, &co.dep)
+		case "Service":
+			decode(t, o, &co.svc)
+		case "ConfigMap":
+			co.cm = new(configMap)
+			decode(t, o, co.cm)
+		case "PodDisruptionBudget":
+			co.pdb = new(podDisruptionBudget)
+			decode(t, o, co.pdb)
+		case "NetworkPolicy":
+			co.np = new(networkPolicy)
+			decode(t, o, co.np)
+		case "ServiceMonitor":
+			co.sm = new(serviceMonitor)
+			decode(t, o, co.sm)
+		case "ServiceAccount":
+			decode(t, o, &co.sa)
+		default:
+			t.Errorf("the chart renders a %s (%s): it renders no Secret and nothing but canaryd's own objects", o.Kind, o.Metadata.Name)
+		}
+	}
+	for k, n := range co.kind {
+		if n > 1 {
+			t.Errorf("%d objects of kind %s", n, k)
+		}
+	}
+	return co
+}
+
+// TestHelmChart renders the chart with the values a user gives and holds
+// each object to what it must be.
+func TestHelmChart(t *testing.T) {
+	const (
+		defaultImage = "ghcr.io/canaryd/canaryd:v0.1.0"
+		defaultProm  = "http://kube-prometheus-stack-prometheus.observability.svc.cluster.local:9090"
+		monitoring   = "http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090"
+	)
+	tests := []struct {
+		name     string
+		values   string
+		kinds    []string
+		image    string
+		prom     string
+		replicas int
+		store    bool
+		auth     *secretMount // --auth-token-file's Secret and key
+		key      *secretMount // --store-secret-key-file's
+		creds    []string     // credentials Secrets
+		extraCMs []string     // templates from existing ConfigMaps
+		sm       map[string]string
+		tgp      int64
+		pgPeer   peer
+	}{
+		{
+			name:     "default",
+			values:   "{}",
+			kinds:    []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"},
+			image:    defaultImage,
+			prom:     defaultProm,
+			replicas: 1,
+			tgp:      45,
+		},
+		{
+			name: "postgres",
+			values: `{store: {mode: postgres}, auth: {secretName: canaryd-auth},
+				prometheus: {url: "` + monitoring + `"}}`,
+			kinds:    []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"},
+			image:    defaultImage,
+			prom:     monitoring,
+			replicas: 3,
+			store:    true,
+			auth:     &secretMount{"canaryd-auth", "tokens"},
+			key:      &secretMount{"canaryd-store-key", "key"},
+			tgp:      60,
+			pgPeer:   peer{NamespaceSelector: &labelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "db"}}},
+		},
+		{
+			name: "postgres outside the cluster, five replicas, no sealing key",
+			values: `{store: {mode: postgres, postgres: {replicas: 5, url: {secretName: pg, key: dsn},
+				sealingKey: {secretName: ""}, networkPolicy: {cidr: 10.20.0.5/32, port: 6432}}}, shutdownGraceSeconds: 60}`,
+			kinds:    []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"},
+			image:    defaultImage,
+			prom:     defaultProm,
+			replicas: 5,
+			store:    true,
+			tgp:      90,
+			pgPeer:   peer{IPBlock: &struct{ CIDR string `json:"cidr"` }{"10.20.0.5/32"}},
+		},
+		{
+			name: "serviceMonitor",
+			values: `{serviceMonitor: {enabled: true, labels: {release: kube-prometheus-stack}},
+				image: {digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}`,
+			kinds:    []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount", "ServiceMonitor"},
+			image:    "ghcr.io/canaryd/canaryd@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			prom:     defaultProm,
+			replicas: 1,
+			sm:       map[string]string{"release": "kube-prometheus-stack"},
+			tgp:      45,
+		},
+		{
+			name:     "credentials",
+			values:   `{credentials: {secrets: [datadog, newrelic, canary-profile]}, templates: {configMaps: [team-templates]}}`,
+			kinds:    []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"},
+			image:    defaultImage,
+			prom:     defaultProm,
+			replicas: 1,
+			creds:    []string{"datadog", "newrelic", "canary-profile"},
+			extraCMs: []string{"team-templates"},
+			tgp:      45,
+		},
+		{
+			name:     "tokens",
+			values:   `{auth: {secretName: pipeline-tokens, key: api-tokens}, image: {tag: v0.2.0}}`,
+			kinds:    []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service", "ServiceAccount"},
+			image:    "ghcr.io/canaryd/canaryd:v0.2.0",
+			prom:     defaultProm,
+			replicas: 1,
+			auth:     &secretMount{"pipeline-tokens", "api-tokens"},
+			tgp:      45,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := renderChart(t, values(t, tc.values))
+			co := decodeChart(t, objs)
+			var kinds []string
+			for _, o := range objs {
+				kinds = append(kinds, o.Kind)
+				if o.Metadata.Namespace != chartNamespace {
+					t.Errorf("%s/%s: namespace %q, want the release's %q", o.Kind, o.Metadata.Name, o.Metadata.Namespace, chartNamespace)
+				}
+				for k, want := range map[string]string{
+					"app.kubernetes.io/name":       "canaryd",
+					"app.kubernetes.io/instance":   chartRelease,
+					"app.kubernetes.io/managed-by": "Helm",
+					"helm.sh/chart":                "canaryd-0.1.0",
+				} {
+					if got := o.Metadata.Labels[k]; got != want {
+						t.Errorf("%s/%s: label %s=%q, want %q", o.Kind, o.Metadata.Name, k, got, want)
+					}
+				}
+			}
+			if !slices.Equal(kinds, tc.kinds) {
+				t.Fatalf("kinds rendered: %v, want %v", kinds, tc.kinds)
+			}
+			kubeconform(t, tc.name, objs)
+
+			pod := co.dep.Spec.Template.Spec
+			if co.dep.Spec.Selector.MatchLabels["app.kubernetes.io/instance"] != chartRelease {
+				t.Errorf("Deployment selector %v does not select by release: two releases in a namespace would share pods", co.dep.Spec.Selector.MatchLabels)
+			}
+			c := checkDeployment(t, co.dep, co.sa, tc.image, tc.replicas)
+			checkChartFlags(t, c)
+			checkPrometheus(t, c, *co.np, tc.prom, chartNamespace)
+			checkService(t, co.svc, co.dep, c)
+			checkPDB(t, *co.pdb, co.dep)
+			checkNetworkPolicy(t, *co.np, co.dep, c)
+			if got := *pod.TerminationGracePeriodSeconds; got != tc.tgp {
+				t.Errorf("terminationGracePeriodSeconds %d, want %d", got, tc.tgp)
+			}
+			if v, _ := c.container.env("GOMEMLIMIT"); v != "200MiB" || c.container.Resources.Limits["memory"] != "256Mi" {
+				t.Errorf("GOMEMLIMIT %q and limits.memory %q, want the base's 200MiB and 256Mi", v, c.container.Resources.Limits["memory"])
+			}
+
+			checkChartTemplates(t, c, co, tc.extraCMs)
+			checkSecretFlag(t, c, pod, "auth-token-file", "/etc/canaryd/auth/tokens", tc.auth)
+			checkCredentials(t, c, pod, tc.creds)
+
+			if tc.sm != nil {
+				checkServiceMonitor(t, *co.sm, co.svc)
+				for k, v := range tc.sm {
+					if co.sm.Metadata.Labels[k] != v {
+						t.Errorf("ServiceMonitor labels %v, want %s=%s", co.sm.Metadata.Labels, k, v)
+					}
+				}
+			}
+
+			if !tc.store {
+				checkReplicas(t, c, co.dep, co.svc, []service{co.svc}, *co.np)
+				if len(pod.InitContainers) > 0 {
+					t.Errorf("initContainers %v on memory:", pod.InitContainers)
+				}
+				checkSecretFlag(t, c, pod, "store-secret-key-file", "", nil)
+				return
+			}
+			checkSecretFlag(t, c, pod, "store-secret-key-file", "/etc/canaryd/store/key", tc.key)
+			checkChartStore(t, c, co, tc.values, tc.pgPeer)
+		})
+	}
+}
+
+// checkChartFlags is checkFlags, but for --credentials-dir while canaryd
+// serve does not have it yet: the chart renders it for the credentials
+// Secrets, and checkFlags holds it to canaryd once it does.
+func checkChartFlags(t *testing.T, c serveConfig) {
+	t.Helper()
+	if _, ok := c.flags["credentials-dir"]; ok && !canarydFlags(t, "serve")["credentials-dir"] {
+		t.Logf("canaryd serve has no --credentials-dir yet; not checked")
+		c.flags = maps.Clone(c.flags)
+		delete(c.flags, "credentials-dir")
+	}
+	checkFlags(t, c)
+}
+
+// secretMount is a Secret's key, mounted as a file.
+type secretMount struct{ secret, key string }
+
+// checkSecretFlag: with want, --flag names file, from a required Secret
+// volume that maps the Secret's key to the file's name; without, the flag
+// is absent.
+func checkSecretFlag(t *testing.T, c serveConfig, pod podSpec, flag, file string, want *secretMount) {
+	t.Helper()
+	got := c.flag(flag)
+	if want == nil {
+		if got != "" {
+			t.Errorf("--%s=%s, but no Secret is configured for it", flag, got)
+		}
+		return
+	}
+	if got != file {
+		t.Fatalf("--%s=%q, want %s", flag, got, file)
+	}
+	m, ok := c.container.mount(path.Dir(file))
+	if !ok {
+		t.Fatalf("nothing is mounted at %s for --%s", path.Dir(file), flag)
+	}
+	if m.SubPath != "" {
+		t.Errorf("--%s's Secret is mounted with subPath: a rotated Secret would never reach the pod", flag)
+	}
+	v, _ := pod.volume(m.Name)
+	switch {
+	case v.Secret == nil:
+		t.Errorf("volume %q for --%s is not a Secret", m.Name, flag)
+	case v.Secret.SecretName != want.secret:
+		t.Errorf("volume %q for --%s is the Secret %q, want %q", m.Name, flag, v.Secret.SecretName, want.secret)
+	case v.Secret.Optional == nil || *v.Secret.Optional:
+		t.Errorf("the Secret %q for --%s is optional: the pod would start without it", want.secret, flag)
+	case len(v.Secret.Items) != 1 || v.Secret.Items[0].Key != want.key || v.Secret.Items[0].Path != path.Base(file):
+		t.Errorf("the Secret %q's items %+v, want its key %q as %s", want.secret, v.Secret.Items, want.key, path.Base(file))
+	}
+}
+
+// checkCredentials: each credentials Secret is a directory of
+// --credentials-dir named after it, its keys the files (DIR/SECRET/KEY, as
+// Argo's Secrets mount), required and updated in place; without Secrets
+// there is no flag.
+func checkCredentials(t *testing.T, c serveConfig, pod podSpec, secrets []string) {
+	t.Helper()
+	dir := c.flag("credentials-dir")
+	if len(secrets) == 0 {
+		if dir != "" {
+			t.Errorf("--credentials-dir=%s without credentials Secrets", dir)
+		}
+		for _, m := range c.container.VolumeMounts {
+			if strings.HasPrefix(m.MountPath, "/etc/canaryd/credentials") {
+				t.Errorf("%s is mounted without credentials Secrets", m.MountPath)
+			}
+		}
+		return
+	}
+	if dir != "/etc/canaryd/credentials" {
+		t.Fatalf("--credentials-dir=%q, want /etc/canaryd/credentials", dir)
+	}
+	if _, ok := c.container.mount(dir); ok {
+		t.Errorf("a volume is mounted at %s itself: each Secret is a directory of it", dir)
+	}
+	for _, name := range secrets {
+		m, ok := c.container.mount(path.Join(dir, name))
+		if !ok {
+			t.Errorf("the Secret %s is not mounted at %s/%s", name, dir, name)
+			continue
+		}
+		if m.SubPath != "" {
+			t.Errorf("%s is mounted with subPath: a rotated Secret would never reach the pod", m.MountPath)
+		}
+		v, _ := pod.volume(m.Name)
+		switch {
+		case v.Secret == nil || v.Secret.SecretName != name:
+			t.Errorf("%s/%s is volume %+v, want the Secret %s", dir, name, v, name)
+		case v.Secret.Optional == nil || *v.Secret.Optional:
+			t.Errorf("the credentials Secret %s is optional", name)
+		case len(v.Secret.Items) != 0:
+			t.Errorf("the credentials Secret %s lists items %+v: every key must be a file, as Argo's keys are", name, v.Secret.Items)
+		}
+	}
+	n := 0
+	for _, m := range c.container.VolumeMounts {
+		if strings.HasPrefix(m.MountPath, dir+"/") {
+			n++
+		}
+	}
+	if n != len(secrets) {
+		t.Errorf("%d mounts under %s, want one for each of the %d Secrets", n, dir, len(secrets))
+	}
+}
+
+// checkChartTemplates: --templates is one directory, a projected volume
+// (no subPath, so changes reach the pod) of the chart's ConfigMap, which
+// holds the kustomize base's templates unchanged, and the existing
+// ConfigMaps named; the pods roll when the chart's templates change.
+func checkChartTemplates(t *testing.T, c serveConfig, co chartObjects, extra []string) {
+	t.Helper()
+	dir := c.flag("templates")
+	m, ok := c.container.mount(dir)
+	if dir == "" || !ok {
+		t.Fatalf("nothing is mounted at --templates=%q", dir)
+	}
+	if m.SubPath != "" {
+		t.Errorf("templates mounted with subPath: ConfigMap updates would never reach the pod")
+	}
+	var raw struct {
+		Spec struct {
+			Template struct {
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+				Spec struct {
+					Volumes []struct {
+						Name      string `json:"name"`
+						Projected *struct {
+							Sources []struct {
+								ConfigMap *struct {
+									Name string `json:"name"`
+								} `json:"configMap"`
+							} `json:"sources"`
+						} `json:"projected"`
+					} `json:"volumes"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	for _, o := range co.all {
+		if o.Kind == "Deployment" {
+			if err := yaml.Unmarshal(o.yaml, &raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var sources []string
+	for _, v := range raw.Spec.Template.Spec.Volumes {
+		if v.Name != m.Name {
+			continue
+		}
+		if v.Projected == nil {
+			t.Fatalf("volume %q at --templates is not a projected volume", m.Name)
+		}
+		for _, s := range v.Projected.Sources {
+			if s.ConfigMap == nil {
+				t.Errorf("volume %q has a source that is not a ConfigMap", m.Name)
+				continue
+			}
+			sources = append(sources, s.ConfigMap.Name)
+		}
+	}
+	if co.cm == nil {
+		t.Fatalf("no templates ConfigMap rendered")
+	}
+	if want := append([]string{co.cm.Metadata.Name}, extra...); !slices.Equal(sources, want) {
+		t.Errorf("--templates holds the ConfigMaps %v, want %v", sources, want)
+	}
+	for _, name := range []string{"success-rate.yaml", "latency-p99.yaml"} {
+		want, err := os.ReadFile(filepath.Join("kustomize/base/templates", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if co.cm.Data[name] != string(want) {
+			t.Errorf("the chart's %s is not the kustomize base's, unchanged", name)
+		}
+	}
+	if len(co.cm.Data) != 2 {
+		t.Errorf("the chart's templates ConfigMap holds %d files, want 2", len(co.cm.Data))
+	}
+	if sum := raw.Spec.Template.Metadata.Annotations["checksum/templates"]; !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(sum) {
+		t.Errorf("pod annotation checksum/templates = %q: a change of template would not roll the pods", sum)
+	}
+}
+
+// checkChartStore checks the postgres mode: CANARYD_STORE from the
+// existing Secret's key the values name (the chart renders no Secret),
+// `canaryd migrate` as an initContainer (checkMigrate), and egress to
+// DNS, PostgreSQL and Prometheus only.
+func checkChartStore(t *testing.T, c serveConfig, co chartObjects, vals string, pg peer) {
+	t.Helper()
+	var v struct {
+		Store struct {
+			Postgres struct {
+				URL struct {
+					SecretName string `json:"secretName"`
+					Key        string `json:"key"`
+				} `json:"url"`
+				NetworkPolicy struct {
+					Port int `json:"port"`
+				} `json:"networkPolicy"`
+			} `json:"postgres"`
+		} `json:"store"`
+	}
+	if err := yaml.Unmarshal([]byte(vals), &v); err != nil {
+		t.Fatal(err)
+	}
+	name, key, port := v.Store.Postgres.URL.SecretName, v.Store.Postgres.URL.Key, v.Store.Postgres.NetworkPolicy.Port
+	if name == "" {
+		name, key = "canaryd-store", "url"
+	}
+	if port == 0 {
+		port = 5432
+	}
+	if got, want := c.flag("store"), secretRef(name, key); got != want {
+		t.Errorf("--store is %q, want CANARYD_STORE from %s", got, want)
+	}
+	pod := co.dep.Spec.Template.Spec
+	for _, vol := range pod.Volumes {
+		if vol.Secret != nil && vol.Secret.SecretName == name {
+			t.Errorf("volume %q mounts the store's URL Secret: it belongs in the environment only", vol.Name)
+		}
+	}
+	checkMigrate(t, c, pod)
+
+	np := co.np
+	if !np.allowsEgressTo("TCP", strconv.Itoa(port), func(p peer) bool {
+		b1, _ := json.Marshal(p)
+		b2, _ := json.Marshal(pg)
+		return string(b1) == string(b2)
+	}) {
+		t.Errorf("NetworkPolicy allows no egress to PostgreSQL (%+v, port %d): %+v", pg, port, np.Spec.Egress)
+	}
+	allowed := map[string]bool{"UDP/53": true, "TCP/53": true, "TCP/" + strconv.Itoa(port): true, "TCP/9090": true}
+	for i, r := range np.Spec.Egress {
+		if len(r.To) == 0 || len(r.Ports) == 0 {
+			t.Errorf("egress rule %d allows any destination or port", i)
+		}
+		for _, p := range r.Ports {
+			if !allowed[p.Protocol+"/"+string(p.Port)] {
+				t.Errorf("egress rule %d allows %s %s: want DNS, PostgreSQL and Prometheus only", i, p.Protocol, p.Port)
+			}
+		}
+	}
+}
