@@ -400,47 +400,7 @@ func (e *environment) runCommand(args []string) int {
 		}
 		e.printf(e.stderr, "analysis started: %s\n", describePlan(plan))
 	}
-	limits := make(map[string]*analysis.Metric, len(plan.Metrics))
-	for i := range plan.Metrics {
-		limits[plan.Metrics[i].Name] = &plan.Metrics[i]
-	}
-	var (
-		progress sync.Mutex
-		run      *analysis.Run
-		started  = make(chan struct{}) // closed once run is set
-		refused  = map[string]bool{}
-	)
-	run = analysis.Start(e.ctx, plan, analysis.Options{
-		ID:                 "cli",
-		ErrorRetryInterval: errorRetry,
-		Args:               compiled.Args,
-		// Called from the run's goroutine after each measurement, with
-		// the run's lock released: the snapshot holds this measurement's
-		// counters and no later one's.
-		Observer: func(ev api.Event) {
-			if ev.Type != api.EventMeasurement {
-				return
-			}
-			<-started
-			progress.Lock()
-			defer progress.Unlock()
-			if !*quiet {
-				e.printf(e.stderr, "%s\n", progressLine(ev, metricResult(run.Snapshot(), ev.Metric), limits[ev.Metric]))
-			}
-			// A refused connection is said at once, not after the
-			// retries Argo's consecutiveErrorLimit allows: the verdict
-			// waits for them, the person reading need not.
-			if ev.Measurement.Phase == api.PhaseError {
-				if address, ok := sources.refused(ev.Measurement.Message); ok && !refused[address] {
-					refused[address] = true
-					e.printf(e.stderr, "%s\n", sources.refusedLine(address, errorRetry))
-				}
-			}
-		},
-	})
-	close(started)
-	<-run.Done()
-	result := run.Snapshot()
+	result := e.runWithProgress(plan, compiled.Args, sources, errorRetry, *quiet)
 	// The markdown, JUnit and HTML name the analysis by its template and
 	// arguments rather than by the id "cli"; the JSON is the analysis as
 	// the API returns it.
@@ -480,6 +440,53 @@ func (e *environment) runCommand(args []string) int {
 		return code
 	}
 	return exitCode(result.Phase)
+}
+
+// runWithProgress runs plan to its end and returns the analysis: a line on
+// stderr after each measurement unless quiet, and at once for a
+// Prometheus that refuses the connection.
+func (e *environment) runWithProgress(plan *analysis.Plan, args map[string]string, sources *cliSources, errorRetry time.Duration, quiet bool) api.Analysis {
+	limits := make(map[string]*analysis.Metric, len(plan.Metrics))
+	for i := range plan.Metrics {
+		limits[plan.Metrics[i].Name] = &plan.Metrics[i]
+	}
+	var (
+		progress sync.Mutex
+		run      *analysis.Run
+		started  = make(chan struct{}) // closed once run is set
+		refused  = map[string]bool{}
+	)
+	run = analysis.Start(e.ctx, plan, analysis.Options{
+		ID:                 "cli",
+		ErrorRetryInterval: errorRetry,
+		Args:               args,
+		// Called from the run's goroutine after each measurement, with
+		// the run's lock released: the snapshot holds this measurement's
+		// counters and no later one's.
+		Observer: func(ev api.Event) {
+			if ev.Type != api.EventMeasurement {
+				return
+			}
+			<-started
+			progress.Lock()
+			defer progress.Unlock()
+			if !quiet {
+				e.printf(e.stderr, "%s\n", progressLine(ev, metricResult(run.Snapshot(), ev.Metric), limits[ev.Metric]))
+			}
+			// A refused connection is said at once, not after the
+			// retries Argo's consecutiveErrorLimit allows: the verdict
+			// waits for them, the person reading need not.
+			if ev.Measurement.Phase == api.PhaseError {
+				if address, ok := sources.refused(ev.Measurement.Message); ok && !refused[address] {
+					refused[address] = true
+					e.printf(e.stderr, "%s\n", sources.refusedLine(address, errorRetry))
+				}
+			}
+		},
+	})
+	close(started)
+	<-run.Done()
+	return run.Snapshot()
 }
 
 // isTerminal reports whether w is a terminal (a character device), where a
