@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -53,4 +56,22 @@ func TestProvidersConform(t *testing.T) {
 			"web": json.RawMessage(`{"url": "https://user:u-s3cr3t@status.example.com/health", "headers": [{"key": "Authorization", "value": "Bearer w-s3cr3t"}]}`),
 		},
 	})
+}
+
+// TestProvidersHavePages: every registered provider has its page,
+// docs/providers/NAME.md, linked from the documentation's index.
+func TestProvidersHavePages(t *testing.T) {
+	index, err := os.ReadFile(filepath.Join("..", "..", "docs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range (&cliSources{providers: map[string]*prometheus.Provider{}}).registry(true).Names() {
+		page := "providers/" + name + ".md"
+		if _, err := os.Stat(filepath.Join("..", "..", "docs", filepath.FromSlash(page))); err != nil {
+			t.Errorf("provider %s has no page: %v", name, err)
+		}
+		if !strings.Contains(string(index), "("+page+")") {
+			t.Errorf("docs/README.md does not link %s", page)
+		}
+	}
 }
