@@ -475,47 +475,9 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	if resumed != nil {
 		resume = &resumed.state
 	}
-	var hook *webhook.Stream
-	if so.Webhook != nil {
-		// Fails with webhook.ErrBacklogFull at --max-webhook-backlog,
-		// before anything runs.
-		var err error
-		if writer != nil {
-			// Each event is recorded in the store before its first
-			// attempt, and marked once done (persist.go).
-			hook, err = a.webhooks.StreamWith(id, so.Webhook.URL, so.Webhook.Events, writer.hooks(resumed))
-		} else {
-			hook, err = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events)
-		}
-		if err != nil {
-			switch {
-			case writer != nil && resume != nil:
-				// Another replica may have room for its webhook.
-				writer.release()
-			case writer != nil:
-				writer.notStarted(err)
-			}
-			return nil, err
-		}
-		a.hooks[hook] = id
-		// Ends when the stream has delivered or given up its last event:
-		// after the completed event, which every run sends, or when
-		// WaitWebhooks abandons it at shutdown.
-		go func() {
-			_ = hook.Wait(context.Background())
-			a.mu.Lock()
-			delete(a.hooks, hook)
-			a.mu.Unlock()
-			if writer != nil {
-				writer.hookEnded()
-			}
-		}()
-		if resumed != nil {
-			// What the analysis owed goes first, with its webhook-ids.
-			for _, d := range resumed.owed {
-				hook.Redeliver(d.WebhookID, d.typ, d.Event)
-			}
-		}
+	hook, err := a.openWebhook(so, id, writer, resumed)
+	if err != nil {
+		return nil, err
 	}
 	streams := newHub(a.opts.StreamBuffer, a.streamWriteTimeout, hook, log)
 	// The observer runs on the run's goroutine. Holding a.mu across Start
@@ -537,13 +499,10 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 				a.dropLost(ev)
 				return
 			}
-			// Send only queues: it never waits for the receiver.
-			switch {
-			case hook != nil && writer != nil:
-				if webhookID, body := hook.SendID(ev); webhookID != "" {
-					writer.owe(webhookID, body)
-				}
-			case hook != nil:
+			// Send only queues: it never waits for the receiver. With a
+			// store, the writer is the stream's outbox: the event is
+			// owed before Send returns.
+			if hook != nil {
 				hook.Send(ev)
 			}
 			a.observe(log, led, ev)
@@ -578,6 +537,56 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		log.Info("analysis started", fields...)
 	}
 	return run, nil
+}
+
+// openWebhook opens the run's webhook stream, when it asks for one (nil
+// otherwise), with the writer as its outbox when there is one; a resumed
+// run's stream delivers what the analysis owed first. It fails with
+// webhook.ErrBacklogFull at --max-webhook-backlog, before anything runs.
+// a.mu is held.
+func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, resumed *resumption) (*webhook.Stream, error) {
+	if so.Webhook == nil {
+		return nil, nil
+	}
+	var hook *webhook.Stream
+	var err error
+	if writer != nil {
+		// Each event is recorded in the store before its first
+		// attempt, and marked once done (persist.go).
+		hook, err = a.webhooks.StreamWith(id, so.Webhook.URL, so.Webhook.Events, writer.streamOptions(resumed))
+	} else {
+		hook, err = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events)
+	}
+	if err != nil {
+		switch {
+		case writer != nil && resumed != nil:
+			// Another replica may have room for its webhook.
+			writer.release()
+		case writer != nil:
+			writer.notStarted(err)
+		}
+		return nil, err
+	}
+	a.hooks[hook] = id
+	// Ends when the stream has delivered or given up its last event:
+	// after the completed event, which every run sends, or when
+	// WaitWebhooks abandons it at shutdown.
+	go func() {
+		_ = hook.Wait(context.Background())
+		a.mu.Lock()
+		delete(a.hooks, hook)
+		a.mu.Unlock()
+		if writer != nil {
+			writer.hookEnded()
+		}
+	}()
+	if resumed != nil {
+		// What the analysis owed goes first, with its webhook-ids.
+		for _, d := range resumed.owed {
+			hook.Redeliver(d.WebhookID, d.typ, d.Event)
+		}
+	}
+	return hook, nil
 }
 
 // observe counts and logs an event of a run; on the completed event it

@@ -91,10 +91,10 @@ type persister struct {
 	wake     chan struct{}
 	done     chan struct{}
 	stopping bool
-	// The webhook's deliveries: those to record as owed (Enqueue),
-	// those done (MarkDelivered), the ids recorded and the deliveries
-	// waiting for theirs to be (Queued), and whether the webhook's
-	// stream is still delivering.
+	// The webhook's deliveries (the writer is its stream's outbox):
+	// those to record as owed, those done, the ids recorded and the
+	// deliveries waiting for theirs to be (Recorded), and whether the
+	// webhook's stream is still delivering.
 	owed       []store.Delivery
 	marks      []string
 	recorded   map[string]bool
@@ -417,11 +417,12 @@ func (p *persister) endedLocked() bool {
 	return p.state == writerHandedOver || (p.state == writerFinal && !p.hookOpen)
 }
 
-// hooks are the webhook stream's hooks of the run: each event waits to be
-// recorded as owed before its first attempt, and is marked once done.
-// resumed, when set, says which events were sent before.
-func (p *persister) hooks(resumed *resumption) webhook.Hooks {
-	h := webhook.Hooks{Queued: p.waitRecorded, Done: p.delivered}
+// streamOptions are the options of the run's webhook stream: the writer is
+// its outbox (webhook.Outbox), each event owed committed with the step
+// that led to it, waited for before its first attempt, and marked once
+// done. resumed, when set, says which events were sent before.
+func (p *persister) streamOptions(resumed *resumption) webhook.StreamOptions {
+	h := webhook.StreamOptions{Outbox: p}
 	if resumed != nil {
 		h.FirstSeq = resumed.firstSeq
 		p.mu.Lock()
@@ -433,11 +434,12 @@ func (p *persister) hooks(resumed *resumption) webhook.Hooks {
 	return h
 }
 
-// owe records that the event whose body is body (as the webhook's stream
+// Owe records that the event whose body is body (as the webhook's stream
 // sends it: a replica that sends it again sends the same bytes) is owed
-// to the webhook as webhookID. It is called on the run's goroutine: it
-// only queues.
-func (p *persister) owe(webhookID string, body []byte) {
+// to the webhook as webhookID. The stream's Send calls it on the run's
+// goroutine, in the order of the events: it only queues, and the event is
+// committed with the step that led to it at the latest.
+func (p *persister) Owe(webhookID string, body []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state == writerLost {
@@ -454,14 +456,14 @@ func seqOf(webhookID string) int64 {
 	return n
 }
 
-// waitRecorded waits, on the webhook stream's goroutine, until the event
+// Recorded waits, on the webhook stream's goroutine, until the event
 // is recorded as owed, and says whether the stream may send it: not when
 // this replica lost the analysis (the replica that has it now sends what
 // it owes), nor when ctx ends first (the shutdown). It waits as long as the
 // store takes: an event sent before it is recorded could be made again by
 // the replica that takes the analysis over, under its webhook-id, with
 // another body (the end of a run that replica finished itself).
-func (p *persister) waitRecorded(ctx context.Context, webhookID string) bool {
+func (p *persister) Recorded(ctx context.Context, webhookID string) bool {
 	p.mu.Lock()
 	if p.state == writerLost || p.recorded[webhookID] {
 		defer p.mu.Unlock()
@@ -483,8 +485,8 @@ func (p *persister) waitRecorded(ctx context.Context, webhookID string) bool {
 	return p.state != writerLost
 }
 
-// delivered records that a webhook event is done; it only queues.
-func (p *persister) delivered(webhookID string) {
+// Done records that a webhook event is done; it only queues.
+func (p *persister) Done(webhookID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state == writerLost {

@@ -236,14 +236,7 @@ func (a *Analyses) deliverOwed(l store.Lease, st *store.Analysis, owed []owedEve
 	if len(owed) == 0 || st.Webhook == nil {
 		return
 	}
-	mark := func(webhookID string) {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		if err := a.opts.Store.MarkDelivered(ctx, l, webhookID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			log.Warn("could not record a webhook delivery as done", zap.String("webhook_id", webhookID), zap.Error(err))
-		}
-	}
-	hook, err := a.webhooks.StreamWith(l.ID, st.Webhook.URL, st.Webhook.Events, webhook.Hooks{Done: mark})
+	hook, err := a.webhooks.StreamWith(l.ID, st.Webhook.URL, st.Webhook.Events, webhook.StreamOptions{Outbox: &owedOutbox{a: a, lease: l, log: log}})
 	if err != nil {
 		log.Warn("could not deliver what a claimed analysis owes now; its lease is handed back", zap.Error(err))
 		a.releaseLease(l)
@@ -265,4 +258,25 @@ func (a *Analyses) deliverOwed(l store.Lease, st *store.Analysis, owed []owedEve
 		delete(a.hooks, hook)
 		a.mu.Unlock()
 	}()
+}
+
+// owedOutbox is the outbox of what a completed analysis still owes: every
+// event is recorded already, and each is marked done in the store as it is.
+type owedOutbox struct {
+	a     *Analyses
+	lease store.Lease
+	log   *zap.Logger
+}
+
+func (o *owedOutbox) Owe(string, []byte) {}
+
+func (o *owedOutbox) Recorded(context.Context, string) bool { return true }
+
+func (o *owedOutbox) Done(webhookID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	err := o.a.opts.Store.Commit(ctx, o.lease, store.Mutation{Delivered: []string{webhookID}})
+	if err != nil {
+		o.log.Warn("could not record a webhook delivery as done", zap.String("webhook_id", webhookID), zap.Error(err))
+	}
 }

@@ -17,6 +17,13 @@
 // carries one analysis' events to one URL, in order, on one goroutine of
 // its own.
 //
+// A Stream whose analysis outlives its process (a store keeps it) is given
+// an Outbox (StreamWith): each event is owed there before Send returns,
+// sent once the outbox has recorded it, and marked done once delivered or
+// given up, so that another process sends what this one could not, under
+// the same webhook-id and with the same body. The package defines what it
+// needs of an outbox; the service implements it over its store.
+//
 // What a caller can make it spend is bounded before it is spent: Streams
 // with deliveries owed (MaxBacklog; one more is ErrBacklogFull, a 429),
 // and with them goroutines and queued events; connections to one

@@ -62,28 +62,40 @@ type Stream struct {
 	seq       int
 	dropped   int
 	status    api.WebhookStatus
-	hooks     Hooks
+	outbox    Outbox
 }
 
-// Hooks let a caller keep a stream's deliveries where another process can
-// finish them (a store): see StreamWith.
-type Hooks struct {
+// Outbox keeps a stream's events where another process can finish them (a
+// store): each event is recorded as owed before its first attempt, and as
+// done once delivered or given up. Its methods must be safe for concurrent
+// use.
+type Outbox interface {
+	// Owe records that the event webhookID is owed, with the body every
+	// attempt sends (another process sends those very bytes). Send calls
+	// it on its caller's goroutine, in the order of the events, before it
+	// returns: it must not block.
+	Owe(webhookID string, body []byte)
+	// Recorded is called on the stream's goroutine before an event's
+	// first attempt; it may wait for the event to be recorded, until ctx
+	// ends (the stream is abandoned at shutdown). It reports whether the
+	// event may be sent: false drops it unsent and uncounted (the analysis
+	// is no longer this process's: whoever has it sends what it owes),
+	// or, once ctx has ended, counts it as abandoned.
+	Recorded(ctx context.Context, webhookID string) bool
+	// Done is called once an event was delivered, given up or dropped;
+	// not for an event abandoned at shutdown (Wait's context), which is
+	// still owed. It must not block: it may be called from Send.
+	Done(webhookID string)
+}
+
+// StreamOptions are the options of StreamWith.
+type StreamOptions struct {
+	// Outbox, when set, records the stream's events (see Outbox).
+	Outbox Outbox
 	// FirstSeq is the number of the events already sent for the analysis
 	// elsewhere (it was resumed): the next event's webhook-id is
 	// "<analysisID>.<FirstSeq+1>".
 	FirstSeq int
-	// Queued, when set, is called on the stream's goroutine before an
-	// event's first attempt; it may wait (for the event to be recorded),
-	// until ctx ends (the stream is abandoned at shutdown). It reports
-	// whether the event may be sent: false drops it unsent and uncounted
-	// (the analysis is no longer this process's: whoever has it sends
-	// what it owes), or, once ctx has ended, counts it as abandoned.
-	Queued func(ctx context.Context, webhookID string) bool
-	// Done, when set, is called once an event was delivered, given up or
-	// dropped; not for an event abandoned at shutdown (Wait's context),
-	// which is still owed. It must not block: it may be called from
-	// Send.
-	Done func(webhookID string)
 }
 
 // Stream returns a stream of analysisID's events to rawURL. events are the
@@ -103,18 +115,18 @@ type Hooks struct {
 // Every Stream must be ended, by its completed event, by Close, or by Wait's
 // context; otherwise its goroutine waits for events forever.
 func (s *Sender) Stream(analysisID, rawURL string, events []string) (*Stream, error) {
-	return s.StreamWith(analysisID, rawURL, events, Hooks{})
+	return s.StreamWith(analysisID, rawURL, events, StreamOptions{})
 }
 
-// StreamWith is Stream with hooks on each delivery.
-func (s *Sender) StreamWith(analysisID, rawURL string, events []string, hooks Hooks) (*Stream, error) {
+// StreamWith is Stream with an outbox, or resumed from an earlier one.
+func (s *Sender) StreamWith(analysisID, rawURL string, events []string, o StreamOptions) (*Stream, error) {
 	st := &Stream{
 		s:          s,
 		analysisID: analysisID,
 		wake:       make(chan struct{}, 1),
 		done:       make(chan struct{}),
-		seq:        hooks.FirstSeq,
-		hooks:      hooks,
+		seq:        o.FirstSeq,
+		outbox:     o.Outbox,
 	}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
 	for _, e := range events {
@@ -150,12 +162,6 @@ func (s *Sender) StreamWith(analysisID, rawURL string, events []string, hooks Ho
 	return st, nil
 }
 
-// SendID is Send, returning the webhook-id the event is delivered with
-// and the body every attempt sends, so that what records the event owed
-// keeps those very bytes: "" and nil when it is not queued (a type not
-// asked for, a refused URL, or after the stream was closed).
-func (st *Stream) SendID(ev api.Event) (webhookID string, body []byte) { return st.send(ev) }
-
 // Redeliver queues an event owed from before (recorded by another process,
 // or an earlier run) with its webhook-id, ahead of the events sent since.
 // Call it before Send.
@@ -183,8 +189,17 @@ func (st *Stream) Redeliver(webhookID string, typ api.EventType, body []byte) {
 // room (counted as failed in Status and as dropped in the metrics; its id is
 // skipped). The completed event is never dropped: it has a place of its own
 // and is delivered after every measurement event still queued.
-func (st *Stream) Send(ev api.Event) { st.send(ev) }
+//
+// With an Outbox, the event is owed (Outbox.Owe) before Send returns.
+func (st *Stream) Send(ev api.Event) {
+	if id, body := st.send(ev); id != "" && st.outbox != nil {
+		st.outbox.Owe(id, body)
+	}
+}
 
+// send queues ev, and returns its webhook-id and body: "" and nil when it
+// is not queued (a type not asked for, a refused URL, or after the stream
+// was closed).
 func (st *Stream) send(ev api.Event) (string, []byte) {
 	switch ev.Type {
 	case api.EventMeasurement:
@@ -234,8 +249,8 @@ func (st *Stream) send(ev api.Event) (string, []byte) {
 			if st.dropped == 1 {
 				st.log.Warn("webhook receiver too slow; dropping the oldest measurement events", zap.String("webhook_id", old.id), zap.Int("queue_size", st.s.queueSize))
 			}
-			if st.hooks.Done != nil {
-				st.hooks.Done(old.id)
+			if st.outbox != nil {
+				st.outbox.Done(old.id)
 			}
 		}
 		st.queue = append(st.queue, d)
@@ -342,7 +357,7 @@ func (st *Stream) run() {
 		if d == nil {
 			return
 		}
-		if st.hooks.Queued != nil && !st.hooks.Queued(st.ctx, d.id) {
+		if st.outbox != nil && !st.outbox.Recorded(st.ctx, d.id) {
 			st.mu.Lock()
 			st.inFlight = false
 			abandoned := st.ctx.Err() != nil
@@ -357,8 +372,8 @@ func (st *Stream) run() {
 		}
 		res := st.s.deliver(st.ctx, st, d)
 		st.record(d, res)
-		if st.hooks.Done != nil && st.ctx.Err() == nil {
-			st.hooks.Done(d.id)
+		if st.outbox != nil && st.ctx.Err() == nil {
+			st.outbox.Done(d.id)
 		}
 	}
 }
