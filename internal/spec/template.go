@@ -33,7 +33,7 @@ type ResolveOptions struct {
 	SecretArg func(name string) bool
 	// Languages are the providers' fields written in a query or an
 	// expression language, by their path relative to the metric
-	// ("provider.prometheus.query": PromQL); every string field of a
+	// ("provider.prometheus.query": promql.Language); every string field of a
 	// provider not among them is ValueText. internal/compile gathers them
 	// from the providers.
 	Languages map[string]Language
@@ -42,8 +42,9 @@ type ResolveOptions struct {
 	// argument is not substituted into a condition: each tag there is a
 	// problem.
 	Conditions Language
-	// MaxQueryLength bounds each PromQL field (provider.prometheus.query,
-	// a judge's canary and baseline), MaxConditionLength each condition and
+	// MaxQueryLength bounds each query field (of a language whose Noun is
+	// "query": provider.prometheus.query, a judge's canary and baseline),
+	// MaxConditionLength each condition and
 	// MaxFieldLength every other string field, in bytes with the arguments
 	// substituted; MaxResolvedSize bounds all of a spec's metrics together
 	// (their JSON, the values substituted). Each is checked from the
@@ -129,13 +130,14 @@ const Masked = redact.Mask
 //     provider.prometheus.query, a judge's canary and baseline, a range
 //     query's start and end), a value inside a string literal ("…", '…',
 //     `…`) is escaped as the language escapes strings, so that the literal
-//     holds exactly the value. A PromQL `…` string cannot hold a backtick:
-//     such a value is refused.
+//     holds exactly the value (Language.Escape); a value the literal cannot
+//     hold (a backtick in a PromQL `…` string) is refused.
 //   - Elsewhere in a query or an expression (outside string literals, or
 //     in a comment) a value must be a plain literal, one token that cannot
-//     join or split expressions: in PromQL a number, a duration or a metric
-//     or label name that is not a keyword; in expr a number, true or false.
-//     A sign (-1) only where an operand starts.
+//     join or split expressions, as the language says (Language.Plain): in
+//     PromQL a number, a duration or a metric or label name that is not a
+//     keyword; in expr a number, true or false. A sign (-1) only where an
+//     operand starts.
 //   - In every other field (names, durations, counts, the address, headers,
 //     credentials) the value is the field's text, as it is.
 //
