@@ -48,7 +48,7 @@ type Suite struct {
 // patience bounds how long a measurement may take to end once it has
 // to: its context cancelled, its deadline passed, its backend's answer
 // over the provider's bounds.
-const patience = 10 * time.Second
+var patience = 10 * time.Second
 
 // Run runs the suite over every provider s.Registry registers.
 func Run(t *testing.T, s Suite) {
@@ -87,7 +87,7 @@ func endless(w http.ResponseWriter, r *http.Request) {
 }
 
 // declares: the languages and the credential fields.
-func declares(t *testing.T, p provider.Provider) {
+func declares(t testing.TB, p provider.Provider) {
 	langs := p.Languages()
 	if langs == nil {
 		t.Error("Languages is nil: a provider whose fields are all values declares an empty map")
@@ -106,7 +106,7 @@ func declares(t *testing.T, p provider.Provider) {
 
 // masks: every credential that a configuration sends is masked by the
 // fields the provider declares.
-func masks(t *testing.T, name string, p provider.Provider, config json.RawMessage) {
+func masks(t testing.TB, name string, p provider.Provider, config json.RawMessage) {
 	c, lists := p.(provider.Credentials)
 	if !lists {
 		return
@@ -157,7 +157,7 @@ func report(p provider.Provider, config json.RawMessage) string {
 
 // refuses: an unknown field and a value of the wrong type are problems on
 // the provider's own fields, and no source is built.
-func refuses(t *testing.T, name string, p provider.Provider) {
+func refuses(t testing.TB, name string, p provider.Provider) {
 	for _, bad := range []string{`{"canarydNoSuchField": true}`, `"a string"`, `[1, 2]`} {
 		_ = report(p, json.RawMessage(bad)) // declares nothing, without a panic
 		source, _, problems := p.Source(json.RawMessage(bad))
@@ -177,7 +177,7 @@ func refuses(t *testing.T, name string, p provider.Provider) {
 // with an error, when its context is cancelled, when the backend's answer
 // has no end (the provider's bounds on bytes and values), and when its
 // deadline passes.
-func measures(t *testing.T, name string, p provider.Provider, config json.RawMessage) {
+func measures(t testing.TB, name string, p provider.Provider, config json.RawMessage) {
 	source, _, problems := p.Source(config)
 	if len(problems) > 0 || source == nil {
 		t.Fatalf("Source(%s): %v", config, problems)
