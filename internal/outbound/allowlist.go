@@ -36,7 +36,16 @@ const (
 // allows nothing.
 type AllowList struct {
 	prefixes []destination
+	// any allows every http or https URL that can be compared at all
+	// (AnyHTTP).
+	any bool
 }
+
+// AnyHTTP is the list that allows every absolute http or https URL that
+// a prefix could allow: without credentials, with a path every server
+// reads alike (PathProblem). It is the command line's, where the person
+// running canaryd names the URLs themselves, and no flag narrows them.
+func AnyHTTP() AllowList { return AllowList{any: true} }
 
 // ParseAllowList parses prefixes; each problem names the prefix.
 func ParseAllowList(prefixes []string) (AllowList, error) {
@@ -54,13 +63,16 @@ func ParseAllowList(prefixes []string) (AllowList, error) {
 }
 
 // Empty reports whether the list allows nothing.
-func (a AllowList) Empty() bool { return len(a.prefixes) == 0 }
+func (a AllowList) Empty() bool { return !a.any && len(a.prefixes) == 0 }
+
+// Any reports whether the list allows every http or https URL (AnyHTTP).
+func (a AllowList) Any() bool { return a.any }
 
 // Refusal says why u may not be requested, or "" when a prefix allows it.
 // The reason never quotes the URL, which may carry a credential.
 func (a AllowList) Refusal(u *url.URL) string {
 	d, reason := parseDestination(u)
-	if reason != "" {
+	if reason != "" || a.any {
 		return reason
 	}
 	for _, p := range a.prefixes {
@@ -87,7 +99,7 @@ func (a AllowList) Dial(dial DialFunc) DialFunc {
 		if !ok {
 			return nil, errors.New("no host to dial")
 		}
-		if !a.allowsHost(h, port) {
+		if !a.any && !a.allowsHost(h, port) {
 			return nil, fmt.Errorf("not dialling %s: no allowed prefix names that host and port", net.JoinHostPort(h, port))
 		}
 		return dial(ctx, network, net.JoinHostPort(h, port))

@@ -289,3 +289,35 @@ func TestDial(t *testing.T) {
 		}
 	}
 }
+
+// TestAnyHTTP: the command line's list allows every absolute http or
+// https URL a prefix could allow, and dials any host; it refuses what no
+// prefix could allow (another scheme, credentials, a path servers read
+// otherwise).
+func TestAnyHTTP(t *testing.T) {
+	a := AnyHTTP()
+	if a.Empty() || !a.Any() {
+		t.Fatal("AnyHTTP is empty")
+	}
+	for raw, want := range map[string]string{
+		"http://anywhere.example.com/x":      "",
+		"https://10.0.0.1:8443/render":       "",
+		"ftp://anywhere.example.com":         "it is not an http or https URL",
+		"http://u:p@anywhere.example.com":    ReasonCredentials,
+		"http://anywhere.example.com/a/../b": `its path has "." or ".." segments`,
+	} {
+		u, _ := url.Parse(raw)
+		if got := a.Refusal(u); got != want {
+			t.Errorf("Refusal(%s) = %q, want %q", raw, got, want)
+		}
+	}
+	var dialled string
+	dial := a.Dial(func(_ context.Context, _, addr string) (net.Conn, error) {
+		dialled = addr
+		return nil, errors.New("not dialling in a test")
+	})
+	_, _ = dial(context.Background(), "tcp", "Anywhere.Example.com.:80")
+	if dialled != "anywhere.example.com:80" {
+		t.Errorf("dialled %q", dialled)
+	}
+}

@@ -114,6 +114,18 @@ type Judged interface {
 	DefaultConditions(config json.RawMessage) (success, failure string)
 }
 
+// Present is implemented by a provider some of whose metrics can be
+// measured only as of now: its backend answers with what holds when it
+// is asked (a web endpoint), and cannot be asked for a past instant.
+// `canaryd backtest`, which measures each metric as of past instants,
+// refuses such a metric before it starts, naming it. A provider that does
+// not implement it measures as of the instant its source is given.
+type Present interface {
+	// PresentOnly says why the metric with the resolved configuration
+	// config cannot be measured as of a past instant, "" when it can.
+	PresentOnly(config json.RawMessage) string
+}
+
 // Registry maps the name of a provider in a metric to the provider. It is
 // filled before it is used, and only read after that, so it needs no lock.
 type Registry struct {
