@@ -561,3 +561,201 @@ func checkChartStore(t *testing.T, c serveConfig, co chartObjects, vals string, 
 		}
 	}
 }
+
+// TestHelmMatchesKustomize renders the kustomize base and overlays, and
+// the chart with the values that say the same, and holds them to the same
+// Deployment: canaryd's arguments and environment (flags), ports, probes,
+// resources, security contexts, grace period, the migrate initContainer;
+// and to the same PodDisruptionBudget, NetworkPolicy rules and
+// ServiceMonitor endpoints. Names aside: kustomize's generated Secrets
+// carry a hash of their contents, the chart's are the existing ones.
+func TestHelmMatchesKustomize(t *testing.T) {
+	const monitoring = `prometheus: {url: "http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090"}`
+	ci, err := os.ReadFile(filepath.Join(chartDir, "ci", "postgres-values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir, values string
+	}{
+		{"base", "kustomize/base", `{serviceMonitor: {enabled: true}}`},
+		{"example", "kustomize/overlays/example", `{auth: {secretName: canaryd-auth}, ` + monitoring + `, serviceMonitor: {enabled: true}}`},
+		{"postgres", "kustomize/overlays/postgres", string(ci) + "\nserviceMonitor: {enabled: true}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.dir
+			switch tc.name {
+			case "example":
+				dir = withTokens(t, tc.dir, testTokens)
+			case "postgres":
+				dir = withStoreFiles(t, tc.dir)
+			}
+			k := render(t, dir)
+			kubeconform(t, tc.dir, k)
+			h := renderChart(t, values(t, tc.values))
+			for _, kind := range []string{"Deployment", "PodDisruptionBudget", "NetworkPolicy", "ServiceMonitor", "Service"} {
+				got, want := shape(t, h, kind), shape(t, k, kind)
+				if got != want {
+					t.Errorf("%s: the chart's\n%s\nkustomize's\n%s", kind, got, want)
+				}
+			}
+		})
+	}
+}
+
+// kustomizeHash is the suffix kustomize gives a generated object's name.
+var kustomizeHash = regexp.MustCompile(`^(canaryd-[a-z-]+)-[a-z0-9]{10}$`)
+
+// shape is what the chart and kustomize must agree on in the object of a
+// kind, as indented JSON: the spec less names, labels, images and the
+// volumes (the chart mounts existing Secrets, kustomize generated ones).
+func shape(t *testing.T, objs []rendered, kind string) string {
+	t.Helper()
+	i := slices.IndexFunc(objs, func(r rendered) bool { return r.Kind == kind })
+	if i < 0 {
+		t.Fatalf("no %s rendered", kind)
+	}
+	var o map[string]any
+	if err := yaml.Unmarshal(objs[i].yaml, &o); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := o["spec"].(map[string]any)
+	var out any
+	switch kind {
+	case "Deployment":
+		tmpl := spec["template"].(map[string]any)
+		pod := tmpl["spec"].(map[string]any)
+		containers := func(key string) []any {
+			var cs []any
+			list, _ := pod[key].([]any)
+			for _, c := range list {
+				c := c.(map[string]any)
+				delete(c, "image")
+				delete(c, "imagePullPolicy")
+				delete(c, "volumeMounts")
+				env, _ := c["env"].([]any)
+				for _, e := range env {
+					from, _ := e.(map[string]any)["valueFrom"].(map[string]any)
+					if ref, ok := from["secretKeyRef"].(map[string]any); ok {
+						ref["name"] = kustomizeHash.ReplaceAllString(ref["name"].(string), "$1")
+					}
+				}
+				slices.SortFunc(env, func(a, b any) int {
+					return strings.Compare(a.(map[string]any)["name"].(string), b.(map[string]any)["name"].(string))
+				})
+				cs = append(cs, c)
+			}
+			return cs
+		}
+		out = map[string]any{
+			"replicas":                      spec["replicas"],
+			"strategy":                      spec["strategy"],
+			"revisionHistoryLimit":          spec["revisionHistoryLimit"],
+			"containers":                    containers("containers"),
+			"initContainers":                containers("initContainers"),
+			"securityContext":               pod["securityContext"],
+			"terminationGracePeriodSeconds": pod["terminationGracePeriodSeconds"],
+			"enableServiceLinks":            pod["enableServiceLinks"],
+			"automountServiceAccountToken":  pod["automountServiceAccountToken"],
+		}
+	case "NetworkPolicy":
+		// The rules as a set: the order of egress rules means nothing.
+		var egress []string
+		for _, r := range spec["egress"].([]any) {
+			b, _ := json.Marshal(r)
+			egress = append(egress, string(b))
+		}
+		slices.Sort(egress)
+		out = map[string]any{"policyTypes": spec["policyTypes"], "ingress": spec["ingress"], "egress": egress}
+	case "PodDisruptionBudget":
+		delete(spec, "selector")
+		out = spec
+	case "Service":
+		out = map[string]any{"type": spec["type"], "ports": spec["ports"]}
+	case "ServiceMonitor":
+		out = spec["endpoints"]
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestHelmCIValues renders the chart with every values file under ci/
+// (what a chart-testing run installs) and checks each object with
+// kubeconform -strict.
+func TestHelmCIValues(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(chartDir, "ci", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("ci/ holds %d values files: %v", len(files), files)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			vals, err := chartutil.ReadValuesFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs := renderChart(t, vals.AsMap())
+			kubeconform(t, f, objs)
+			co := decodeChart(t, objs)
+			if co.kind["Deployment"] != 1 || co.kind["Service"] != 1 {
+				t.Errorf("kinds %v: want one Deployment and one Service", co.kind)
+			}
+			c := checkDeployment(t, co.dep, co.sa, co.dep.Spec.Template.Spec.Containers[0].Image, co.dep.Spec.Replicas)
+			checkChartFlags(t, c)
+		})
+	}
+}
+
+// TestHelmValuesRefused: values.schema.json and the templates refuse
+// values that would render a pod that cannot start or a policy that is
+// not what was meant, naming the key.
+func TestHelmValuesRefused(t *testing.T) {
+	for _, tc := range []struct{ name, values, want string }{
+		{"a store canaryd does not have", `{store: {mode: redis}}`, "mode"},
+		{"an unknown key", `{replicas: 3}`, "replicas"},
+		{"replicas on memory", `{store: {mode: memory, replicas: 3}}`, "replicas"},
+		{"a credentials Secret's name", `{credentials: {secrets: [Datadog_Keys]}}`, "secrets"},
+		{"GOMEMLIMIT in a unit Go does not read", `{goMemLimit: 200MB}`, "goMemLimit"},
+		{"no Secret for the store's URL", `{store: {mode: postgres, postgres: {url: {secretName: "", key: url}}}}`, "secretName"},
+		{"a Prometheus URL without a scheme", `{prometheus: {url: "prometheus:9090"}}`, "url"},
+		{"the grace period as a duration", `{shutdownGraceSeconds: 30s}`, "shutdownGraceSeconds"},
+		{"an image digest that is not one", `{image: {digest: latest}}`, "digest"},
+		{"a migrate timeout that is not a duration", `{store: {mode: postgres, postgres: {migrate: {timeout: 2}}}}`, "timeout"},
+		{"postgres egress without a destination", `{store: {mode: postgres, postgres: {networkPolicy: {namespace: "", cidr: ""}}}}`, "networkPolicy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := helmTemplate(values(t, tc.values))
+			if err == nil {
+				t.Fatalf("values %s rendered", tc.values)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("values %s: %v; want it to name %q", tc.values, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestHelmNotes: NOTES.txt says where canaryd answers, and that the API is
+// open without tokens.
+func TestHelmNotes(t *testing.T) {
+	_, open, err := helmTemplate(values(t, "{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, closed, err := helmTemplate(values(t, "{auth: {secretName: canaryd-auth}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const addr = "http://canaryd.canary.svc:8080"
+	if !strings.Contains(open, addr) || !strings.Contains(closed, addr) {
+		t.Errorf("NOTES.txt does not say %s:\n%s", addr, open)
+	}
+	if !strings.Contains(open, "open") || strings.Contains(closed, "open") {
+		t.Errorf("NOTES.txt does not warn of an open API without tokens (and only then):\n%s\n%s", open, closed)
+	}
+}

@@ -42,6 +42,15 @@ var schemas struct {
 	err  error
 }
 
+// TestMain removes the schemas' directory after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if schemas.dir != "" {
+		_ = os.RemoveAll(schemas.dir)
+	}
+	os.Exit(code)
+}
+
 // kubeconformValidator is kubeconform's validator in strict mode (unknown
 // fields and duplicate keys refused), on schemas that need no network:
 // each kind's JSON schema is made from the Go type of k8s.io/api (or of
