@@ -8,8 +8,10 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/instant"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/report"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // backtestSynopsis is the first line of backtest's usage.
@@ -59,7 +61,7 @@ func (e *environment) backtestCommand(args []string) int {
 	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
 	providers := sources.registry(false)
 	compiled, name := e.compile(file, f, providers)
-	if compiled == nil {
+	if compiled == nil || !e.measuresPast(compiled.Spec, providers) {
 		return exitUsage
 	}
 	htmlReport, ok := e.openReport("backtest", *reportFile)
@@ -129,4 +131,28 @@ func (e *environment) printBacktests(results []analysis.BacktestResult) api.Phas
 	}
 	_ = tw.Flush()
 	return worst
+}
+
+// measuresPast reports whether every metric of s can be measured as of a
+// past instant, and prints each that cannot, named, with its provider's
+// reason (provider.Present): a backtest of it would measure the present.
+func (e *environment) measuresPast(s *spec.Spec, providers *provider.Registry) bool {
+	var refused []string
+	for _, m := range s.Metrics {
+		for _, name := range m.Provider.Names() {
+			p, _ := providers.Lookup(name)
+			if present, ok := p.(provider.Present); ok {
+				if why := present.PresentOnly(m.Provider.Config(name)); why != "" {
+					refused = append(refused, fmt.Sprintf("metric %q (provider.%s): %s", m.Name, name, why))
+				}
+			}
+		}
+	}
+	if len(refused) > 0 {
+		e.printf(e.stderr, "canaryd backtest: a backtest measures each metric as of past instants, which %d metric(s) cannot be:\n", len(refused))
+		for _, r := range refused {
+			e.printf(e.stderr, "  %s\n", r)
+		}
+	}
+	return len(refused) == 0
 }

@@ -92,7 +92,7 @@ func (p *Provider) checkAddress(raw string, add func(field, format string, args 
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		add(".address", "the Graphite address must have no query or fragment: the query goes in query")
 		return nil
-	case p.checkOnly:
+	case p.checkOnly && p.allow.Empty():
 		return nil
 	case outbound.PathProblem(u) != "":
 		add(".address", "address refused: its path has %s", outbound.PathProblem(u))

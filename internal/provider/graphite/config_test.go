@@ -83,6 +83,7 @@ func TestAllow(t *testing.T) {
 		{"command line, a prefix narrows it", graphite.Options{AnyURL: true, Allow: []string{"http://graphite.example.com"}}, "http://other.example.com", "allowed prefix"},
 		{"command line, within the prefix", graphite.Options{AnyURL: true, Allow: []string{"http://graphite.example.com"}}, "http://graphite.example.com", ""},
 		{"validate checks no address", graphite.Options{CheckOnly: true}, "http://anywhere.example.com", ""},
+		{"validate, a prefix given: checked", graphite.Options{CheckOnly: true, Allow: []string{"http://graphite.example.com"}}, "http://anywhere.example.com", "allowed prefix"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProvider(t, tt.o)

@@ -56,10 +56,10 @@ type Options struct {
 	// series together (--max-result-values); 0 means
 	// limits.MaxResultValues.
 	MaxResultValues int
-	// CheckOnly makes a provider that checks a metric's configuration but
-	// not its address against Allow, and builds no source: for `canaryd
-	// validate`, which sends nothing, and whose templates are served by a
-	// canaryd with its own --graphite-allow.
+	// CheckOnly makes a provider that checks a metric's configuration,
+	// its address against Allow only when Allow is set, and builds no
+	// source: for `canaryd validate`, which sends nothing, and whose
+	// templates are served by a canaryd with its own --graphite-allow.
 	CheckOnly bool
 }
 

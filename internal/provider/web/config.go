@@ -163,7 +163,7 @@ func (p *Provider) checkURL(raw string, r *request, add func(field, format strin
 	switch {
 	case strings.TrimSpace(raw) == "":
 		add(".url", "url must be specified")
-	case p.checkOnly:
+	case p.checkOnly && p.allow.Empty():
 		if _, err := url.Parse(raw); err != nil {
 			add(".url", "url is not a valid URL")
 		}

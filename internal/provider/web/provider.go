@@ -42,8 +42,13 @@ const (
 type Options struct {
 	// Allow are the URL prefixes (--web-allow) a metric's url, and every
 	// redirect, must start with, with the rules and normalisation of
-	// --webhook-allow. None means every web metric is refused.
+	// --webhook-allow. None means every web metric is refused, unless
+	// AnyURL.
 	Allow []string
+	// AnyURL allows every http or https URL when Allow is empty: the
+	// command line's (run, backtest), where the person running canaryd
+	// is its operator.
+	AnyURL bool
 	// MaxTimeout caps a metric's timeoutSeconds (and the default); 0 means
 	// no cap.
 	MaxTimeout time.Duration
@@ -52,10 +57,10 @@ type Options struct {
 	// number, string, bool or null in it, and each key of an object; 0
 	// means limits.MaxResultValues.
 	MaxResultValues int
-	// CheckOnly makes a provider that checks a metric's configuration but
-	// not its url against Allow, and builds no source: for `canaryd
-	// validate`, which sends nothing, and whose templates are served by a
-	// canaryd with its own --web-allow.
+	// CheckOnly makes a provider that checks a metric's configuration,
+	// its url against Allow only when Allow is set, and builds no source:
+	// for `canaryd validate`, which sends nothing, and whose templates are
+	// served by a canaryd with its own --web-allow.
 	CheckOnly bool
 }
 
@@ -79,6 +84,9 @@ func New(o Options) (*Provider, error) {
 	allow, err := outbound.ParseAllowList(o.Allow)
 	if err != nil {
 		return nil, err
+	}
+	if allow.Empty() && o.AnyURL {
+		allow = outbound.AnyHTTP()
 	}
 	if o.MaxResultValues < 0 {
 		return nil, errors.New("web: max result values must not be negative")
@@ -153,6 +161,12 @@ func (*Provider) CredentialFields() []provider.CredentialField {
 // query to link to.
 func (*Provider) Report(json.RawMessage, provider.ReportOptions) provider.Report {
 	return provider.Report{}
+}
+
+// PresentOnly: a web endpoint answers with what holds when it is asked,
+// and cannot be asked for a past instant.
+func (*Provider) PresentOnly(json.RawMessage) string {
+	return "a web endpoint answers with what holds when it is asked; canaryd cannot ask it for a past instant"
 }
 
 // Credentials lists the credentials config sends: the values of its

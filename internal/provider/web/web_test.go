@@ -462,6 +462,45 @@ func TestCheckOnly(t *testing.T) {
 	}
 }
 
+// The command line's provider (run, backtest) allows every http or https
+// url unless --web-allow narrows it; validate checks the url against
+// --web-allow only when it is given; serve's, with no prefix, refuses all.
+func TestAllowOnTheCommandLine(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		o       Options
+		url     string
+		refused string
+	}{
+		{"serve, no prefix", Options{}, "https://anywhere.example/x", "web metrics are disabled"},
+		{"command line, no prefix: any https", Options{AnyURL: true}, "https://anywhere.example/x", ""},
+		{"command line, no prefix: any http", Options{AnyURL: true}, "http://10.0.0.1:8080/health", ""},
+		{"command line, no prefix: not ftp", Options{AnyURL: true}, "ftp://anywhere.example/x", "not an http or https URL"},
+		{"command line, no prefix: no credentials", Options{AnyURL: true}, "https://u:p@anywhere.example/x", "credentials"},
+		{"command line, a prefix narrows it", Options{AnyURL: true, Allow: []string{"https://ok.example"}}, "https://anywhere.example/x", "allowed prefix"},
+		{"command line, within the prefix", Options{AnyURL: true, Allow: []string{"https://ok.example"}}, "https://ok.example/x", ""},
+		{"validate, a prefix given", Options{CheckOnly: true, Allow: []string{"https://ok.example"}}, "https://anywhere.example/x", "allowed prefix"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(tt.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.CloseIdleConnections()
+			_, errs := build(t, p, `{"url": "`+tt.url+`"}`)
+			switch {
+			case tt.refused == "" && len(errs) > 0:
+				t.Errorf("refused: %v", errs)
+			case tt.refused != "" && (len(errs) != 1 || errs[0].Field != "provider.web.url" || !strings.Contains(errs[0].Message, tt.refused)):
+				t.Errorf("got %v, want the url refused: %s", errs, tt.refused)
+			}
+		})
+	}
+	if (&Provider{}).PresentOnly(nil) == "" {
+		t.Error("a web metric claims it can be measured in the past")
+	}
+}
+
 // TestResultBounded checks that a result is held to what a condition's cost
 // assumes of it: at most --max-result-values values (counted as the
 // conditions see them) and no string longer than
