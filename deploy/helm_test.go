@@ -18,6 +18,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
+	"helm.sh/helm/v3/pkg/strvals"
 	"sigs.k8s.io/yaml"
 )
 
@@ -758,4 +759,194 @@ func TestHelmNotes(t *testing.T) {
 	if !strings.Contains(open, "open") || strings.Contains(closed, "open") {
 		t.Errorf("NOTES.txt does not warn of an open API without tokens (and only then):\n%s\n%s", open, closed)
 	}
+}
+
+// TestHelmDocs runs the documentation's Helm commands the way Helm would
+// read them: every `helm install` (or upgrade) and `--set` of README.md's
+// set-up and docs/kubernetes.md's Helm section names this chart and
+// flags Helm has, and its values (a `-f values.yaml` is the page's YAML
+// block before it) render and pass kubeconform -strict. The values table
+// names every value of values.yaml.
+func TestHelmDocs(t *testing.T) {
+	span := regexp.MustCompile("`((?:helm (?:install|upgrade)|--set) [^`]+)`")
+	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	commands := 0
+	for _, page := range []string{"README.md", "docs/kubernetes.md"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if page == "docs/kubernetes.md" {
+			i := strings.Index(text, "\n## Helm\n")
+			if i < 0 {
+				t.Fatalf("%s has no section ## Helm", page)
+			}
+			text = text[i:]
+			if j := strings.Index(text[1:], "\n## "); j >= 0 {
+				text = text[:j+1]
+			}
+			checkValuesTable(t, page, text)
+		}
+		found := 0
+		for _, m := range span.FindAllStringSubmatchIndex(text, -1) {
+			cmd := text[m[2]:m[3]]
+			var valuesFile string
+			if blocks := block.FindAllStringSubmatch(text[:m[0]], -1); len(blocks) > 0 {
+				valuesFile = blocks[len(blocks)-1][1]
+			}
+			found++
+			t.Run(page+": "+cmd, func(t *testing.T) {
+				vals, err := helmCommand(cmd, valuesFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				objs, _, err := helmTemplate(vals)
+				if err != nil {
+					t.Fatalf("helm template: %v", err)
+				}
+				kubeconform(t, cmd, objs)
+			})
+		}
+		if found == 0 || !strings.Contains(text, "helm install canaryd deploy/helm/canaryd") {
+			t.Errorf("%s shows no `helm install canaryd deploy/helm/canaryd …`", page)
+		}
+		commands += found
+	}
+	if commands < 5 {
+		t.Errorf("%d Helm commands found in the documentation: is the reading broken?", commands)
+	}
+}
+
+// helmCommand reads a documented helm install, upgrade or lone --set as
+// Helm would, and returns the values it gives the chart: those of its -f
+// file (the page's YAML block) and --set flags.
+func helmCommand(cmd, valuesFile string) (map[string]any, error) {
+	words, err := shellWords(cmd)
+	if err != nil {
+		return nil, err
+	}
+	vals := map[string]any{}
+	var positional []string
+	if words[0] == "helm" {
+		words = words[2:]
+	} else {
+		positional = []string{chartRelease, "deploy/" + chartDir}
+	}
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		next := func() (string, error) {
+			if i+1 >= len(words) {
+				return "", fmt.Errorf("%s without a value", w)
+			}
+			i++
+			return words[i], nil
+		}
+		switch w {
+		case "--namespace", "-n":
+			ns, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if ns != chartNamespace {
+				return nil, fmt.Errorf("namespace %q: the documentation installs into %q", ns, chartNamespace)
+			}
+		case "--create-namespace", "--install", "--wait", "--atomic":
+		case "--set":
+			kv, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if err := strvals.ParseInto(kv, vals); err != nil {
+				return nil, fmt.Errorf("--set %s: %v", kv, err)
+			}
+		case "-f", "--values":
+			f, err := next()
+			if err != nil {
+				return nil, err
+			}
+			if f != "values.yaml" || valuesFile == "" {
+				return nil, fmt.Errorf("-f %s: the page shows no values.yaml before it", f)
+			}
+			file, err := chartutil.ReadValues([]byte(valuesFile))
+			if err != nil {
+				return nil, fmt.Errorf("values.yaml: %v", err)
+			}
+			vals = chartutil.CoalesceTables(vals, file.AsMap())
+		default:
+			if strings.HasPrefix(w, "-") {
+				return nil, fmt.Errorf("flag %s: the test does not know it", w)
+			}
+			positional = append(positional, w)
+		}
+	}
+	if len(positional) != 2 || positional[0] != chartRelease || positional[1] != "deploy/"+chartDir {
+		return nil, fmt.Errorf("arguments %v: want the release %s and the chart deploy/%s", positional, chartRelease, chartDir)
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot, positional[1], "Chart.yaml")); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// shellWords splits a command as the shell would, for the quoting the
+// documentation uses: words, and 'single-quoted' parts.
+func shellWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range s {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case strings.ContainsRune(`"$\;&|<>`+"`", r):
+			return nil, fmt.Errorf("%q: the test reads no %c", s, r)
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("%q: unclosed quote", s)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// checkValuesTable: the Helm section names every value of values.yaml
+// down to its second level (the third under store.postgres), but for
+// the maps and lists handed to Kubernetes as they are.
+func checkValuesTable(t *testing.T, page, section string) {
+	t.Helper()
+	v, err := chartutil.ReadValuesFile(filepath.Join(chartDir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asIs := map[string]bool{"resources": true, "networkPolicy.dns": true, "store.postgres.migrate": true, "store.postgres.url": true, "store.postgres.sealingKey": true, "store.postgres.networkPolicy": true}
+	var walk func(prefix string, m map[string]any, depth int)
+	walk = func(prefix string, m map[string]any, depth int) {
+		for k, val := range m {
+			p := prefix + k
+			if !strings.Contains(section, "`"+p+"`") && !strings.Contains(section, "`"+p+".") {
+				t.Errorf("%s's Helm section does not name the value `%s`", page, p)
+			}
+			sub, ok := val.(map[string]any)
+			if ok && len(sub) > 0 && !asIs[p] && (depth < 2 || strings.HasPrefix(p, "store.postgres")) {
+				walk(p+".", sub, depth+1)
+			}
+		}
+	}
+	walk("", v.AsMap(), 1)
 }
