@@ -80,3 +80,23 @@ func TestCheckLanguagesEach(t *testing.T) {
 		t.Errorf("queries not an object: %v", errs)
 	}
 }
+
+// eachElement declares the expr field of every element of its list PromQL.
+type eachElement struct{ provider.Func }
+
+func (eachElement) Languages() map[string]lang.Language {
+	return map[string]lang.Language{"list[].expr": promql.Language{}}
+}
+
+// TestCheckLanguagesEveryElement: a language declared on "KEY[].FIELD"
+// parses that field of every element of the list, each refused on its
+// own path.
+func TestCheckLanguagesEveryElement(t *testing.T) {
+	errs := checkLanguages("each", eachElement{}, []byte(`{"list": [{"expr": "up"}, {"expr": "sum(x"}, {"other": "sum(("}, "x"], "expr": "sum(("}`))
+	if len(errs) != 1 || errs[0].Field != "provider.each.list[1].expr" || !strings.HasPrefix(errs[0].Message, promql.Problem) {
+		t.Errorf("checkLanguages = %v; want list[1].expr refused alone", errs)
+	}
+	if errs := checkLanguages("each", eachElement{}, []byte(`{"list": {"expr": "sum(x"}}`)); len(errs) != 0 {
+		t.Errorf("list not a list: %v", errs)
+	}
+}

@@ -25,18 +25,51 @@ var ValueText Language
 // relative to its metric ("provider.prometheus.query"): the conditions are
 // in o.Conditions, a provider's fields are what o.Languages says, and
 // every other field is a value. A path declared with "*" as its last key
-// ("provider.datadog.queries.*") is every field of that object.
+// ("provider.datadog.queries.*") is every field of that object, and "[]"
+// after a key is every element of that list
+// ("provider.cloudWatch.metricDataQueries[].expression").
 func (o ResolveOptions) fieldLanguage(rel string) Language {
 	if isCondition(rel) {
 		return o.Conditions
 	}
+	if len(o.Languages) == 0 {
+		return nil
+	}
 	if l, ok := o.Languages[rel]; ok {
 		return l
 	}
-	if i := strings.LastIndexByte(rel, '.'); i >= 0 && len(o.Languages) > 0 {
-		return o.Languages[rel[:i+1]+"*"]
+	if i := strings.LastIndexByte(rel, '.'); i >= 0 {
+		if l, ok := o.Languages[rel[:i+1]+"*"]; ok {
+			return l
+		}
+	}
+	if strings.IndexByte(rel, '[') >= 0 {
+		if each := EveryElement(rel); each != rel {
+			return o.fieldLanguage(each)
+		}
 	}
 	return nil
+}
+
+// EveryElement writes each list index of a path ("queries[2].expression")
+// as "[]", the spelling of a path declared for every element of a list
+// ("queries[].expression").
+func EveryElement(path string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(path, '[')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(path[i:], ']')
+		if j < 0 {
+			break
+		}
+		b.WriteString(path[:i+1])
+		path = path[i+j:]
+	}
+	b.WriteString(path)
+	return b.String()
 }
 
 func isCondition(rel string) bool { return rel == "successCondition" || rel == "failureCondition" }
