@@ -48,8 +48,6 @@ var rules = []rule{
 var knownViolations = []string{
 	"server imports neither store nor webhook: internal/server imports internal/store",
 	"server imports neither store nor webhook: internal/server imports internal/webhook",
-	"spec, compile, report, templates and server import no concrete provider: internal/report imports internal/provider/judge",
-	"spec, compile, report, templates and server import no concrete provider: internal/report imports internal/provider/prometheus",
 }
 
 // TestDependencies holds the packages to the rules of what they import.
