@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,23 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
+	"github.com/canaryd/canaryd/internal/provider/cloudwatch/cloudwatchtest"
 )
+
+// at is the instant of the tests' measurements.
+var at = time.Unix(1599076435, 0)
+
+// newProvider builds a provider that sends to b.
+func newProvider(t testing.TB, b *cloudwatchtest.Backend, o cloudwatch.Options) *cloudwatch.Provider {
+	t.Helper()
+	o.Load = append(cloudwatchtest.Config(b.URL()), o.Load...)
+	p, err := cloudwatch.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.CloseIdleConnections)
+	return p
+}
 
 // outcome is what Argo's measurement shows: the phase, the value, and
 // (for an Error) the message.
@@ -131,11 +146,11 @@ func TestArgoCases(t *testing.T) {
 		{"200, values that are not numbers: Error", "values_not_numbers.json", rateConfig, argoOK, argoNotOK,
 			outcome{phase: api.PhaseError, message: "deserialization failed, expected float"}},
 	}
-	b := newBackend(t)
+	b := cloudwatchtest.NewBackend(t)
 	p := newProvider(t, b, cloudwatch.Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b.set(tt.file, 0)
+			b.Set(tt.file, 0)
 			obs, got := run(t, p, tt.config, tt.success, tt.failure)
 			if got.phase != tt.want.phase || got.value != tt.want.value || !strings.Contains(got.message, tt.want.message) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
@@ -145,7 +160,7 @@ func TestArgoCases(t *testing.T) {
 					t.Errorf("the result is a %T, want Argo's []types.MetricDataResult", obs.Value)
 				}
 			}
-			if strings.Contains(got.message, secretKey) || strings.Contains(got.value, secretKey) {
+			if strings.Contains(got.message, cloudwatchtest.SecretKey) || strings.Contains(got.value, cloudwatchtest.SecretKey) {
 				t.Errorf("the message shows the secret key: %s", got.message)
 			}
 		})
@@ -157,7 +172,7 @@ func TestArgoCases(t *testing.T) {
 // converts them: ids, expressions, metrics with their dimensions, periods
 // (a string period read as a number), stats, units, returnData.
 func TestRequest(t *testing.T) {
-	b := newBackend(t)
+	b := cloudwatchtest.NewBackend(t)
 	p := newProvider(t, b, cloudwatch.Options{})
 	for _, tt := range []struct {
 		config string
@@ -170,13 +185,13 @@ func TestRequest(t *testing.T) {
 		{oneConfig, 5 * time.Minute, `[{"Id":"rate","MetricStat":{"Metric":{"Dimensions":[{"Name":"LoadBalancer","Value":"app/web/0123456789abcdef"}],` +
 			`"MetricName":"HTTPCode_Target_5XX_Count","Namespace":"AWS/ApplicationELB"},"Period":60,"Stat":"Sum"}}]`},
 	} {
-		b.set("values.json", 0)
+		b.Set("values.json", 0)
 		if _, got := run(t, p, tt.config, "true", ""); got.phase != api.PhaseSuccessful {
 			t.Fatalf("%+v", got)
 		}
-		sent, _ := b.sent()
-		start, err1 := timeOf(sent["StartTime"])
-		end, err2 := timeOf(sent["EndTime"])
+		sent, _ := b.Sent()
+		start, err1 := cloudwatchtest.Timestamp(sent["StartTime"])
+		end, err2 := cloudwatchtest.Timestamp(sent["EndTime"])
 		if err1 != nil || err2 != nil || !end.Equal(at) || end.Sub(start) != tt.window {
 			t.Errorf("the window is %v to %v (%v, %v); want %v ending at %v", start, end, err1, err2, tt.window, at)
 		}
@@ -224,14 +239,14 @@ func plain(v cbor.Value) string {
 // TestMessages: the answer's messages are the measurement's metadata,
 // each "Code: Value" (Argo writes the addresses of its pointers there).
 func TestMessages(t *testing.T) {
-	b := newBackend(t)
+	b := cloudwatchtest.NewBackend(t)
 	p := newProvider(t, b, cloudwatch.Options{})
-	b.set("partial.json", 0)
+	b.Set("partial.json", 0)
 	obs, _ := run(t, p, rateConfig, "true", "")
 	if want := "[MaxQueryTimeRangeExceed: The time range of the query is longer than the data kept.]"; obs.Metadata[cloudwatch.MetadataMessages] != want {
 		t.Errorf("metadata %v, want messages %q", obs.Metadata, want)
 	}
-	b.set("values.json", 0)
+	b.Set("values.json", 0)
 	if obs, _ := run(t, p, rateConfig, "true", ""); obs.Metadata != nil {
 		t.Errorf("metadata %v without messages", obs.Metadata)
 	}
@@ -241,9 +256,9 @@ func TestMessages(t *testing.T) {
 // slow for the timeout are Error measurements naming the bound; each
 // measurement is one request (no retry).
 func TestBounds(t *testing.T) {
-	b := newBackend(t)
+	b := cloudwatchtest.NewBackend(t)
 	p := newProvider(t, b, cloudwatch.Options{MaxResultValues: 2, MaxTimeout: 300 * time.Millisecond})
-	b.set("values.json", 0)
+	b.Set("values.json", 0)
 	if _, got := run(t, p, rateConfig, "true", ""); got.phase != api.PhaseError || !strings.Contains(got.message, "the answer has 3 values, more than the 2 a measurement may have (--max-result-values)") {
 		t.Errorf("too many values: %+v", got)
 	}
@@ -251,11 +266,11 @@ func TestBounds(t *testing.T) {
 	for range 20_000 {
 		huge = append(huge, cbor.Float64(0.5))
 	}
-	b.setBody(cbor.Encode(cbor.Map{"MetricDataResults": cbor.List{cbor.Map{"Id": cbor.String("rate"), "Values": huge}}}))
+	b.SetBody(cbor.Encode(cbor.Map{"MetricDataResults": cbor.List{cbor.Map{"Id": cbor.String("rate"), "Values": huge}}}))
 	if _, got := run(t, p, rateConfig, "true", ""); got.phase != api.PhaseError || !strings.Contains(got.message, "the answer is longer than the 67584 bytes canaryd reads of a CloudWatch answer") {
 		t.Errorf("too large: %+v", got)
 	}
-	b.set("values.json", 5*time.Second)
+	b.Set("values.json", 5*time.Second)
 	start := time.Now()
 	_, got := run(t, p, rateConfig, "true", "")
 	if got.phase != api.PhaseError || !strings.Contains(got.message, "no answer within the timeout (300ms, capped by --max-query-timeout)") {
@@ -264,10 +279,10 @@ func TestBounds(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("the slow answer took %v to give up", d)
 	}
-	b.set("error_500.json", 0)
-	_, before := b.sent()
+	b.Set("error_500.json", 0)
+	_, before := b.Sent()
 	run(t, p, rateConfig, "true", "")
-	if _, after := b.sent(); after != before+1 {
+	if _, after := b.Sent(); after != before+1 {
 		t.Errorf("%d requests for one measurement, want 1: the SDK does not retry", after-before)
 	}
 }
@@ -277,14 +292,8 @@ func TestBounds(t *testing.T) {
 // sends the requests to the stand-in; without a region, a metric is
 // refused when it is compiled, on provider.cloudWatch.
 func TestEnvironment(t *testing.T) {
-	b := newBackend(t)
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey, "AWS_SESSION_TOKEN": "",
-		"AWS_REGION": region, "AWS_DEFAULT_REGION": "", "AWS_PROFILE": "", "AWS_ENDPOINT_URL": b.srv.URL,
-		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
-		"AWS_EC2_METADATA_DISABLED": "true",
-	} {
+	b := cloudwatchtest.NewBackend(t)
+	for k, v := range cloudwatchtest.Env(b.URL(), t.TempDir()) {
 		t.Setenv(k, v)
 	}
 	p, err := cloudwatch.New(cloudwatch.Options{})
@@ -292,11 +301,11 @@ func TestEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.CloseIdleConnections()
-	b.set("values.json", 0)
+	b.Set("values.json", 0)
 	if _, got := run(t, p, rateConfig, "result[0].Values[0] == 0.1", ""); got.phase != api.PhaseSuccessful {
 		t.Errorf("%+v", got)
 	}
-	if _, n := b.sent(); n != 1 {
+	if _, n := b.Sent(); n != 1 {
 		t.Errorf("%d requests reached AWS_ENDPOINT_URL", n)
 	}
 
@@ -365,7 +374,7 @@ func TestBadInput(t *testing.T) {
 // writes the results' values.
 func TestDisplay(t *testing.T) {
 	values := [][]float64{{0.1, 1e21, 1e20, 123456789, 1e-5, 0.0001, -0, math.Inf(1), math.Inf(-1), math.NaN(), -2.5}, {}, {3}}
-	b := newBackend(t)
+	b := cloudwatchtest.NewBackend(t)
 	p := newProvider(t, b, cloudwatch.Options{})
 	results := cbor.List{}
 	for i, vs := range values {
@@ -375,7 +384,7 @@ func TestDisplay(t *testing.T) {
 		}
 		results = append(results, cbor.Map{"Id": cbor.String(fmt.Sprintf("q%d", i)), "Values": l})
 	}
-	b.setBody(cbor.Encode(cbor.Map{"MetricDataResults": results}))
+	b.SetBody(cbor.Encode(cbor.Map{"MetricDataResults": results}))
 	_, got := run(t, p, rateConfig, "true", "")
 	if want := fmt.Sprintf("%+v", values); got.value != want {
 		t.Errorf("value %q, want Argo's %q", got.value, want)

@@ -1,14 +1,19 @@
-package cloudwatch_test
+// Package cloudwatchtest is a CloudWatch stand-in for tests: an HTTP
+// server that checks GetMetricData requests as the AWS SDK sends them and
+// answers with recorded answers (answers/*.json), so that canaryd's
+// CloudWatch provider and Argo Rollouts' own (the nested test/ module) are
+// held to the same answers. Nothing it serves reaches the internet.
+package cloudwatchtest
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -17,22 +22,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/encoding/cbor"
-
-	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
 )
 
 // The fake credentials of every test, and its region. No test sends them
 // anywhere but a loopback stand-in.
 const (
-	accessKey = "AKIDCANARYDTEST00001"
-	secretKey = "canaryd/test/secret/key/00000000000000000"
-	region    = "eu-west-1"
+	AccessKey = "AKIDCANARYDTEST00001"
+	SecretKey = "canaryd/test/secret/key/00000000000000000"
+	Region    = "eu-west-1"
+	// RequestID is the request id of every answer.
+	RequestID = "030a8061-95f5-4a39-8ef8-fd3dc2da8a82"
 )
 
-// at is the instant of the tests' measurements.
-var at = time.Unix(1599076435, 0)
+//go:embed answers/*.json
+var answers embed.FS
 
-// answer is a recorded GetMetricData answer (testdata/*.json): the status,
+// answer is a recorded GetMetricData answer (answers/*.json): the status,
 // headers, and the body as CloudWatch sends it in the AWS SDK's protocol,
 // Smithy RPC v2 CBOR: body is written as JSON here, with the wire's field
 // names, and encoded to CBOR when it is sent (numbers as doubles,
@@ -48,31 +53,40 @@ type answer struct {
 	Truncate    int               `json:"truncate"`
 }
 
+// Answers lists the recorded answers' names.
+func Answers() []string {
+	entries, _ := answers.ReadDir("answers")
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names
+}
+
 // load reads a recorded answer and encodes its body.
-func load(t testing.TB, file string) (answer, []byte) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", file))
+func load(name string) (answer, []byte, error) {
+	data, err := answers.ReadFile(path.Join("answers", name))
 	if err != nil {
-		t.Fatal(err)
+		return answer{}, nil, err
 	}
 	var a answer
 	if err := json.Unmarshal(data, &a); err != nil {
-		t.Fatalf("%s: %v", file, err)
+		return a, nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if a.Raw != "" {
-		return a, []byte(a.Raw)
+		return a, []byte(a.Raw), nil
 	}
 	d := json.NewDecoder(bytes.NewReader(a.Body))
 	d.UseNumber()
 	var tree any
 	if err := d.Decode(&tree); err != nil {
-		t.Fatalf("%s: %v", file, err)
+		return a, nil, fmt.Errorf("%s: %v", name, err)
 	}
 	body := cbor.Encode(toCBOR(tree, false))
 	if a.Truncate > 0 {
 		body = body[:a.Truncate]
 	}
-	return a, body
+	return a, body, nil
 }
 
 // toCBOR is a JSON tree as CBOR; time makes numbers timestamps.
@@ -104,11 +118,11 @@ func toCBOR(v any, time bool) cbor.Value {
 	return &cbor.Nil{}
 }
 
-// backend is a CloudWatch stand-in: it checks each request as the AWS SDK
-// sends GetMetricData (the path, the protocol's headers, the signature's
-// key) and answers with a recorded answer.
-type backend struct {
-	t   *testing.T
+// Backend is the stand-in: it checks each request as the AWS SDK sends
+// GetMetricData (the path, the protocol's headers, the signature's key
+// and region) and answers with a recorded answer.
+type Backend struct {
+	t   testing.TB
 	srv *httptest.Server
 
 	mu    sync.Mutex
@@ -119,35 +133,40 @@ type backend struct {
 	n     int
 }
 
-func newBackend(t *testing.T) *backend {
-	b := &backend{t: t}
+// NewBackend starts a stand-in, closed when the test ends.
+func NewBackend(t testing.TB) *Backend {
+	b := &Backend{t: t}
 	b.srv = httptest.NewServer(http.HandlerFunc(b.serve))
 	t.Cleanup(b.srv.Close)
 	return b
 }
 
-// set changes what the stand-in answers.
-func (b *backend) set(file string, delay time.Duration) {
+// URL is the stand-in's address, the endpoint of the SDK's client.
+func (b *Backend) URL() string { return b.srv.URL }
+
+// Set answers with the recorded answer name, after delay.
+func (b *Backend) Set(name string, delay time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.file, b.delay, b.body = file, delay, nil
+	b.file, b.delay, b.body = name, delay, nil
 }
 
-// setBody answers 200 with body.
-func (b *backend) setBody(body []byte) {
+// SetBody answers 200 with body, CBOR.
+func (b *Backend) SetBody(body []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.file, b.delay, b.body = "", 0, body
 }
 
-// sent is the last request's body, decoded, and how many were made.
-func (b *backend) sent() (cbor.Map, int) {
+// Sent is the last request's body, decoded, and how many requests were
+// made.
+func (b *Backend) Sent() (cbor.Map, int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.got, b.n
 }
 
-func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
+func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	t, file, delay, fixed := b.t, b.file, b.delay, b.body
 	b.mu.Unlock()
@@ -157,7 +176,7 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Smithy-Protocol") != "rpc-v2-cbor" || r.Header.Get("Content-Type") != "application/cbor" {
 		t.Errorf("headers: %v", r.Header)
 	}
-	if auth := r.Header.Get("Authorization"); !strings.Contains(auth, "Credential="+accessKey+"/") || !strings.Contains(auth, "/"+region+"/monitoring/aws4_request") {
+	if auth := r.Header.Get("Authorization"); !strings.Contains(auth, "Credential="+AccessKey+"/") || !strings.Contains(auth, "/"+Region+"/monitoring/aws4_request") {
 		t.Errorf("Authorization: %q", auth)
 	}
 	data, _ := io.ReadAll(r.Body)
@@ -176,13 +195,17 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	w.Header().Set("X-Amzn-Requestid", RequestID)
 	if fixed != nil {
 		w.Header().Set("Content-Type", "application/cbor")
 		w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
 		_, _ = w.Write(fixed)
 		return
 	}
-	a, body := load(t, file)
+	a, body, err := load(file)
+	if err != nil {
+		t.Error(err)
+	}
 	w.Header().Set("Content-Type", "application/cbor")
 	if a.ContentType != "" {
 		w.Header().Set("Content-Type", a.ContentType)
@@ -192,37 +215,36 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	for k, v := range a.Headers {
 		w.Header().Set(k, v)
 	}
-	w.Header().Set("X-Amzn-Requestid", "030a8061-95f5-4a39-8ef8-fd3dc2da8a82")
 	w.WriteHeader(a.Status)
 	_, _ = w.Write(body)
 }
 
-// testConfig points the AWS SDK at the stand-in, with the fake
-// credentials, and away from every file and the instance's role.
-func testConfig(endpoint string) []func(*config.LoadOptions) error {
+// Config points the AWS SDK at endpoint, with the fake credentials, and
+// away from every file and the instance's role.
+func Config(endpoint string) []func(*config.LoadOptions) error {
 	return []func(*config.LoadOptions) error{
-		config.WithRegion(region),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(accessKey, secretKey, "")),
+		config.WithRegion(Region),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(AccessKey, SecretKey, "")),
 		config.WithBaseEndpoint(endpoint),
 		config.WithSharedConfigFiles([]string{}),
 		config.WithSharedCredentialsFiles([]string{}),
 	}
 }
 
-// newProvider builds a provider that sends to b.
-func newProvider(t testing.TB, b *backend, o cloudwatch.Options) *cloudwatch.Provider {
-	t.Helper()
-	o.Load = append(testConfig(b.srv.URL), o.Load...)
-	p, err := cloudwatch.New(o)
-	if err != nil {
-		t.Fatal(err)
+// Env is the environment that gives the AWS SDK's default chain the fake
+// credentials, the region and endpoint, and no file or instance role:
+// files names files that do not exist.
+func Env(endpoint, files string) map[string]string {
+	return map[string]string{
+		"AWS_ACCESS_KEY_ID": AccessKey, "AWS_SECRET_ACCESS_KEY": SecretKey, "AWS_SESSION_TOKEN": "",
+		"AWS_REGION": Region, "AWS_DEFAULT_REGION": "", "AWS_PROFILE": "", "AWS_ENDPOINT_URL": endpoint,
+		"AWS_CONFIG_FILE": path.Join(files, "config"), "AWS_SHARED_CREDENTIALS_FILE": path.Join(files, "credentials"),
+		"AWS_EC2_METADATA_DISABLED": "true",
 	}
-	t.Cleanup(p.CloseIdleConnections)
-	return p
 }
 
-// timeOf reads a CBOR timestamp of the request.
-func timeOf(v cbor.Value) (time.Time, error) {
+// Timestamp reads a CBOR timestamp of a request.
+func Timestamp(v cbor.Value) (time.Time, error) {
 	tag, ok := v.(*cbor.Tag)
 	if !ok || tag.ID != 1 {
 		return time.Time{}, fmt.Errorf("not a timestamp: %#v", v)
