@@ -3,195 +3,124 @@ package benchmark
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/smithy-go/encoding/cbor"
+
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/credentials"
-	"github.com/canaryd/canaryd/internal/provider/influxdb"
+	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
+	"github.com/canaryd/canaryd/internal/provider/cloudwatch/cloudwatchtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
-// measured is a provider's source of one value, beside the loopback
-// stand-in of its backend that answers it.
-type measured struct {
-	name   string
-	source analysis.Source
-}
-
-// answers are each backend's answer of one value, as a measurement of a
-// success rate gets it.
-var answers = map[string]struct{ ctype, body string }{
-	"prometheus": {"application/json", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1599076435,"0.995"]}]}}`},
-	"influxdb": {"text/csv; charset=utf-8", "#datatype,string,long,dateTime:RFC3339,dateTime:RFC3339,dateTime:RFC3339,double,string,string\r\n" +
-		"#group,false,false,true,true,false,false,true,true\r\n#default,_result,,,,,,,\r\n" +
-		",result,table,_start,_stop,_time,_value,_field,_measurement\r\n" +
-		",,0,2020-09-02T19:48:55Z,2020-09-02T19:53:55Z,2020-09-02T19:53:55Z,0.995,success_rate,http\r\n\r\n"},
-}
-
-// sources builds each provider's source against its stand-in.
-func sources(tb testing.TB) []measured {
-	tb.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := "prometheus"
-		if r.URL.Path == "/api/v2/query" {
-			name = "influxdb"
-		}
-		w.Header().Set("Content-Type", answers[name].ctype)
-		_, _ = w.Write([]byte(answers[name].body))
-	}))
-	tb.Cleanup(srv.Close)
-
-	prom, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{URL: srv.URL}}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(prom.CloseIdleConnections)
-	promSource, _, errs := prom.Source(&prometheus.Metric{Query: "sum(rate(http_requests_total{code!~\"5..\"}[5m])) / sum(rate(http_requests_total[5m]))"})
-	if len(errs) > 0 {
-		tb.Fatal(errs)
-	}
-
-	root := tb.TempDir()
-	dir := filepath.Join(root, "influxdb")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	for k, v := range map[string]string{"address": srv.URL, "authToken": "token", "org": "org"} {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	creds, err := credentials.New(root, credentials.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	influx, err := influxdb.New(influxdb.Options{Credentials: creds})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(influx.CloseIdleConnections)
-	influxSource, _, errs := influx.Source(json.RawMessage(`{"query": "from(bucket: \"app\") |> range(start: -5m) |> filter(fn: (r) => r._field == \"success_rate\") |> last()"}`))
-	if len(errs) > 0 {
-		tb.Fatal(errs)
-	}
-	return []measured{{"prometheus", promSource}, {"influxdb", influxSource}}
-}
-
-// BenchmarkMeasure measures one measurement of one value by each provider
-// against a loopback stand-in of its backend: the time, the bytes and the
-// allocations of the request, the answer's reading and the result, the
-// stand-in's share included (the same for each).
+// BenchmarkMeasure compares one measurement of the providers on answers
+// of the same values: Prometheus' vector of n samples, and CloudWatch's
+// one result of n values (GetMetricData through the AWS SDK). Each
+// reports its allocations and bytes a measurement (allocs/op, B/op) and
+// the bytes its observation holds once measured (held-B/op: the heap
+// still in use while 256 observations are kept, each).
 func BenchmarkMeasure(b *testing.B) {
-	for _, m := range sources(b) {
-		b.Run(m.name, func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			at := time.Unix(1599076435, 0)
-			for i := 0; i < b.N; i++ {
-				if obs := m.source.Measure(ctx, at); obs.Err != nil {
-					b.Fatal(obs.Err)
-				}
-			}
+	for _, n := range []int{1, 60, 1000} {
+		b.Run(fmt.Sprintf("prometheus/values=%d", n), func(b *testing.B) {
+			src := prometheusSource(b, n)
+			measure(b, src)
+		})
+		b.Run(fmt.Sprintf("cloudwatch/values=%d", n), func(b *testing.B) {
+			src := cloudwatchSource(b, n)
+			measure(b, src)
 		})
 	}
 }
 
-// TestMeasureCost holds each provider's measurement of one value to the
-// Prometheus provider's: no more allocations, and no more bytes held by
-// its result (resultBytes).
-func TestMeasureCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures allocations")
-	}
-	ss := sources(t)
+// measure measures src b.N times, then reports the bytes its
+// observations hold.
+func measure(b *testing.B, src analysis.Source) {
 	ctx := context.Background()
 	at := time.Unix(1599076435, 0)
-	cost := map[string]float64{}
-	held := map[string]uint64{}
-	for _, m := range ss {
-		for i := 0; i < 20; i++ { // warm the connection and the pools
-			m.source.Measure(ctx, at)
-		}
-		cost[m.name] = testing.AllocsPerRun(200, func() { m.source.Measure(ctx, at) })
-		held[m.name] = heldBy(func() any { return m.source.Measure(ctx, at) })
+	if obs := src.Measure(ctx, at); obs.Err != nil {
+		b.Fatal(obs.Err)
 	}
-	for _, m := range ss[1:] {
-		if cost[m.name] > cost["prometheus"] {
-			t.Errorf("%s: %.0f allocations a measurement, more than Prometheus' %.0f", m.name, cost[m.name], cost["prometheus"])
+	b.ReportAllocs()
+	for b.Loop() {
+		if obs := src.Measure(ctx, at); obs.Err != nil {
+			b.Fatal(obs.Err)
 		}
-		if held[m.name] > held["prometheus"] {
-			t.Errorf("%s: %d bytes held by a result, more than Prometheus' %d", m.name, held[m.name], held["prometheus"])
-		}
-		t.Logf("%s: %.0f allocations, %d bytes held; Prometheus: %.0f, %d", m.name, cost[m.name], held[m.name], cost["prometheus"], held["prometheus"])
 	}
+	b.StopTimer()
+	const kept = 256
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	held := make([]analysis.Observation, kept)
+	for i := range held {
+		held[i] = src.Measure(ctx, at)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/kept, "held-B/op")
+	runtime.KeepAlive(held)
 }
 
-// heldBy is what a result of measure holds beyond the Observation
-// itself: the bytes its value, its display, its metadata and its error
-// reach (resultBytes).
-func heldBy(measure func() any) uint64 {
-	return resultBytes(reflect.ValueOf(measure()), map[uintptr]bool{})
+// prometheusSource is a Prometheus metric whose stand-in answers a vector
+// of n samples.
+func prometheusSource(b *testing.B, n int) analysis.Source {
+	var body strings.Builder
+	body.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
+	for i := range n {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"metric":{"pod":"web-%d"},"value":[1599076435,"0.%03d"]}`, i, i%1000)
+	}
+	body.WriteString(`]}}`)
+	answer := body.String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(answer))
+	}))
+	b.Cleanup(srv.Close)
+	p, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{Name: "stub", URL: srv.URL}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.CloseIdleConnections)
+	src, _, errs := p.Source(&prometheus.Metric{Query: "rate(http_requests_total[5m])"})
+	if len(errs) > 0 {
+		b.Fatal(errs)
+	}
+	return src
 }
 
-// resultBytes adds up the bytes that v reaches through pointers, slices,
-// strings, maps and interfaces: what keeping v keeps alive, besides v.
-func resultBytes(v reflect.Value, seen map[uintptr]bool) uint64 {
-	switch v.Kind() {
-	case reflect.Interface:
-		if v.IsNil() {
-			return 0
-		}
-		e := v.Elem()
-		n := resultBytes(e, seen)
-		if e.Kind() != reflect.Pointer && e.Kind() != reflect.Map {
-			n += uint64(e.Type().Size()) // boxed
-		}
-		return n
-	case reflect.Pointer:
-		if v.IsNil() || seen[v.Pointer()] {
-			return 0
-		}
-		seen[v.Pointer()] = true
-		return uint64(v.Type().Elem().Size()) + resultBytes(v.Elem(), seen)
-	case reflect.String:
-		return uint64(v.Len())
-	case reflect.Slice:
-		if v.IsNil() || seen[v.Pointer()] {
-			return 0
-		}
-		seen[v.Pointer()] = true
-		n := uint64(v.Cap()) * uint64(v.Type().Elem().Size())
-		for i := 0; i < v.Len(); i++ {
-			n += resultBytes(v.Index(i), seen)
-		}
-		return n
-	case reflect.Array:
-		var n uint64
-		for i := 0; i < v.Len(); i++ {
-			n += resultBytes(v.Index(i), seen)
-		}
-		return n
-	case reflect.Map:
-		if v.IsNil() {
-			return 0
-		}
-		n := uint64(48)
-		for it := v.MapRange(); it.Next(); {
-			n += uint64(it.Key().Type().Size()+it.Value().Type().Size()) + resultBytes(it.Key(), seen) + resultBytes(it.Value(), seen)
-		}
-		return n
-	case reflect.Struct:
-		var n uint64
-		for i := 0; i < v.NumField(); i++ {
-			n += resultBytes(v.Field(i), seen)
-		}
-		return n
+// cloudwatchSource is a CloudWatch metric whose stand-in answers one
+// result of n values, with their timestamps.
+func cloudwatchSource(b *testing.B, n int) analysis.Source {
+	values, times := cbor.List{}, cbor.List{}
+	for i := range n {
+		values = append(values, cbor.Float64(float64(i%1000)/1000))
+		times = append(times, &cbor.Tag{ID: 1, Value: cbor.Float64(1599076435 - 60*float64(i))})
 	}
-	return 0
+	backend := cloudwatchtest.NewBackend(b)
+	backend.SetBody(cbor.Encode(cbor.Map{
+		"MetricDataResults": cbor.List{cbor.Map{
+			"Id": cbor.String("rate"), "Label": cbor.String("rate"), "StatusCode": cbor.String("Complete"),
+			"Timestamps": times, "Values": values,
+		}},
+		"Messages": cbor.List{},
+	}))
+	p, err := cloudwatch.New(cloudwatch.Options{Load: cloudwatchtest.Config(backend.URL())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.CloseIdleConnections)
+	src, _, errs := p.Source(json.RawMessage(`{"metricDataQueries": [{"id": "rate", "metricStat": {"metric": {"namespace": "app", "metricName": "errors"}, "period": 60, "stat": "Sum"}}]}`))
+	if len(errs) > 0 {
+		b.Fatal(errs)
+	}
+	return src
 }
