@@ -199,7 +199,7 @@ func TestHelmChart(t *testing.T) {
 			auth:     &secretMount{"canaryd-auth", "tokens"},
 			key:      &secretMount{"canaryd-store-key", "key"},
 			tgp:      60,
-			pgPeer:   peer{NamespaceSelector: &labelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "db"}}},
+			pgPeer:   peerJSON(`{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "db"}}}`),
 		},
 		{
 			name: "postgres outside the cluster, five replicas, no sealing key",
@@ -211,7 +211,7 @@ func TestHelmChart(t *testing.T) {
 			replicas: 5,
 			store:    true,
 			tgp:      90,
-			pgPeer:   peer{IPBlock: &struct{ CIDR string `json:"cidr"` }{"10.20.0.5/32"}},
+			pgPeer:   peerJSON(`{"ipBlock": {"cidr": "10.20.0.5/32"}}`),
 		},
 		{
 			name: "serviceMonitor",
@@ -314,6 +314,14 @@ func TestHelmChart(t *testing.T) {
 			checkChartStore(t, c, co, tc.values, tc.pgPeer)
 		})
 	}
+}
+
+// peerJSON is a NetworkPolicy peer, written as in a manifest.
+func peerJSON(doc string) (p peer) {
+	if err := json.Unmarshal([]byte(doc), &p); err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // checkChartFlags is checkFlags, but for --credentials-dir while canaryd
@@ -949,4 +957,56 @@ func checkValuesTable(t *testing.T, page, section string) {
 		}
 	}
 	walk("", v.AsMap(), 1)
+}
+
+// TestHelmChartMetadata checks Chart.yaml: a v2 application chart whose
+// kubeVersion admits the Kubernetes the tests render for, and Artifact
+// Hub's annotations, each of the form Artifact Hub reads, the image the
+// one the chart installs by default.
+func TestHelmChartMetadata(t *testing.T) {
+	chrt, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := chrt.Metadata
+	if err := md.Validate(); err != nil {
+		t.Errorf("Chart.yaml: %v", err)
+	}
+	if md.APIVersion != "v2" || md.Type != "application" || md.Name != "canaryd" {
+		t.Errorf("Chart.yaml: apiVersion %q, type %q, name %q; want v2, application, canaryd", md.APIVersion, md.Type, md.Name)
+	}
+	if !chartutil.IsCompatibleRange(md.KubeVersion, "v1.30.0") || chartutil.IsCompatibleRange(md.KubeVersion, "v1.29.9") {
+		t.Errorf("kubeVersion %q: want 1.30 and newer (the preStop sleep action)", md.KubeVersion)
+	}
+	var images []struct {
+		Name, Image string
+		Platforms   []string
+	}
+	if err := yaml.UnmarshalStrict([]byte(md.Annotations["artifacthub.io/images"]), &images); err != nil || len(images) != 1 {
+		t.Fatalf("artifacthub.io/images %q: %v", md.Annotations["artifacthub.io/images"], err)
+	}
+	if want := "ghcr.io/canaryd/canaryd:" + md.AppVersion; images[0].Image != want {
+		t.Errorf("artifacthub.io/images names %s, want the default image %s", images[0].Image, want)
+	}
+	var links []struct{ Name, URL string }
+	if err := yaml.UnmarshalStrict([]byte(md.Annotations["artifacthub.io/links"]), &links); err != nil || len(links) == 0 {
+		t.Errorf("artifacthub.io/links %q: %v", md.Annotations["artifacthub.io/links"], err)
+	}
+	var changes []struct{ Kind, Description string }
+	if err := yaml.UnmarshalStrict([]byte(md.Annotations["artifacthub.io/changes"]), &changes); err != nil || len(changes) == 0 {
+		t.Errorf("artifacthub.io/changes %q: %v", md.Annotations["artifacthub.io/changes"], err)
+	}
+	for _, c := range changes {
+		if !slices.Contains([]string{"added", "changed", "deprecated", "removed", "fixed", "security"}, c.Kind) {
+			t.Errorf("artifacthub.io/changes: kind %q is not one Artifact Hub knows", c.Kind)
+		}
+	}
+	for _, k := range []string{"artifacthub.io/category", "artifacthub.io/operator", "artifacthub.io/prerelease", "artifacthub.io/containsSecurityUpdates"} {
+		if md.Annotations[k] == "" {
+			t.Errorf("Chart.yaml has no annotation %s", k)
+		}
+	}
+	if chrt.Schema == nil {
+		t.Errorf("the chart has no values.schema.json")
+	}
 }
