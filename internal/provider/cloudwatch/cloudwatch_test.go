@@ -15,6 +15,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch/cloudwatchtest"
 )
@@ -388,5 +389,31 @@ func TestDisplay(t *testing.T) {
 	_, got := run(t, p, rateConfig, "true", "")
 	if want := fmt.Sprintf("%+v", values); got.value != want {
 		t.Errorf("value %q, want Argo's %q", got.value, want)
+	}
+}
+
+// TestBacktest: GetMetricData queries any window CloudWatch keeps, so a
+// measurement as of a past instant queries the window ending then, and the
+// provider never says it measures the present only (provider.Present).
+func TestBacktest(t *testing.T) {
+	b := cloudwatchtest.NewBackend(t)
+	p := newProvider(t, b, cloudwatch.Options{})
+	if _, ok := any(p).(provider.Present); ok {
+		t.Error("the provider implements provider.Present: backtests would refuse its metrics")
+	}
+	src, _, errs := p.Source(json.RawMessage(oneConfig))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b.Set("values.json", 0)
+	for _, past := range []time.Time{at, at.Add(-24 * time.Hour), at.Add(-90 * 24 * time.Hour)} {
+		if obs := src.Measure(context.Background(), past); obs.Err != nil {
+			t.Fatal(obs.Err)
+		}
+		sent, _ := b.Sent()
+		end, err := cloudwatchtest.Timestamp(sent["EndTime"])
+		if err != nil || !end.Equal(past) {
+			t.Errorf("measured as of %v, the window ends at %v (%v)", past, end, err)
+		}
 	}
 }
