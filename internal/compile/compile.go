@@ -110,6 +110,9 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 		plan.Metrics = append(plan.Metrics, am)
 	}
 	problems = append(resolveProblems, waiting(problems, res.Unresolved, doc.Pruned())...)
+	if len(problems) == 0 && o.backtest {
+		problems = PastProblems(resolved, providers)
+	}
 	if len(problems) > 0 {
 		redact.problems(problems)
 		return nil, problems

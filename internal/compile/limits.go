@@ -18,6 +18,7 @@ type Option func(*compileOptions)
 type compileOptions struct {
 	limits   limits.Limits
 	programs *condition.Programs
+	backtest bool // ForBacktest
 }
 
 // WithLimits makes Compile refuse what goes beyond l, whose zero fields

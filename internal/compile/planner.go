@@ -35,7 +35,8 @@ type PlannerOptions struct {
 	// Run are Compile's options for a spec to be run: the service's
 	// limits (WithLimits). Backtest are those for a spec to be backtested,
 	// which runs in virtual time within its own window: the same limits
-	// but for the bound on an analysis' duration. None bound nothing.
+	// but for the bound on an analysis' duration (and ForBacktest, always).
+	// None bound nothing.
 	Run, Backtest []Option
 	// Programs shares compiled conditions between specs;
 	// condition.DefaultProgramsSize of them when nil.
@@ -53,7 +54,7 @@ func NewPlanner(o PlannerOptions) *Planner {
 	with := func(opts []Option) []Option {
 		return append(slices.Clip(opts), WithPrograms(o.Programs))
 	}
-	return &Planner{providers: o.Providers, run: with(o.Run), backtest: with(o.Backtest), templates: o.Templates}
+	return &Planner{providers: o.Providers, run: with(o.Run), backtest: append(with(o.Backtest), ForBacktest()), templates: o.Templates}
 }
 
 // Providers are the planner's providers.
