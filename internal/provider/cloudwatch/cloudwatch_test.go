@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/smithy-go/encoding/cbor"
 
@@ -415,5 +417,24 @@ func TestBacktest(t *testing.T) {
 		if err != nil || !end.Equal(past) {
 			t.Errorf("measured as of %v, the window ends at %v (%v)", past, end, err)
 		}
+	}
+}
+
+// TestNoCredentialInErrors: an error answer that quotes the session token
+// (a SignatureDoesNotMatch quotes the headers signed) is an Error whose
+// message holds neither it nor the secret key.
+func TestNoCredentialInErrors(t *testing.T) {
+	const token = "IQoJb3JpZ2luX2VjECanarydTestSessionToken0000"
+	b := cloudwatchtest.NewBackend(t)
+	p := newProvider(t, b, cloudwatch.Options{Load: []func(*config.LoadOptions) error{
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cloudwatchtest.AccessKey, cloudwatchtest.SecretKey, token)),
+	}})
+	b.Set("error_403_signature.json", 0)
+	_, got := run(t, p, rateConfig, "true", "")
+	if got.phase != api.PhaseError || !strings.Contains(got.message, "SignatureDoesNotMatch: The request signature we calculated") {
+		t.Errorf("%+v", got)
+	}
+	if strings.Contains(got.message, token) || strings.Contains(got.message, cloudwatchtest.SecretKey) {
+		t.Errorf("the message shows a credential: %s", got.message)
 	}
 }

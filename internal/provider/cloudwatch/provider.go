@@ -75,6 +75,9 @@ type Provider struct {
 	mu        sync.Mutex
 	client    *cloudwatch.Client // nil until the first metric needs it
 	transport *http.Transport    // the client's
+	// creds are the client's credentials, cached by the SDK, whose
+	// secret parts are scrubbed from errors.
+	creds aws.CredentialsProvider
 }
 
 // New builds a Provider. The AWS configuration is loaded when the first
@@ -125,7 +128,7 @@ func (p *Provider) Source(raw json.RawMessage) (analysis.Source, map[string]stri
 	if err != nil {
 		return nil, nil, []api.FieldError{{Field: base, Message: err.Error()}}
 	}
-	return &source{p: p, c: c, plan: pl}, nil, nil
+	return &source{p: p, c: c, creds: p.creds, plan: pl}, nil, nil
 }
 
 // Decode checks config's shape: its unknown fields and wrong types.
@@ -185,7 +188,7 @@ func (p *Provider) awsClient() (*cloudwatch.Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("the AWS configuration's HTTP client is a %T, not canaryd's", cfg.HTTPClient)
 	}
-	p.transport = built.GetTransport()
+	p.transport, p.creds = built.GetTransport(), cfg.Credentials
 	httpClient := &http.Client{
 		Transport:     &limitBody{next: p.transport, max: p.maxBytes},
 		CheckRedirect: outbound.NoRedirects,

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/redact"
 )
 
 // MetadataMessages is the key of a measurement's metadata that holds the
@@ -22,9 +24,10 @@ const MetadataMessages = "messages"
 // source measures one metric. It holds no per-measurement state, so the
 // engine may call Measure from any goroutine.
 type source struct {
-	p    *Provider
-	c    *cloudwatch.Client
-	plan *plan
+	p     *Provider
+	c     *cloudwatch.Client
+	creds aws.CredentialsProvider
+	plan  *plan
 }
 
 // BoundByContext: the request, and the reading of its answer, are made
@@ -68,7 +71,9 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 }
 
 // requestError is a failed request's error: the AWS SDK's, as Argo shows
-// it, but for canaryd's own bounds, which say what they are.
+// it, but for canaryd's own bounds, which say what they are, and without
+// the credentials' secret key and session token, which an answer may
+// quote (a SignatureDoesNotMatch quotes the signed headers).
 func (s *source) requestError(ctx context.Context, err error) error {
 	var tooLarge *outbound.TooLargeError
 	switch {
@@ -77,6 +82,17 @@ func (s *source) requestError(ctx context.Context, err error) error {
 			tooLarge.Max, 1<<10, 64<<10)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("GetMetricData: no answer within the timeout (%s, capped by --max-query-timeout): %v", s.p.timeout, context.DeadlineExceeded)
+	}
+	msg := err.Error()
+	if s.creds != nil {
+		// Cached: no request is made unless the credentials expired.
+		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if c, cerr := s.creds.Retrieve(rctx); cerr == nil {
+			if scrubbed := redact.Scrub(msg, c.SecretAccessKey, c.SessionToken); scrubbed != msg {
+				return errors.New(scrubbed)
+			}
+		}
 	}
 	return err
 }
