@@ -57,6 +57,8 @@
 //   - make a request but with canaryd's transport (internal/outbound): no
 //     proxy from the environment, no redirect followed;
 //   - put a credential in an error, a message, a log line or the store: a
-//     configuration holds none (CredentialFields is empty), and the SDK's
-//     errors name no key.
+//     configuration holds none (CredentialFields is empty), and an error
+//     answer that quotes the secret key or the session token (a
+//     SignatureDoesNotMatch quotes the signed headers) is shown without
+//     them.
 package cloudwatch
