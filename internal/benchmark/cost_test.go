@@ -1,0 +1,223 @@
+package benchmark
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/credentials"
+	"github.com/canaryd/canaryd/internal/provider/influxdb"
+	"github.com/canaryd/canaryd/internal/provider/newrelic"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
+)
+
+// measured is a provider's source of one value, beside the loopback
+// stand-in of its backend that answers it.
+type measured struct {
+	name   string
+	source analysis.Source
+}
+
+// answers are each backend's answer of one value, as a measurement of a
+// success rate gets it.
+var answers = map[string]struct{ ctype, body string }{
+	"prometheus": {"application/json", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1599076435,"0.995"]}]}}`},
+	"influxdb": {"text/csv; charset=utf-8", "#datatype,string,long,dateTime:RFC3339,dateTime:RFC3339,dateTime:RFC3339,double,string,string\r\n" +
+		"#group,false,false,true,true,false,false,true,true\r\n#default,_result,,,,,,,\r\n" +
+		",result,table,_start,_stop,_time,_value,_field,_measurement\r\n" +
+		",,0,2020-09-02T19:48:55Z,2020-09-02T19:53:55Z,2020-09-02T19:53:55Z,0.995,success_rate,http\r\n\r\n"},
+	"newRelic": {"application/json", `{"data":{"actor":{"account":{"nrql":{"results":[{"rate":0.995}]}}}}}`},
+}
+
+// sources builds each provider's source against its stand-in.
+func sources(tb testing.TB) []measured {
+	tb.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := "prometheus"
+		switch r.URL.Path {
+		case "/api/v2/query":
+			name = "influxdb"
+		case "/graphql":
+			name = "newRelic"
+		}
+		w.Header().Set("Content-Type", answers[name].ctype)
+		_, _ = w.Write([]byte(answers[name].body))
+	}))
+	tb.Cleanup(srv.Close)
+
+	prom, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{URL: srv.URL}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(prom.CloseIdleConnections)
+	promSource, _, errs := prom.Source(&prometheus.Metric{Query: "sum(rate(http_requests_total{code!~\"5..\"}[5m])) / sum(rate(http_requests_total[5m]))"})
+	if len(errs) > 0 {
+		tb.Fatal(errs)
+	}
+
+	root := tb.TempDir()
+	for secret, keys := range map[string]map[string]string{
+		"influxdb": {"address": srv.URL, "authToken": "token", "org": "org"},
+		"newrelic": {"personal-api-key": "key", "account-id": "1", "base-url-nerdgraph": srv.URL + "/graphql"},
+	} {
+		dir := filepath.Join(root, secret)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		for k, v := range keys {
+			if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	creds, err := credentials.New(root, credentials.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	influx, err := influxdb.New(influxdb.Options{Credentials: creds})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(influx.CloseIdleConnections)
+	influxSource, _, errs := influx.Source(json.RawMessage(`{"query": "from(bucket: \"app\") |> range(start: -5m) |> filter(fn: (r) => r._field == \"success_rate\") |> last()"}`))
+	if len(errs) > 0 {
+		tb.Fatal(errs)
+	}
+	nr, err := newrelic.New(newrelic.Options{Credentials: creds})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nr.CloseIdleConnections)
+	nrSource, _, errs := nr.Source(json.RawMessage(`{"query": "FROM Transaction SELECT percentage(count(*), WHERE error IS false) AS rate SINCE 5 minutes ago"}`))
+	if len(errs) > 0 {
+		tb.Fatal(errs)
+	}
+	return []measured{{"prometheus", promSource}, {"influxdb", influxSource}, {"newRelic", nrSource}}
+}
+
+// BenchmarkMeasureOneValue measures one measurement of one value by each provider
+// against a loopback stand-in of its backend: the time, the bytes and the
+// allocations of the request, the answer's reading and the result, the
+// stand-in's share included (the same for each).
+func BenchmarkMeasureOneValue(b *testing.B) {
+	for _, m := range sources(b) {
+		b.Run(m.name, func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			at := time.Unix(1599076435, 0)
+			for i := 0; i < b.N; i++ {
+				if obs := m.source.Measure(ctx, at); obs.Err != nil {
+					b.Fatal(obs.Err)
+				}
+			}
+		})
+	}
+}
+
+// rows are the providers whose result is a row of named values, as
+// Argo's conditions read it (result.count): a map, which holds more than
+// Prometheus' list of one number whatever the provider does. Their
+// allocations are held to Prometheus', and the bytes their result holds
+// are logged.
+var rows = map[string]bool{"newRelic": true}
+
+// TestMeasureCost holds each provider's measurement of one value to the
+// Prometheus provider's: no more allocations, and no more bytes held by
+// its result (resultBytes), but for rows.
+func TestMeasureCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures allocations")
+	}
+	ss := sources(t)
+	ctx := context.Background()
+	at := time.Unix(1599076435, 0)
+	cost := map[string]float64{}
+	held := map[string]uint64{}
+	for _, m := range ss {
+		for i := 0; i < 20; i++ { // warm the connection and the pools
+			m.source.Measure(ctx, at)
+		}
+		cost[m.name] = testing.AllocsPerRun(200, func() { m.source.Measure(ctx, at) })
+		held[m.name] = heldBy(func() any { return m.source.Measure(ctx, at) })
+	}
+	for _, m := range ss[1:] {
+		if cost[m.name] > cost["prometheus"] {
+			t.Errorf("%s: %.0f allocations a measurement, more than Prometheus' %.0f", m.name, cost[m.name], cost["prometheus"])
+		}
+		if held[m.name] > held["prometheus"] && !rows[m.name] {
+			t.Errorf("%s: %d bytes held by a result, more than Prometheus' %d", m.name, held[m.name], held["prometheus"])
+		}
+		t.Logf("%s: %.0f allocations, %d bytes held; Prometheus: %.0f, %d", m.name, cost[m.name], held[m.name], cost["prometheus"], held["prometheus"])
+	}
+}
+
+// heldBy is what a result of measure holds beyond the Observation
+// itself: the bytes its value, its display, its metadata and its error
+// reach (resultBytes).
+func heldBy(measure func() any) uint64 {
+	return resultBytes(reflect.ValueOf(measure()), map[uintptr]bool{})
+}
+
+// resultBytes adds up the bytes that v reaches through pointers, slices,
+// strings, maps and interfaces: what keeping v keeps alive, besides v.
+func resultBytes(v reflect.Value, seen map[uintptr]bool) uint64 {
+	switch v.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return 0
+		}
+		e := v.Elem()
+		n := resultBytes(e, seen)
+		if e.Kind() != reflect.Pointer && e.Kind() != reflect.Map {
+			n += uint64(e.Type().Size()) // boxed
+		}
+		return n
+	case reflect.Pointer:
+		if v.IsNil() || seen[v.Pointer()] {
+			return 0
+		}
+		seen[v.Pointer()] = true
+		return uint64(v.Type().Elem().Size()) + resultBytes(v.Elem(), seen)
+	case reflect.String:
+		return uint64(v.Len())
+	case reflect.Slice:
+		if v.IsNil() || seen[v.Pointer()] {
+			return 0
+		}
+		seen[v.Pointer()] = true
+		n := uint64(v.Cap()) * uint64(v.Type().Elem().Size())
+		for i := 0; i < v.Len(); i++ {
+			n += resultBytes(v.Index(i), seen)
+		}
+		return n
+	case reflect.Array:
+		var n uint64
+		for i := 0; i < v.Len(); i++ {
+			n += resultBytes(v.Index(i), seen)
+		}
+		return n
+	case reflect.Map:
+		if v.IsNil() {
+			return 0
+		}
+		n := uint64(48)
+		for it := v.MapRange(); it.Next(); {
+			n += uint64(it.Key().Type().Size()+it.Value().Type().Size()) + resultBytes(it.Key(), seen) + resultBytes(it.Value(), seen)
+		}
+		return n
+	case reflect.Struct:
+		var n uint64
+		for i := 0; i < v.NumField(); i++ {
+			n += resultBytes(v.Field(i), seen)
+		}
+		return n
+	}
+	return 0
+}
