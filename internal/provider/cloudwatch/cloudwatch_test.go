@@ -149,6 +149,17 @@ func TestArgoCases(t *testing.T) {
 		{"200, values that are not numbers: Error", "values_not_numbers.json", rateConfig, argoOK, argoNotOK,
 			outcome{phase: api.PhaseError, message: "deserialization failed, expected float"}},
 	}
+	// Every recorded answer is a case here, but the one TestNoCredentialInErrors
+	// has (test/argo runs Argo's provider on all of them).
+	cases := map[string]bool{"error_403_signature.json": true}
+	for _, tt := range tests {
+		cases[tt.file] = true
+	}
+	for _, name := range cloudwatchtest.Answers() {
+		if !cases[name] {
+			t.Errorf("the recorded answer %s is no case of TestArgoCases", name)
+		}
+	}
 	b := cloudwatchtest.NewBackend(t)
 	p := newProvider(t, b, cloudwatch.Options{})
 	for _, tt := range tests {
