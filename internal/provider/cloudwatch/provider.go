@@ -15,6 +15,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
@@ -174,6 +175,9 @@ func (p *Provider) awsClient() (*cloudwatch.Client, error) {
 	opts := append([]func(*config.LoadOptions) error{
 		config.WithHTTPClient(base),
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		// The SDK would log to stderr (a body it could not drain); what
+		// matters of a request is its measurement's error.
+		config.WithLogger(logging.Nop{}),
 	}, p.load...)
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
