@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
@@ -92,7 +93,8 @@ type AnalysesOptions struct {
 	// fails instead). DefaultMinRetention when 0; at most Retention.
 	MinRetention time.Duration
 	// StreamBuffer is how many events a stream may fall behind its
-	// analysis before it is cut off (hub.go). DefaultStreamBuffer when 0.
+	// analysis before it is cut off (analyses.Hub). DefaultStreamBuffer
+	// when 0.
 	StreamBuffer int
 	// Store, when set, keeps every analysis started here as it runs
 	// (persist.go), and answers for the analyses this replica does not
@@ -119,6 +121,10 @@ type AnalysesOptions struct {
 	ReportCacheBytes int64
 	ReportQueryRate  float64
 }
+
+// DefaultStreamBuffer is AnalysesOptions.StreamBuffer when it is 0
+// (analyses.DefaultStreamBuffer).
+const DefaultStreamBuffer = analyses.DefaultStreamBuffer
 
 // DefaultMaxReportRenders is AnalysesOptions.MaxReportRenders when it is
 // 0 (limits.MaxReportRenders).
@@ -214,7 +220,10 @@ type Run struct {
 	// ledger is the run's share of the retained bytes.
 	ledger *ledger
 	// hub hands the run's events to its streams (hub.go).
-	hub *hub
+	hub *analyses.Hub
+	// streamWriteTimeout bounds each write of a stream that follows the
+	// run (stream.go).
+	streamWriteTimeout time.Duration
 	// streams counts the streams following the run, up to maxStreams.
 	streams    atomic.Int32
 	maxStreams int32
@@ -479,7 +488,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	if err != nil {
 		return nil, err
 	}
-	streams := newHub(a.opts.StreamBuffer, a.streamWriteTimeout, hook, log)
+	streams := analyses.NewHub(a.opts.StreamBuffer, hook, log)
 	// The observer runs on the run's goroutine. Holding a.mu across Start
 	// means a run that completes at once still finds itself registered.
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{
@@ -506,13 +515,13 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 				hook.Send(ev)
 			}
 			a.observe(log, led, ev)
-			streams.publish(ev)
+			streams.Publish(ev)
 			if so.Observer != nil {
 				so.Observer(ev)
 			}
 		},
 	})
-	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)),
+	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, streamWriteTimeout: a.streamWriteTimeout, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)),
 		sources: so.Sources, template: so.Template, series: so.Series, args: so.Args}
 	if started := engineRun.Snapshot().StartedAt; started != nil {
 		run.startedAt = *started

@@ -206,6 +206,12 @@ func start(t *testing.T, o options) *testServer {
 	if err != nil {
 		t.Fatalf("webhook.New: %v", err)
 	}
+	if o.store != nil {
+		// Bounded and counted as canaryd serve's is.
+		if o.store, err = store.Metered(o.store, store.MeteredOptions{Registerer: reg}); err != nil {
+			t.Fatalf("store.Metered: %v", err)
+		}
+	}
 	var (
 		store  server.TemplateStore
 		loaded *templates.Store

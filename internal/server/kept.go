@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/store"
@@ -62,9 +63,9 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{ID: result.ID, Clock: a.clock, Template: so.Template,
 		Args: so.Args, Kind: so.Kind, Series: so.Series, Resume: &result})
 	log := a.log.With(zap.String("analysis_id", result.ID))
-	run := &Run{Run: engineRun, ledger: led, hub: newHub(a.opts.StreamBuffer, a.streamWriteTimeout, nil, log),
+	run := &Run{Run: engineRun, ledger: led, hub: analyses.NewHub(a.opts.StreamBuffer, nil, log), streamWriteTimeout: a.streamWriteTimeout,
 		maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)), sources: so.Sources, template: so.Template, series: so.Series,
-		startedAt: *result.StartedAt}
+		args: so.Args, startedAt: *result.StartedAt}
 	a.byID[result.ID] = run
 	a.finished = append(a.finished, finishedRun{run: run, at: now, phase: result.Phase})
 	a.pruneLocked()
@@ -188,8 +189,7 @@ func (w *roundWriter) loop() {
 
 // write stores one round; nil when it is stored, or never will be.
 func (w *roundWriter) write(n store.NewAnalysis) error {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	_, err := w.st.Create(ctx, n)
 	var se *store.SecretError
 	switch {

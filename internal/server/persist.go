@@ -45,8 +45,11 @@ const (
 	// of a write the store did not take.
 	storeRetryMin = 100 * time.Millisecond
 	storeRetryMax = 5 * time.Second
-	// storeTimeout bounds one call to the store.
-	storeTimeout = 5 * time.Second
+	// storeTimeout is the longest one call to the store takes: the
+	// store the service is given bounds each (store.Metered, which canaryd
+	// serve wraps it in), and the waits for its last writes at shutdown
+	// allow it.
+	storeTimeout = store.DefaultOperationTimeout
 )
 
 // ProblemStoreUnavailable is the 503 of a request that needs the store
@@ -222,8 +225,7 @@ func (p *persister) notStarted(err error) {
 	state := api.Analysis{ID: lease.ID, Phase: api.PhaseError, StartedAt: &now, CompletedAt: &now, Message: "not started: " + err.Error(),
 		MetricResults: []api.MetricResult{}}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
+		ctx := context.Background()
 		if err := p.st.SaveState(ctx, lease, state); err != nil {
 			p.log.Warn("could not record in the store that the analysis did not start", zap.Error(err))
 		}
@@ -253,8 +255,7 @@ func (a *Analyses) leaseTaken(p *persister) bool {
 	p.mu.Lock()
 	lease := p.lease
 	p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	st, err := a.opts.Store.Get(ctx, lease.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -399,8 +400,7 @@ func (p *persister) write(lease store.Lease, b batch) (enqueued, written, marked
 	if len(b.pending) > 0 || b.final || (len(b.owed) == 0 && len(b.marks) == 0) {
 		m.State = b.state
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	if err := p.st.Commit(ctx, lease, m); err != nil {
 		return 0, 0, 0, err
 	}
@@ -613,9 +613,7 @@ func (a *Analyses) renewLoop(stop <-chan struct{}, done chan<- struct{}) {
 			writers[id] = p
 		}
 		a.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		leases, err := a.opts.Store.Renew(ctx, a.owner)
-		cancel()
+		leases, err := a.opts.Store.Renew(context.Background(), a.owner)
 		if err != nil {
 			a.log.Warn("could not renew this replica's leases", zap.Error(err))
 			continue
@@ -658,8 +656,7 @@ func (a *Analyses) deleteExpired() {
 		return
 	}
 	a.lastDelete = now
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	if _, err := a.opts.Store.DeleteCompleted(ctx, now.Add(-a.opts.Retention)); err != nil {
 		a.log.Warn("could not remove the analyses past their retention from the store", zap.Error(err))
 	}
@@ -678,8 +675,7 @@ func (a *Analyses) createStored(id string, so StartOptions, state api.Analysis) 
 	if so.Webhook != nil {
 		na.Webhook = &store.Webhook{URL: so.Webhook.URL, Events: so.Webhook.Events}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	l, err := a.opts.Store.Create(ctx, na)
 	if err != nil {
 		return l, &storeError{err: err}
@@ -706,8 +702,7 @@ func (a *Analyses) Close() {
 		<-a.renewDone
 		// Drain wrote the rounds it could; Close does not wait.
 		a.roundWriter.giveUp()
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
+		ctx := context.Background()
 		leases, err := a.opts.Store.Renew(ctx, a.owner)
 		if err == nil && len(leases) > 0 {
 			err = a.opts.Store.Release(ctx, leases...)
@@ -760,7 +755,7 @@ func (a *Analyses) dropLost(ev api.Event) {
 		delete(a.byID, ev.AnalysisID)
 		run.gone.Store(true)
 		run.ledger.release()
-		run.hub.end()
+		run.hub.End()
 		if run.hook != nil {
 			run.hook.Close()
 		}
@@ -817,8 +812,7 @@ func (a *Analyses) handOver(ctx context.Context) int {
 	if len(leases) == 0 {
 		return 0
 	}
-	rctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	rctx := context.Background()
 	if err := a.opts.Store.Release(rctx, leases...); err != nil {
 		a.log.Warn("could not hand the analyses over at once; other replicas take them when their leases expire", zap.Error(err), zap.Int("analyses", len(leases)))
 		return 0
@@ -829,9 +823,6 @@ func (a *Analyses) handOver(ctx context.Context) int {
 
 // handOverMessage ends a run here that another replica resumes.
 const handOverMessage = "canaryd stopped here; another replica resumes the analysis"
-
-// Store is the store the analyses are kept in; nil without one.
-func (a *Analyses) Store() store.Store { return a.opts.Store }
 
 // storedProblem maps an error of the store (a storeError) to the problem
 // of a request; false for any other error.

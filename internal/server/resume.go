@@ -48,8 +48,7 @@ type owedEvent struct {
 
 // owedEvents reads what an analysis owes its webhook.
 func (a *Analyses) owedEvents(id string) ([]owedEvent, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	ds, err := a.opts.Store.Owed(ctx, id)
 	if err != nil {
 		return nil, err
@@ -104,9 +103,7 @@ func (a *Analyses) claim() {
 	if a.opts.Planner == nil || draining || room <= 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	leases, err := a.opts.Store.Claim(ctx, a.owner, min(room, maxClaim))
-	cancel()
+	leases, err := a.opts.Store.Claim(context.Background(), a.owner, min(room, maxClaim))
 	if err != nil {
 		a.log.Warn("could not claim the analyses of other replicas", zap.Error(err))
 		return
@@ -119,9 +116,7 @@ func (a *Analyses) claim() {
 // adopt resumes the analysis of lease l.
 func (a *Analyses) adopt(l store.Lease) {
 	log := a.log.With(zap.String("analysis_id", l.ID))
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	st, err := a.opts.Store.Get(ctx, l.ID)
-	cancel()
+	st, err := a.opts.Store.Get(context.Background(), l.ID)
 	if err != nil {
 		log.Warn("could not read a claimed analysis; its lease is handed back", zap.Error(err))
 		a.releaseLease(l)
@@ -142,9 +137,7 @@ func (a *Analyses) adopt(l store.Lease) {
 				// end.
 				final := *d.event.Analysis
 				final.Webhook = nil
-				ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-				err := a.opts.Store.SaveState(ctx, l, final)
-				cancel()
+				err := a.opts.Store.SaveState(context.Background(), l, final)
 				if err != nil {
 					log.Warn("could not save a claimed analysis' end; its lease is handed back", zap.Error(err))
 					a.releaseLease(l)
@@ -197,8 +190,7 @@ func (a *Analyses) adopt(l store.Lease) {
 
 // releaseLease hands a lease back to the store, for another replica.
 func (a *Analyses) releaseLease(l store.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	if err := a.opts.Store.Release(ctx, l); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 		a.log.Warn("could not hand a lease back", zap.String("analysis_id", l.ID), zap.Error(err))
 	}
@@ -223,8 +215,7 @@ func (p *persister) endUnresumable(state api.Analysis, message string) {
 	p.mu.Lock()
 	lease := p.lease
 	p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	if err := p.st.SaveState(ctx, lease, state); err != nil {
 		p.log.Warn("could not end the analysis in the store", zap.Error(err))
 	}
@@ -273,8 +264,7 @@ func (o *owedOutbox) Owe(string, []byte) {}
 func (o *owedOutbox) Recorded(context.Context, string) bool { return true }
 
 func (o *owedOutbox) Done(webhookID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
+	ctx := context.Background()
 	err := o.a.opts.Store.Commit(ctx, o.lease, store.Mutation{Delivered: []string{webhookID}})
 	if err != nil {
 		o.log.Warn("could not record a webhook delivery as done", zap.String("webhook_id", webhookID), zap.Error(err))

@@ -24,9 +24,7 @@ import (
 // does not hold, from the store. It returns false, having written
 // nothing, when the store has no such analysis either.
 func answerStored(analyses *Analyses, w http.ResponseWriter, r *http.Request, id string, heartbeat time.Duration) bool {
-	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-	a, err := analyses.opts.Store.Get(ctx, id)
-	cancel()
+	a, err := analyses.opts.Store.Get(r.Context(), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return false
@@ -74,9 +72,7 @@ func terminateStored(st store.Store, w http.ResponseWriter, r *http.Request, a *
 	if unsubscribe != nil {
 		defer unsubscribe()
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-	err = st.RequestTerminate(ctx, a.ID)
-	cancel()
+	err = st.RequestTerminate(r.Context(), a.ID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		writeProblem(w, r, storeUnavailable())
 		return
@@ -93,9 +89,7 @@ func terminateStored(st store.Store, w http.ResponseWriter, r *http.Request, a *
 				notes = nil
 				continue
 			}
-			ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-			got, err := st.Get(ctx, a.ID)
-			cancel()
+			got, err := st.Get(r.Context(), a.ID)
 			if err == nil {
 				latest = got
 			}
@@ -192,8 +186,6 @@ func nextIndexes(s *api.Analysis) map[string]int {
 // storedEvents reads the state of an analysis and the measurements stored
 // since next (which it moves on), as events in the order they finished.
 func storedEvents(ctx context.Context, st store.Store, id string, next map[string]int) ([]api.Event, *api.Analysis, error) {
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
 	a, err := st.Get(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -220,8 +212,7 @@ func storedEvents(ctx context.Context, st store.Store, id string, next map[strin
 // storedList answers GET /v1/analyses from the store: every replica's
 // analyses, selected by o (listQuery).
 func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request, o ListOptions) {
-	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-	defer cancel()
+	ctx := r.Context()
 	f := o.Filter
 	page, err := analyses.opts.Store.List(ctx, f)
 	switch {
@@ -275,8 +266,6 @@ func (a *Analyses) storeReady(ctx context.Context) error {
 	if a.opts.Store == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
 	return a.opts.Store.Ping(ctx)
 }
 

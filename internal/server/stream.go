@@ -10,6 +10,12 @@ import (
 	"github.com/canaryd/canaryd/api"
 )
 
+// eventCutOff is the type of the last event of a stream that fell
+// AnalysesOptions.StreamBuffer events behind: it says so, and the stream
+// ends. The analysis goes on; GET /v1/analyses/{id} has it, or a new
+// stream replays it.
+const eventCutOff api.EventType = "cutoff"
+
 // eventHeartbeat is the type of the NDJSON line sent on an idle stream, so
 // that proxies do not cut it. Readers skip types they do not know. (Server-
 // sent events use a comment line instead, which EventSource ignores.)
@@ -40,11 +46,11 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 		return
 	}
 	defer release()
-	snapshot, sub, cancel := run.hub.subscribe(run.Snapshot)
+	snapshot, sub, cancel := run.hub.Subscribe(run.Snapshot)
 	defer cancel()
 
 	startStream(w, mode)
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: run.hub.writeTimeout}
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: run.streamWriteTimeout}
 	// The deadlines are this stream's: the connection may serve others.
 	defer out.clearDeadline()
 	if out.flush() != nil {
@@ -69,21 +75,21 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 	defer ticker.Stop()
 	for {
 		select {
-		case e, ok := <-sub.ch:
+		case e, ok := <-sub.Events():
 			if !ok {
-				if run.hub.wasCutOff(sub) {
-					_ = out.writeCutOff(run.ID(), cap(sub.ch))
+				if run.hub.CutOff(sub) {
+					_ = out.writeCutOff(run.ID(), sub.Buffer())
 				}
 				return
 			}
-			if seen(&snapshot, e) {
+			if e.SeenIn(&snapshot) {
 				continue // replayed from the snapshot
 			}
-			if out.writeEncoded(e) != nil {
+			if out.writeEncoded(e.Type(), e.Data()) != nil {
 				hangUp()
 				return
 			}
-			if e.typ == api.EventCompleted {
+			if e.Type() == api.EventCompleted {
 				return
 			}
 		case <-ticker.C:
@@ -149,17 +155,17 @@ func (e *eventWriter) write(ev api.Event) error {
 	if err != nil {
 		return err
 	}
-	return e.writeEncoded(&encoded{typ: ev.Type, data: data})
+	return e.writeEncoded(ev.Type, data)
 }
 
-// writeEncoded writes an event already encoded.
-func (e *eventWriter) writeEncoded(ev *encoded) error {
+// writeEncoded writes an event of type typ already encoded as data.
+func (e *eventWriter) writeEncoded(typ api.EventType, data []byte) error {
 	e.deadline()
 	var err error
 	if e.sse {
-		_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", ev.typ, ev.data)
+		_, err = fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", typ, data)
 	} else {
-		_, err = fmt.Fprintf(e.w, "%s\n", ev.data)
+		_, err = fmt.Fprintf(e.w, "%s\n", data)
 	}
 	if err != nil {
 		return err
@@ -181,7 +187,7 @@ func (e *eventWriter) writeCutOff(id string, buffer int) error {
 	if err != nil {
 		return err
 	}
-	return e.writeEncoded(&encoded{typ: eventCutOff, data: data})
+	return e.writeEncoded(eventCutOff, data)
 }
 
 func (e *eventWriter) heartbeat(id string) error {

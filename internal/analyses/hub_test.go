@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"testing"
@@ -13,16 +13,16 @@ import (
 // analysis no stream follows, that a full stream is cut off rather than
 // waited for or grown, and that the completed event ends every stream.
 func TestHubSharesEachEvent(t *testing.T) {
-	h := newHub(2, streamWriteTimeout, nil, zap.NewNop())
+	h := NewHub(2, nil, zap.NewNop())
 	running := func() api.Analysis { return api.Analysis{ID: "x", Phase: api.PhaseRunning} }
 	ms := &api.Measurement{Phase: api.PhaseSuccessful, Value: "1"}
-	h.publish(api.Event{Type: api.EventMeasurement, AnalysisID: "x", Metric: "m", Measurement: ms})
+	h.Publish(api.Event{Type: api.EventMeasurement, AnalysisID: "x", Metric: "m", Measurement: ms})
 
-	_, a, cancelA := h.subscribe(running)
+	_, a, cancelA := h.Subscribe(running)
 	defer cancelA()
-	_, b, cancelB := h.subscribe(running)
+	_, b, cancelB := h.Subscribe(running)
 	defer cancelB()
-	h.publish(api.Event{Type: api.EventMeasurement, AnalysisID: "x", Metric: "m", Measurement: ms})
+	h.Publish(api.Event{Type: api.EventMeasurement, AnalysisID: "x", Metric: "m", Measurement: ms})
 	ea, eb := <-a.ch, <-b.ch
 	if ea != eb || &ea.data[0] != &eb.data[0] {
 		t.Error("two streams got the event encoded twice, want the same bytes")
@@ -34,29 +34,29 @@ func TestHubSharesEachEvent(t *testing.T) {
 	// b reads nothing more: the third event fills it, the fourth cuts it
 	// off; a reads on.
 	for range 3 {
-		h.publish(api.Event{Type: api.EventMeasurement, AnalysisID: "x", Metric: "m", Measurement: ms})
+		h.Publish(api.Event{Type: api.EventMeasurement, AnalysisID: "x", Metric: "m", Measurement: ms})
 		<-a.ch
 	}
 	n := 0
 	for range b.ch {
 		n++
 	}
-	if n != 2 || !h.wasCutOff(b) {
-		t.Errorf("the stream that stopped reading: %d events buffered, cut off %v; want 2, cut off", n, h.wasCutOff(b))
+	if n != 2 || !h.CutOff(b) {
+		t.Errorf("the stream that stopped reading: %d events buffered, cut off %v; want 2, cut off", n, h.CutOff(b))
 	}
-	if h.wasCutOff(a) {
+	if h.CutOff(a) {
 		t.Error("the stream that reads was cut off")
 	}
 
 	final := api.Analysis{ID: "x", Phase: api.PhaseSuccessful}
-	h.publish(api.Event{Type: api.EventCompleted, AnalysisID: "x", Analysis: &final})
+	h.Publish(api.Event{Type: api.EventCompleted, AnalysisID: "x", Analysis: &final})
 	if e := <-a.ch; e.typ != api.EventCompleted {
 		t.Errorf("got %s, want the completed event", e.typ)
 	}
-	if _, open := <-a.ch; open || h.wasCutOff(a) {
+	if _, open := <-a.ch; open || h.CutOff(a) {
 		t.Error("the stream is not ended by the completed event")
 	}
-	if _, s, _ := h.subscribe(running); s != nil {
+	if _, s, _ := h.Subscribe(running); s != nil {
 		t.Error("a subscription after the completed event, want none")
 	}
 }
@@ -66,16 +66,16 @@ func TestHubSharesEachEvent(t *testing.T) {
 func TestSeen(t *testing.T) {
 	snap := api.Analysis{MetricResults: []api.MetricResult{{Name: "m", Count: 2, Error: 1}}}
 	for _, tc := range []struct {
-		e    encoded
+		e    Event
 		want bool
 	}{
-		{encoded{typ: api.EventMeasurement, metric: "m", ordinal: 3}, true},
-		{encoded{typ: api.EventMeasurement, metric: "m", ordinal: 4}, false},
-		{encoded{typ: api.EventMeasurement, metric: "other", ordinal: 1}, false},
-		{encoded{typ: api.EventCompleted}, false},
+		{Event{typ: api.EventMeasurement, metric: "m", ordinal: 3}, true},
+		{Event{typ: api.EventMeasurement, metric: "m", ordinal: 4}, false},
+		{Event{typ: api.EventMeasurement, metric: "other", ordinal: 1}, false},
+		{Event{typ: api.EventCompleted}, false},
 	} {
-		if got := seen(&snap, &tc.e); got != tc.want {
-			t.Errorf("seen(%+v) = %v, want %v", tc.e, got, tc.want)
+		if got := tc.e.SeenIn(&snap); got != tc.want {
+			t.Errorf("SeenIn(%+v) = %v, want %v", tc.e, got, tc.want)
 		}
 	}
 }

@@ -1,8 +1,7 @@
-package server
+package analyses
 
 import (
 	"sync"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -10,21 +9,16 @@ import (
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
-// DefaultStreamBuffer is AnalysesOptions.StreamBuffer when it is 0: how
-// many events a stream may fall behind its analysis before it is cut off.
+// DefaultStreamBuffer is the buffer of a Hub's streams when the service
+// sets none: how many events a stream may fall behind its analysis before
+// it is cut off.
 // A stream that reads keeps up with any analysis (a few events a second
 // at most); one this far behind has a caller that stopped reading.
 const DefaultStreamBuffer = 256
 
-// eventCutOff is the type of the last event of a stream that fell
-// DefaultStreamBuffer events behind: it says so, and the stream ends. The
-// analysis goes on; GET /v1/analyses/{id} has it, or a new stream
-// replays it.
-const eventCutOff api.EventType = "cutoff"
-
-// encoded is an event as every stream writes it: encoded once, when it
-// is published, and shared by every stream of the analysis.
-type encoded struct {
+// Event is an event as every stream writes it: encoded once, when it is
+// published, and shared by every stream of the analysis.
+type Event struct {
 	typ  api.EventType
 	data []byte // JSON, without a newline
 	// metric and ordinal place a measurement event: the ordinal-th
@@ -33,38 +27,54 @@ type encoded struct {
 	ordinal int
 }
 
-// hub hands a run's events to the streams that follow it. The run's
+// Type is the event's type.
+func (e *Event) Type() api.EventType { return e.typ }
+
+// Data is the event's JSON, without a newline: the same bytes for every
+// stream.
+func (e *Event) Data() []byte { return e.data }
+
+// Hub hands a run's events to the streams that follow it. The run's
 // observer publishes each event once; each stream has a channel of at
-// most buffer events, and is cut off (its channel closed, cutOff set)
+// most buffer events, and is cut off (its channel closed, CutOff true)
 // rather than wait or buffer more when it is full.
-type hub struct {
+type Hub struct {
 	buffer int
 	hook   *webhook.Stream // nil without a webhook
 	log    *zap.Logger
-	// writeTimeout bounds each write of a stream (streamWriteTimeout).
-	writeTimeout time.Duration
 
 	mu     sync.Mutex
-	subs   map[*subscriber]struct{}
+	subs   map[*Subscription]struct{}
 	counts map[string]int // measurement events so far, by metric
 	done   bool           // the completed event is published
 }
 
-type subscriber struct {
-	ch chan *encoded
+// Subscription is one stream's: the events published since it began.
+type Subscription struct {
+	ch chan *Event
 	// cutOff says why ch was closed before the completed event: it was
-	// full. Read and written under hub.mu.
+	// full. Read and written under Hub.mu.
 	cutOff bool
 }
 
-func newHub(buffer int, writeTimeout time.Duration, hook *webhook.Stream, log *zap.Logger) *hub {
-	return &hub{buffer: buffer, writeTimeout: writeTimeout, hook: hook, log: log, subs: map[*subscriber]struct{}{}, counts: map[string]int{}}
+// Events are the events published, closed after the completed event,
+// when the stream is cut off, or when the run ends here (End).
+func (s *Subscription) Events() <-chan *Event { return s.ch }
+
+// Buffer is how many events the stream may fall behind.
+func (s *Subscription) Buffer() int { return cap(s.ch) }
+
+// NewHub returns the hub of a run whose streams may fall buffer events
+// behind; hook, when set, is the run's webhook, whose deliveries the
+// completed event shows.
+func NewHub(buffer int, hook *webhook.Stream, log *zap.Logger) *Hub {
+	return &Hub{buffer: buffer, hook: hook, log: log, subs: map[*Subscription]struct{}{}, counts: map[string]int{}}
 }
 
-// publish hands ev to every stream. It is called on the run's goroutine,
+// Publish hands ev to every stream. It is called on the run's goroutine,
 // in order, and never blocks: the event is encoded once, only when a
 // stream follows, and a stream that is full is cut off.
-func (h *hub) publish(ev api.Event) {
+func (h *Hub) Publish(ev api.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ordinal := 0
@@ -84,7 +94,7 @@ func (h *hub) publish(ev api.Event) {
 	}
 	data, err := api.Marshal(ev)
 	if err == nil {
-		e := &encoded{typ: ev.Type, data: data, metric: ev.Metric, ordinal: ordinal}
+		e := &Event{typ: ev.Type, data: data, metric: ev.Metric, ordinal: ordinal}
 		for s := range h.subs {
 			select {
 			case s.ch <- e:
@@ -104,19 +114,19 @@ func (h *hub) publish(ev api.Event) {
 	}
 }
 
-// subscribe returns the analysis as it stands (snapshot, taken while no
+// Subscribe returns the analysis as it stands (snapshot, taken while no
 // event is published) and a subscription to the events that follow, nil
 // when the analysis has completed. An event the snapshot already shows
 // may still come (it was recorded, and is being published): the stream
-// skips it (seen). cancel ends the subscription.
-func (h *hub) subscribe(snapshot func() api.Analysis) (api.Analysis, *subscriber, func()) {
+// skips it (Event.SeenIn). cancel ends the subscription.
+func (h *Hub) Subscribe(snapshot func() api.Analysis) (api.Analysis, *Subscription, func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	snap := snapshot()
 	if h.done || snap.Phase.Completed() {
 		return snap, nil, func() {}
 	}
-	s := &subscriber{ch: make(chan *encoded, h.buffer)}
+	s := &Subscription{ch: make(chan *Event, h.buffer)}
 	h.subs[s] = struct{}{}
 	return snap, s, func() {
 		h.mu.Lock()
@@ -128,17 +138,17 @@ func (h *hub) subscribe(snapshot func() api.Analysis) (api.Analysis, *subscriber
 	}
 }
 
-// wasCutOff reports whether s was cut off for falling behind.
-func (h *hub) wasCutOff(s *subscriber) bool {
+// CutOff reports whether s was cut off for falling behind.
+func (h *Hub) CutOff(s *Subscription) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return s.cutOff
 }
 
-// seen reports whether the snapshot a stream started from already shows
+// SeenIn reports whether the snapshot a stream started from already shows
 // the measurement event e: the engine counts every measurement it records
 // in the metric's count (Successful, Failed, Inconclusive) or its errors.
-func seen(snapshot *api.Analysis, e *encoded) bool {
+func (e *Event) SeenIn(snapshot *api.Analysis) bool {
 	if e.typ != api.EventMeasurement {
 		return false
 	}
@@ -162,9 +172,9 @@ func withWebhook(hook *webhook.Stream, a *api.Analysis) *api.Analysis {
 	return &c
 }
 
-// end ends every stream without a completed event: the run ended here
+// End ends every stream without a completed event: the run ended here
 // without completing (another replica holds the analysis now).
-func (h *hub) end() {
+func (h *Hub) End() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.done = true
