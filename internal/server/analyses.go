@@ -18,6 +18,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analyses"
+	"github.com/canaryd/canaryd/internal/analyses/durable"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
@@ -196,7 +197,7 @@ type Analyses struct {
 	// lastDelete is when the renew loop last removed expired analyses.
 	lastDelete time.Time
 	// roundWriter writes the rounds kept here to the store (kept.go).
-	roundWriter *roundWriter
+	roundWriter *durable.RoundWriter
 	// storedStreams counts the streams following, from the store, each
 	// analysis another replica runs: at most MaxStreams each.
 	storedStreams map[string]int
@@ -218,7 +219,7 @@ type Run struct {
 	// startedAt is when the analysis started, its place in the list.
 	startedAt time.Time
 	// ledger is the run's share of the retained bytes.
-	ledger *ledger
+	ledger *analyses.Ledger
 	// hub hands the run's events to its streams (hub.go).
 	hub *analyses.Hub
 	// streamWriteTimeout bounds each write of a stream that follows the
@@ -319,7 +320,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		a.storedStreams = map[string]int{}
 		a.renewStop, a.renewDone = make(chan struct{}), make(chan struct{})
 		go a.renewLoop(a.renewStop, a.renewDone)
-		a.roundWriter = newRoundWriter(opts.Store, opts.Logger)
+		a.roundWriter = durable.NewRoundWriter(opts.Store, opts.Logger)
 	}
 	return a, nil
 }
@@ -479,7 +480,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 // is set), its writes to the store by writer when there is one. a.mu is
 // held.
 func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, log *zap.Logger, writer *persister, resumed *resumption) (*Run, error) {
-	led := newLedger(&a.retained, plan, id, so)
+	led := analyses.NewLedger(&a.retained, plan, id, so.Template, so.Args)
 	var resume *api.Analysis
 	if resumed != nil {
 		resume = &resumed.state
@@ -601,10 +602,10 @@ func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, re
 // observe counts and logs an event of a run; on the completed event it
 // moves the run to the finished analyses. It must not block: it is called
 // on the run's goroutine.
-func (a *Analyses) observe(log *zap.Logger, led *ledger, ev api.Event) {
+func (a *Analyses) observe(log *zap.Logger, led *analyses.Ledger, ev api.Event) {
 	switch ev.Type {
 	case api.EventMeasurement:
-		led.measured(ev.Metric, ev.Measurement)
+		led.Measured(ev.Metric, ev.Measurement)
 		if a.retained.Load() > a.opts.MaxRetainedBytes {
 			// Over the bound: evict what may be, now rather than at the
 			// next request.
@@ -618,7 +619,7 @@ func (a *Analyses) observe(log *zap.Logger, led *ledger, ev api.Event) {
 			zap.String("metric_phase", string(ev.MetricPhase)))
 	case api.EventCompleted:
 		final := ev.Analysis
-		led.completed(final)
+		led.Completed(final)
 		a.mu.Lock()
 		if run, ok := a.running[ev.AnalysisID]; ok {
 			delete(a.running, ev.AnalysisID)
@@ -652,7 +653,7 @@ func (a *Analyses) pruneLocked() {
 			break
 		}
 		delete(a.byID, f.run.ID())
-		f.run.ledger.release()
+		f.run.ledger.Release()
 		drop++
 	}
 	if drop > 0 {
@@ -821,7 +822,7 @@ func (a *Analyses) Drain(ctx context.Context) int {
 		// Every run's last state to the store, as far as it takes it,
 		// and the rounds kept.
 		a.flushWrites(ctx)
-		a.roundWriter.close(ctx)
+		a.roundWriter.Close(ctx)
 	}
 	return aborted
 }

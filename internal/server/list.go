@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/store"
@@ -156,6 +157,10 @@ func filterQuery(q url.Values, f *store.Filter) []api.FieldError {
 	return errs
 }
 
+// sizeOfAnalysis is an analysis' size as the page counts it: as the
+// analyses' ledgers estimate it (analyses.SizeOfAnalysis).
+func sizeOfAnalysis(a *api.Analysis) int64 { return analyses.SizeOfAnalysis(a) }
+
 // filterErrors are the field errors of the list's refusal of its filter
 // (a store.FilterError); nil for any other error.
 func filterErrors(err error) []api.FieldError {
@@ -206,7 +211,7 @@ func (a *Analyses) Page(o ListOptions) (page []api.Analysis, next string, err er
 			return page, store.CursorAfter(&held[i-1].at), nil
 		}
 		if o.Measurements {
-			size := l.run.ledger.size.Load()
+			size := l.run.ledger.Size()
 			if len(page) > 0 && bytes+size > a.pageBytes {
 				return page, store.CursorAfter(&held[i-1].at), nil
 			}
@@ -234,14 +239,27 @@ func (r *Run) listed(phase api.Phase, withArgs bool) store.Analysis {
 }
 
 // listView is an analysis as the list shows it: its report's sentence
-// and its metrics' newest phases (listed.go; plan is its own, nil when not
-// at hand), without its measurements unless they are asked for.
+// and its metrics' newest phases (analyses.Summarize; plan is its own,
+// nil when not at hand), without its measurements unless they are asked
+// for.
 func listView(a api.Analysis, plan *analysis.Plan, measurements bool) api.Analysis {
-	a = summarize(a, plan)
+	a = analyses.Summarize(a, plan)
 	if !measurements {
 		for i := range a.MetricResults {
 			a.MetricResults[i].Measurements = []api.Measurement{}
 		}
 	}
 	return a
+}
+
+// planOf is the plan of the analysis of this id when this replica holds
+// it, for the list of the store's analyses; nil otherwise.
+func (a *Analyses) planOf(id string) *analysis.Plan {
+	a.mu.Lock()
+	run := a.byID[id]
+	a.mu.Unlock()
+	if run == nil || run.Run == nil {
+		return nil
+	}
+	return run.Plan()
 }

@@ -106,6 +106,12 @@ func testListFilters(t *testing.T, a, b *testServer) {
 	if len(seen) != 3 || cursor != "" {
 		t.Errorf("paged: %d analyses seen, next %q; want 3 and the end", len(seen), cursor)
 	}
+	// A round kept is filtered as the analyses are (an Error round, 503:
+	// the namespace has no data).
+	if resp := a.do(http.MethodPost, "/v1/evaluate?arg.namespace=echo-round", yamlType, seed(t)); resp.analysis(t).Kind != api.KindRound {
+		t.Fatalf("evaluate: %d %s", resp.status, resp.body)
+	}
+	waitFor(t, "the round kept, found by its argument", func() bool { return len(list(b, "arg=namespace=echo-round").Analyses) == 1 })
 	for _, q := range []string{"arg=namespace", "startedAfter=yesterday", "cursor=garbage", "template=", "state=Failed", "startedafter=2026-01-01T00:00:00Z"} {
 		resp := b.do(http.MethodGet, "/v1/analyses?"+q, "", "")
 		field, _, _ := strings.Cut(q, "=")

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses/durable"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/store"
 	"github.com/canaryd/canaryd/internal/webhook"
@@ -43,8 +44,8 @@ const (
 	maxUnsavedMeasurements = 1000
 	// storeRetryMin and storeRetryMax bound the wait between two tries
 	// of a write the store did not take.
-	storeRetryMin = 100 * time.Millisecond
-	storeRetryMax = 5 * time.Second
+	storeRetryMin = durable.RetryMin
+	storeRetryMax = durable.RetryMax
 	// storeTimeout is the longest one call to the store takes: the
 	// store the service is given bounds each (store.Metered, which canaryd
 	// serve wraps it in), and the waits for its last writes at shutdown
@@ -701,7 +702,7 @@ func (a *Analyses) Close() {
 		close(a.renewStop)
 		<-a.renewDone
 		// Drain wrote the rounds it could; Close does not wait.
-		a.roundWriter.giveUp()
+		a.roundWriter.GiveUp()
 		ctx := context.Background()
 		leases, err := a.opts.Store.Renew(ctx, a.owner)
 		if err == nil && len(leases) > 0 {
@@ -754,7 +755,7 @@ func (a *Analyses) dropLost(ev api.Event) {
 		delete(a.running, ev.AnalysisID)
 		delete(a.byID, ev.AnalysisID)
 		run.gone.Store(true)
-		run.ledger.release()
+		run.ledger.Release()
 		run.hub.End()
 		if run.hook != nil {
 			run.hook.Close()

@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"unicode/utf8"
@@ -16,12 +16,12 @@ import (
 // the analysis holds: api.MaxListReason characters, api.MaxListPhases
 // letters a metric.
 
-// summarize sets a's Reason and Measured from its measurements, before
+// Summarize sets a's Reason and Measured from its measurements, before
 // the list leaves them out. plan is the analysis' own, for the sentence
 // its report gives (conditions and limits named); without it (an
 // analysis read from the store that this replica does not run) the
 // sentence is the one its report gives from the resource alone.
-func summarize(a api.Analysis, plan *analysis.Plan) api.Analysis {
+func Summarize(a api.Analysis, plan *analysis.Plan) api.Analysis {
 	var r *report.Report
 	if plan != nil {
 		r = report.New(a, plan.Metrics)
@@ -80,16 +80,4 @@ func phaseLetter(p api.Phase) byte {
 		return 'R'
 	}
 	return 'P'
-}
-
-// planOf is the plan of the analysis of this id when this replica holds
-// it, for the list of the store's analyses; nil otherwise.
-func (a *Analyses) planOf(id string) *analysis.Plan {
-	a.mu.Lock()
-	run := a.byID[id]
-	a.mu.Unlock()
-	if run == nil || run.Run == nil {
-		return nil
-	}
-	return run.Plan()
 }

@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"strings"
@@ -16,15 +16,15 @@ import (
 func TestLedger(t *testing.T) {
 	var total atomic.Int64
 	plan := &analysis.Plan{Metrics: []analysis.Metric{{Name: "kept-2", Retention: 2}, {Name: "all"}}}
-	l := newLedger(&total, plan, "id", StartOptions{Template: "t", Args: map[string]string{"a": "b"}})
+	l := NewLedger(&total, plan, "id", "t", map[string]string{"a": "b"})
 	base := l.size.Load()
 	if base < analysisOverhead || total.Load() != base {
 		t.Fatalf("a new run: size %d, sum %d; want at least %d, and the sum its size", base, total.Load(), analysisOverhead)
 	}
 	big := &api.Measurement{Value: strings.Repeat("9", 10_000)}
 	for range 5 {
-		l.measured("kept-2", big)
-		l.measured("all", big)
+		l.Measured("kept-2", big)
+		l.Measured("all", big)
 	}
 	// kept-2 keeps 2 of its 5, all keeps its 5.
 	want := base + 7*sizeOfMeasurement(big)
@@ -32,14 +32,14 @@ func TestLedger(t *testing.T) {
 		t.Errorf("after 5 measurements of each metric: size %d, sum %d; want %d", got, total.Load(), want)
 	}
 	final := &api.Analysis{ID: "id", MetricResults: []api.MetricResult{{Name: "all", Measurements: []api.Measurement{*big}}}}
-	l.completed(final)
-	if got := l.size.Load(); got != sizeOfAnalysis(final) || total.Load() != got {
-		t.Errorf("completed: size %d, sum %d; want the final state's %d", got, total.Load(), sizeOfAnalysis(final))
+	l.Completed(final)
+	if got := l.size.Load(); got != SizeOfAnalysis(final) || total.Load() != got {
+		t.Errorf("completed: size %d, sum %d; want the final state's %d", got, total.Load(), SizeOfAnalysis(final))
 	}
-	if got := sizeOfAnalysis(final); got < 10_000 {
+	if got := SizeOfAnalysis(final); got < 10_000 {
 		t.Errorf("an analysis holding a 10 kB value is estimated at %d bytes", got)
 	}
-	l.release()
+	l.Release()
 	if total.Load() != 0 {
 		t.Errorf("after release the sum is %d, want 0", total.Load())
 	}
