@@ -8,6 +8,7 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promtest"
+	"github.com/canaryd/canaryd/internal/provider/datadog"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -33,7 +34,7 @@ func BenchmarkBacktestDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b)))
+	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b), noDatadog(b)))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -52,4 +53,13 @@ func noWeb(tb testing.TB) *web.Provider {
 		tb.Fatal(err)
 	}
 	return w
+}
+
+// noDatadog is a Datadog provider without credentials.
+func noDatadog(tb testing.TB) *datadog.Provider {
+	d, err := newDatadog("", 0, 0, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
 }

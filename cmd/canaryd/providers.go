@@ -1,7 +1,12 @@
 package main
 
 import (
+	"os"
+	"time"
+
+	"github.com/canaryd/canaryd/internal/credentials"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/datadog"
 	"github.com/canaryd/canaryd/internal/provider/judge"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
@@ -16,6 +21,7 @@ type providerSet struct {
 	// judge provider.judge ones.
 	prometheus prometheus.Func
 	web        *web.Provider
+	datadog    *datadog.Provider
 }
 
 // registry registers the metric providers canaryd runs, each under the
@@ -25,12 +31,28 @@ func (s providerSet) registry() *provider.Registry {
 	return provider.NewRegistry().
 		Register("prometheus", s.prometheus).
 		Register("judge", judge.NewProvider(s.prometheus)).
-		Register("web", s.web)
+		Register("web", s.web).
+		Register("datadog", s.datadog)
 }
 
 // newProviders is the service's registry (serve).
-func newProviders(prometheus prometheus.Func, webProvider *web.Provider) *provider.Registry {
-	return providerSet{prometheus: prometheus, web: webProvider}.registry()
+func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadogProvider *datadog.Provider) *provider.Registry {
+	return providerSet{prometheus: prometheus, web: webProvider, datadog: datadogProvider}.registry()
+}
+
+// newDatadog builds the Datadog provider: its credentials from the
+// directory dir (--credentials-dir, none when empty) and from DD_API_KEY,
+// DD_APP_KEY and DD_ADDRESS.
+func newDatadog(dir string, maxTimeout time.Duration, maxValues int, checkOnly bool) (*datadog.Provider, error) {
+	o := datadog.Options{MaxTimeout: maxTimeout, MaxResultValues: maxValues, CheckOnly: checkOnly}
+	if dir != "" && !checkOnly {
+		d, err := credentials.New(dir, credentials.Options{})
+		if err != nil {
+			return nil, err
+		}
+		o.Credentials = d
+	}
+	return datadog.New(o)
 }
 
 // registry is the command line's providers: its Prometheus, and a web
@@ -38,11 +60,19 @@ func newProviders(prometheus prometheus.Func, webProvider *web.Provider) *provid
 // that a web metric is refused with a message naming the flag serve takes;
 // with checkOnly (validate, which sends nothing), one that checks a web
 // metric's configuration but not its url, which the allow-list of the
-// canaryd serving the template decides.
+// canaryd serving the template decides. Its Datadog provider reads the
+// directory CANARYD_CREDENTIALS_DIR names, and DD_API_KEY, DD_APP_KEY and
+// DD_ADDRESS; with checkOnly, none.
 func (c *cliSources) registry(checkOnly bool) *provider.Registry {
 	w, err := web.New(web.Options{CheckOnly: checkOnly})
 	if err != nil {
 		panic(err) // cannot happen: there is nothing to check
 	}
-	return newProviders(c.source, w)
+	d, err := newDatadog(os.Getenv("CANARYD_CREDENTIALS_DIR"), 0, c.maxValues, checkOnly)
+	if err != nil {
+		// No such directory: each Datadog metric is refused, naming
+		// what it lacks.
+		d, _ = newDatadog("", 0, c.maxValues, checkOnly)
+	}
+	return newProviders(c.source, w, d)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/datadog"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/providertest"
 	"github.com/canaryd/canaryd/internal/provider/web"
@@ -37,12 +38,25 @@ func TestProvidersConform(t *testing.T) {
 			mu.Lock()
 			closers = append(closers, w.CloseIdleConnections)
 			mu.Unlock()
-			return newProviders(sources.source, w)
+			d, err := datadog.New(datadog.Options{LookupEnv: func(k string) (string, bool) {
+				v, ok := map[string]string{"DD_API_KEY": "api-s3cr3t", "DD_APP_KEY": "app-s3cr3t", "DD_ADDRESS": backend}[k]
+				return v, ok
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			closers = append(closers, w.CloseIdleConnections, d.CloseIdleConnections)
+			mu.Unlock()
+			return newProviders(sources.source, w, d)
 		},
 		Configs: map[string]func(string) json.RawMessage{
 			"prometheus": func(string) json.RawMessage { return json.RawMessage(`{"query": "up"}`) },
 			"judge": func(string) json.RawMessage {
 				return json.RawMessage(`{"canary": "up", "baseline": "up", "lookback": "30m", "step": "1m"}`)
+			},
+			"datadog": func(string) json.RawMessage {
+				return json.RawMessage(`{"query": "avg:trace.http.request.errors{*}", "apiVersion": "v2"}`)
 			},
 			"web": func(backend string) json.RawMessage {
 				return json.RawMessage(`{"url": "` + backend + `/health", "jsonPath": "{$.data}"}`)

@@ -276,8 +276,8 @@ func TestRunBadInput(t *testing.T) {
   count: 3
   provider: {prometheus: {query: up}}
 - name: m
-  provider: {datadog: {query: avg:x}}
-`, []string{"3 problem(s)", "metrics[0].interval: interval must be specified when count > 1", "metrics[1].name: duplicate name 'm'", "provider datadog is not supported by this canaryd"}},
+  provider: {wavefront: {query: avg:x}}
+`, []string{"3 problem(s)", "metrics[0].interval: interval must be specified when count > 1", "metrics[1].name: duplicate name 'm'", "provider wavefront is not supported by this canaryd"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

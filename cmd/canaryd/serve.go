@@ -134,7 +134,12 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{fmt.Errorf("--web-allow: %w", err)}
 	}
 	defer webProvider.CloseIdleConnections()
-	providers := newProviders(provider.Source, webProvider)
+	datadogProvider, err := newDatadog(cfg.CredentialsDir, cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
+	if err != nil {
+		return &configError{err}
+	}
+	defer datadogProvider.CloseIdleConnections()
+	providers := newProviders(provider.Source, webProvider, datadogProvider)
 
 	webhooks, err := newWebhooks(cfg, log, reg)
 	if err != nil {

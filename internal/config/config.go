@@ -62,6 +62,9 @@ type Config struct {
 	// WebAllow are the URL prefixes a web metric may request; none means
 	// web metrics are refused.
 	WebAllow []string
+	// CredentialsDir is the directory of the providers' Secrets, laid out
+	// as Kubernetes mounts them (DIR/datadog/api-key); "" for none.
+	CredentialsDir string
 	// WebhookAllow are the URL prefixes webhooks may be sent to; none
 	// means webhooks are refused.
 	WebhookAllow []string

@@ -299,6 +299,7 @@ const (
 	groupServer     = "Server"
 	groupPrometheus = "Prometheus"
 	groupWeb        = "Web"
+	groupProviders  = "Providers"
 	groupTemplates  = "Templates"
 	groupAnalyses   = "Analyses"
 	groupWebhooks   = "Webhooks"
@@ -307,7 +308,7 @@ const (
 	groupStore      = "Store"
 )
 
-var groups = []string{groupServer, groupPrometheus, groupWeb, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupStore, groupReplicas}
+var groups = []string{groupServer, groupPrometheus, groupWeb, groupProviders, groupTemplates, groupAnalyses, groupWebhooks, groupLimits, groupStore, groupReplicas}
 
 // settings are the settings of `canaryd serve`, in the order -h lists them.
 func settings() []setting {
@@ -354,6 +355,8 @@ func settings() []setting {
 			func(c *Config) *string { return &c.PrometheusExternalURL }),
 		listSetting(groupWeb, "web-allow", "URL prefix that a web metric's url, and each redirect it follows, may start with (repeatable; the prefix rules of webhook-allow); none means web metrics are refused",
 			func(c *Config) *[]string { return &c.WebAllow }),
+		withNone(pathSetting(groupProviders, "credentials-dir", "directory of the metric providers' credentials, laid out as Kubernetes mounts Argo Rollouts' Secrets: DIR/datadog/api-key, app-key and address; a metric's secretRef.name picks the subdirectory. Read when a metric needs them, so a rotated Secret applies without a restart",
+			func(c *Config) *string { return &c.CredentialsDir }), "none: Datadog's keys come from DD_API_KEY, DD_APP_KEY and DD_ADDRESS"),
 		pathSetting(groupTemplates, "templates", "directory of AnalysisTemplate / ClusterAnalysisTemplate YAML files served under /v1/templates",
 			func(c *Config) *string { return &c.Templates }),
 		nonNegative(durationSetting(groupTemplates, "templates-poll-interval", "how often --templates is checked for changes; 0 checks only on SIGHUP",

@@ -27,7 +27,10 @@ type world struct {
 	tools string // a directory holding the examples' curl, for PATH
 	shim  string // a directory holding serveShim as canaryd, for serve blocks
 	prom  string // Prometheus' URL
-	base  string // canaryd serve's URL
+	// datadog stands for Datadog's API (datadogSite in the examples):
+	// it answers every query with one recorded answer.
+	datadog string
+	base    string // canaryd serve's URL
 	// releases stands for canaryd's GitHub releases: it serves make
 	// dist's files as harness.ReleasesURL/download/VERSION/FILE.
 	releases string
@@ -106,6 +109,7 @@ func startWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w.prom = promtest.Start(t).URL
+	w.datadog = startDatadog(t)
 	// README's Install and the release pages download a release.
 	w.releases = harness.ServeRelease(t)
 
@@ -236,6 +240,7 @@ func (w *world) substitute(s string) string {
 		"http://canaryd.canary.svc:8080", w.base,
 		"http://canaryd:8080", w.base,
 		"http://127.0.0.1:19090", w.prom,
+		datadogSite, w.datadog,
 		"http://localhost:9090", w.prom,
 		harness.ReleasesURL, w.releases,
 	).Replace(s)
@@ -250,4 +255,30 @@ func environ() []string {
 		}
 	}
 	return append(out, "PATH="+os.Getenv("PATH"))
+}
+
+// datadogSite is the Datadog site the examples name (docs/providers/
+// datadog.md); the test's stand-in takes its place.
+const datadogSite = "https://api.datadoghq.eu"
+
+// startDatadog starts a stand-in for Datadog's metrics query API: it
+// answers a query that sends both keys with an error rate of 0.2%, as v1
+// and as v2 answer, and anything else with Datadog's 403.
+func startDatadog(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Header.Get("DD-API-KEY") == "" || r.Header.Get("DD-APPLICATION-KEY") == "":
+			rw.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(rw, `{"errors": ["Forbidden"]}`)
+		case r.URL.Path == "/api/v1/query":
+			_, _ = io.WriteString(rw, `{"status":"ok","series":[{"pointlist":[[1599076140000,0.0021],[1599076160000,0.002]]}]}`)
+		case r.URL.Path == "/api/v2/query/scalar":
+			_, _ = io.WriteString(rw, `{"data":{"type":"scalar_response","attributes":{"columns":[{"name":"a","type":"number","values":[0.002]}]}}}`)
+		default:
+			rw.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

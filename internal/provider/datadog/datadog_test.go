@@ -122,7 +122,7 @@ func creds(t *testing.T, address string) *credentials.Dir {
 	return d
 }
 
-func writeSecret(t *testing.T, root, name string, keys map[string]string) {
+func writeSecret(t testing.TB, root, name string, keys map[string]string) {
 	t.Helper()
 	dir := filepath.Join(root, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -4,7 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"unsafe"
 )
+
+// unsafeString is b as a string without a copy, for a key compared and
+// dropped while b is not changed.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // The answers as canaryd decodes them: Argo's shapes (datadogResponseV1
 // and V2, whose numbers are float64 and *float64), but keeping of each
@@ -54,13 +60,29 @@ type scalars struct {
 // null or lists of numbers and nulls. data is valid JSON (encoding/json
 // checks the whole document first).
 func (p *points) UnmarshalJSON(data []byte) error {
-	*p = points{}
 	r := reader{b: data}
+	var err error
+	*p, err = r.points()
+	return err
+}
+
+// UnmarshalJSON reads a column's values: null, or a list of numbers and
+// nulls.
+func (s *scalars) UnmarshalJSON(data []byte) error {
+	r := reader{b: data}
+	var err error
+	*s, err = r.scalars()
+	return err
+}
+
+// points reads a pointlist at r.
+func (r *reader) points() (points, error) {
+	var p points
 	if r.null() {
-		return nil
+		return p, nil
 	}
 	if !r.open('[') {
-		return typeError("pointlist", "[][]float64")
+		return p, typeError("pointlist", "[][]float64")
 	}
 	for !r.close(']') {
 		p.n++
@@ -70,12 +92,12 @@ func (p *points) UnmarshalJSON(data []byte) error {
 			continue
 		}
 		if !r.open('[') {
-			return typeError("pointlist", "[][]float64")
+			return p, typeError("pointlist", "[][]float64")
 		}
 		for i := 0; !r.close(']'); i++ {
 			v, null, err := r.number()
 			if err != nil {
-				return err
+				return p, err
 			}
 			p.lastLen++
 			if i == 1 {
@@ -85,24 +107,22 @@ func (p *points) UnmarshalJSON(data []byte) error {
 		}
 		r.comma()
 	}
-	return nil
+	return p, nil
 }
 
-// UnmarshalJSON reads a column's values: null, or a list of numbers and
-// nulls.
-func (s *scalars) UnmarshalJSON(data []byte) error {
-	*s = scalars{}
-	r := reader{b: data}
+// scalars reads a column's values at r.
+func (r *reader) scalars() (scalars, error) {
+	var s scalars
 	if r.null() {
-		return nil
+		return s, nil
 	}
 	if !r.open('[') {
-		return typeError("values", "[]*float64")
+		return s, typeError("values", "[]*float64")
 	}
 	for !r.close(']') {
 		v, null, err := r.number()
 		if err != nil {
-			return err
+			return s, err
 		}
 		if s.n == 0 {
 			s.first, s.firstNull = v, null
@@ -110,8 +130,278 @@ func (s *scalars) UnmarshalJSON(data []byte) error {
 		s.n++
 		r.comma()
 	}
-	return nil
+	return s, nil
 }
+
+// The fast path: an answer read without encoding/json's reflection, for
+// the common answer only. Whatever it does not read exactly as
+// encoding/json would (a key spelt in another case or with escapes, a key
+// given twice, a value of another type, an errors text with escapes) makes
+// it give up, and the answer is decoded by encoding/json as before.
+
+// fastV1 reads a v1 answer: the first series' points and the count of all
+// points.
+func fastV1(b []byte) (first points, series, total int, ok bool) {
+	r := reader{b: b}
+	if !r.open('{') {
+		return first, 0, 0, false
+	}
+	seen := false
+	for !r.close('}') {
+		key, ok := r.key()
+		switch {
+		case !ok:
+			return first, 0, 0, false
+		case key == "series":
+			if seen {
+				return first, 0, 0, false
+			}
+			seen = true
+			if !r.open('[') {
+				return first, 0, 0, false
+			}
+			for !r.close(']') {
+				pl, ok := r.object1("pointlist", func(r *reader) bool {
+					p, err := r.points()
+					if err != nil {
+						return false
+					}
+					if series == 0 {
+						first = p
+					}
+					total += p.n
+					return true
+				})
+				if !ok || !pl {
+					return first, 0, 0, false // a series without pointlist: encoding/json's
+				}
+				series++
+				r.comma()
+			}
+		case foldEq(key, "series"):
+			return first, 0, 0, false
+		default:
+			r.skip()
+		}
+		r.comma()
+	}
+	return first, series, total, seen && series > 0
+}
+
+// fastV2 reads a v2 answer: the first column's values, the count of all
+// values and the errors.
+func fastV2(b []byte) (first scalars, columns, total int, errs string, ok bool) {
+	r := reader{b: b}
+	var seenData, seenAttrs, seenCols, seenErrs bool
+	fail := func() (scalars, int, int, string, bool) { return scalars{}, 0, 0, "", false }
+	if !r.open('{') {
+		return fail()
+	}
+	for !r.close('}') {
+		key, ok := r.key()
+		switch {
+		case !ok:
+			return fail()
+		case key == "data":
+			if seenData {
+				return fail()
+			}
+			seenData = true
+			if !r.open('{') {
+				return fail()
+			}
+			for !r.close('}') {
+				key, ok := r.key()
+				switch {
+				case !ok:
+					return fail()
+				case key == "attributes":
+					if seenAttrs {
+						return fail()
+					}
+					seenAttrs = true
+					if !r.open('{') {
+						return fail()
+					}
+					for !r.close('}') {
+						key, ok := r.key()
+						switch {
+						case !ok:
+							return fail()
+						case key == "columns":
+							if seenCols {
+								return fail()
+							}
+							seenCols = true
+							if !r.open('[') {
+								return fail()
+							}
+							for !r.close(']') {
+								has, ok := r.object1("values", func(r *reader) bool {
+									s, err := r.scalars()
+									if err != nil {
+										return false
+									}
+									if columns == 0 {
+										first = s
+									}
+									total += s.n
+									return true
+								})
+								if !ok || !has {
+									return fail()
+								}
+								columns++
+								r.comma()
+							}
+						case foldEq(key, "columns"):
+							return fail()
+						default:
+							r.skip()
+						}
+						r.comma()
+					}
+				case key == "errors":
+					if seenErrs {
+						return fail()
+					}
+					seenErrs = true
+					s, ok := r.plainString()
+					if !ok {
+						return fail()
+					}
+					errs = s
+				case foldEq(key, "attributes") || foldEq(key, "errors"):
+					return fail()
+				default:
+					r.skip()
+				}
+				r.comma()
+			}
+		case foldEq(key, "data"):
+			return fail()
+		default:
+			r.skip()
+		}
+		r.comma()
+	}
+	return first, columns, total, errs, seenCols && columns > 0
+}
+
+// object1 reads an object at r whose one key of interest, name, read
+// finds the value of; has reports whether it was there. ok is false when
+// the object is not one, or name is spelt otherwise or given twice.
+func (r *reader) object1(name string, read func(*reader) bool) (has, ok bool) {
+	if !r.open('{') {
+		return false, false
+	}
+	for !r.close('}') {
+		key, ok := r.key()
+		switch {
+		case !ok:
+			return false, false
+		case key == name:
+			if has {
+				return false, false
+			}
+			has = true
+			if !read(r) {
+				return false, false
+			}
+		case foldEq(key, name):
+			return false, false
+		default:
+			r.skip()
+		}
+		r.comma()
+	}
+	return has, true
+}
+
+// key reads an object's key and its colon; ok is false for a key with an
+// escape.
+func (r *reader) key() (string, bool) {
+	s, ok := r.rawString()
+	if !ok || strings.IndexByte(s, '\\') >= 0 || !r.open(':') {
+		return "", false
+	}
+	return s, true
+}
+
+// plainString reads a string without escapes, as a new string.
+func (r *reader) plainString() (string, bool) {
+	s, ok := r.rawString()
+	if !ok || strings.IndexByte(s, '\\') >= 0 {
+		return "", false
+	}
+	return strings.Clone(s), true
+}
+
+// rawString reads a string and returns its bytes between the quotes,
+// escapes as they are, without copying them.
+func (r *reader) rawString() (string, bool) {
+	r.space()
+	if r.i >= len(r.b) || r.b[r.i] != '"' {
+		return "", false
+	}
+	start := r.i + 1
+	for i := start; i < len(r.b); i++ {
+		switch r.b[i] {
+		case '\\':
+			i++
+		case '"':
+			r.i = i + 1
+			return unsafeString(r.b[start:i]), true
+		}
+	}
+	return "", false
+}
+
+// skip skips one value (the text is valid JSON).
+func (r *reader) skip() {
+	r.space()
+	depth := 0
+	for r.i < len(r.b) {
+		switch c := r.b[r.i]; c {
+		case '"':
+			if _, ok := r.rawString(); !ok {
+				r.i = len(r.b) // not JSON: nothing more is read
+				return
+			}
+			if depth == 0 {
+				return
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth < 0 {
+				return // the end of the enclosing value: not ours
+			}
+			if depth == 0 {
+				r.i++
+				return
+			}
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return
+			}
+		default:
+			if depth == 0 { // a number or a literal
+				for r.i < len(r.b) && strings.IndexByte(",}] \t\n\r", r.b[r.i]) < 0 {
+					r.i++
+				}
+				return
+			}
+		}
+		r.i++
+	}
+}
+
+// foldEq reports whether key is name in another case, which encoding/json
+// would match too.
+func foldEq(key, name string) bool { return key != name && strings.EqualFold(key, name) }
 
 // typeError is encoding/json's message for a value of another type.
 func typeError(field, want string) error {

@@ -69,7 +69,6 @@ type Provider struct {
 	maxValues  int
 	maxBytes   int64
 	checkOnly  bool
-	client     *http.Client
 	transport  *http.Transport
 	bodies     sync.Pool
 
@@ -86,9 +85,9 @@ type keys struct {
 // two APIs and the headers (read only: requests copy them before they
 // change them, as http.RoundTripper requires).
 type endpoint struct {
-	v1, v2 string
-	u      *url.URL // the address, for messages (redact.URL)
-	header http.Header
+	v1URL, v2URL *url.URL
+	u            *url.URL // the address, for messages (redact.URL)
+	header       http.Header
 	// secrets are scrubbed from every message.
 	secrets []string
 }
@@ -117,14 +116,13 @@ func New(o Options) (*Provider, error) {
 	if okAPI && okApp && okAddr && api != "" && app != "" {
 		p.env = &keys{apiKey: api, appKey: app, address: addr}
 	}
+	// Requests go to the transport itself, which follows no redirect:
+	// Datadog's API sends none, and one would take the keys elsewhere.
 	p.transport = outbound.NewTransport(outbound.TransportOptions{
 		MaxConnsPerHost:        MaxConnsPerHost,
 		MaxResponseHeaderBytes: 64 << 10,
 		TLS:                    &tls.Config{MinVersion: tls.VersionTLS12},
 	})
-	// No redirect is followed: Datadog's API sends none, and one would
-	// take the keys elsewhere.
-	p.client = &http.Client{Transport: p.transport, CheckRedirect: outbound.NoRedirects}
 	return p, nil
 }
 
@@ -170,6 +168,13 @@ func (*Provider) Languages() map[string]lang.Language {
 // CredentialFields: none. A Datadog configuration holds no credential:
 // the keys are read from --credentials-dir or the environment.
 func (*Provider) CredentialFields() []provider.CredentialField { return nil }
+
+// Report: the report shows a Datadog metric's measurements only; like
+// Argo's, they carry no metadata, and a request by hand would need the
+// keys.
+func (*Provider) Report(json.RawMessage, provider.ReportOptions) provider.Report {
+	return provider.Report{}
+}
 
 // endpoint reads the credentials of the Secret secret ("" for the
 // environment, then DefaultSecret), as Argo finds them, and returns where
@@ -242,8 +247,10 @@ func newEndpoint(k keys) (*endpoint, error) {
 	h.Set("Content-Type", "application/json")
 	h["DD-API-KEY"] = []string{k.apiKey}
 	h["DD-APPLICATION-KEY"] = []string{k.appKey}
-	return &endpoint{
-		v1: addr + "/api/v1/query", v2: addr + "/api/v2/query/scalar", u: u, header: h,
-		secrets: []string{k.apiKey, k.appKey},
-	}, nil
+	v1, err1 := url.Parse(addr + "/api/v1/query")
+	v2, err2 := url.Parse(addr + "/api/v2/query/scalar")
+	if err1 != nil || err2 != nil {
+		return nil, errors.New("the Datadog address (address, or DD_ADDRESS) is not a URL")
+	}
+	return &endpoint{v1URL: v1, v2URL: v2, u: u, header: h, secrets: []string{k.apiKey, k.appKey}}, nil
 }

@@ -47,40 +47,29 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	from := to - int64(s.plan.interval/time.Second)
 
 	var req *http.Request
-	var scratch [160]byte
 	if s.plan.v2 {
-		body := append(scratch[:0], s.plan.bodyHead...)
-		body = strconv.AppendInt(body, from*1000, 10)
-		body = append(body, `,"to":`...)
-		body = strconv.AppendInt(body, to*1000, 10)
-		body = append(body, s.plan.bodyTail...)
-		req, err = http.NewRequestWithContext(ctx, http.MethodPost, e.v2, bytes.NewReader(body))
+		req = s.v2Request(ctx, e, from, to)
 	} else {
-		q := append(scratch[:0], e.v1...)
-		q = append(q, "?from="...)
-		q = strconv.AppendInt(q, from, 10)
-		q = append(q, "&query="...)
-		q = append(q, s.plan.query...)
-		q = append(q, "&to="...)
-		q = strconv.AppendInt(q, to, 10)
-		req, err = http.NewRequestWithContext(ctx, http.MethodGet, string(q), nil)
+		req = s.v1Request(ctx, e, from, to)
 	}
-	if err != nil {
-		return analysis.Observation{Err: errors.New("building the request failed")}
-	}
-	req.Header = e.header
-	resp, err := s.p.client.Do(req)
+	// The transport itself: no redirect is followed, so http.Client
+	// would only copy the headers for redirects that never come.
+	resp, err := s.p.transport.RoundTrip(req)
 	if err != nil {
 		return analysis.Observation{Err: s.requestError(ctx, e, err)}
 	}
 	buf := s.p.getBuffer()
 	defer s.p.putBuffer(buf)
-	_, err = buf.ReadFrom(io.LimitReader(resp.Body, s.p.maxBytes+1))
-	outbound.DrainAndClose(resp.Body, 4<<10)
+	over, err := readBounded(buf, resp.Body, s.p.maxBytes)
+	if over {
+		outbound.DrainAndClose(resp.Body, 4<<10)
+	} else {
+		resp.Body.Close()
+	}
 	switch {
 	case err != nil:
-		return analysis.Observation{Err: fmt.Errorf("Received no bytes in response: %s", s.cause(ctx, e, err))}
-	case int64(buf.Len()) > s.p.maxBytes:
+		return analysis.Observation{Err: fmt.Errorf("%s: %s", argoNoBytes, s.cause(ctx, e, err))}
+	case over:
 		return analysis.Observation{Err: fmt.Errorf("the answer is longer than the %d bytes canaryd reads of a Datadog answer (%d for each of --max-result-values, and %d)",
 			s.p.maxBytes, 1<<10, 64<<10)}
 	}
@@ -95,6 +84,81 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 		return readV2(body, s.p.maxValues)
 	}
 	return readV1(body, s.p.maxValues)
+}
+
+// v1Request is the GET of a v1 query over [from, to], in seconds, with
+// Argo's parameters in url.Values.Encode's order.
+func (s *source) v1Request(ctx context.Context, e *endpoint, from, to int64) *http.Request {
+	var scratch [160]byte
+	q := append(scratch[:0], "from="...)
+	q = strconv.AppendInt(q, from, 10)
+	q = append(q, "&query="...)
+	q = append(q, s.plan.query...)
+	q = append(q, "&to="...)
+	q = strconv.AppendInt(q, to, 10)
+	u := *e.v1URL
+	u.RawQuery = string(q)
+	r := &http.Request{Method: http.MethodGet, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: e.header, Host: u.Host}
+	return r.WithContext(ctx)
+}
+
+// v2Request is the POST of a v2 scalar query over [from, to], in
+// milliseconds.
+func (s *source) v2Request(ctx context.Context, e *endpoint, from, to int64) *http.Request {
+	b := &body{}
+	data := append(b.inline[:0], s.plan.bodyHead...)
+	data = strconv.AppendInt(data, from*1000, 10)
+	data = append(data, `,"to":`...)
+	data = strconv.AppendInt(data, to*1000, 10)
+	data = append(data, s.plan.bodyTail...)
+	b.data = data
+	r := &http.Request{Method: http.MethodPost, URL: e.v2URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: e.header, Host: e.v2URL.Host,
+		Body: b, ContentLength: int64(len(data))}
+	return r.WithContext(ctx)
+}
+
+// body is a request's body, held inline when it is short (one
+// allocation for both).
+type body struct {
+	inline [256]byte
+	data   []byte
+	off    int
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.off >= len(b.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.data[b.off:])
+	b.off += n
+	return n, nil
+}
+
+func (*body) Close() error { return nil }
+
+// readBounded reads r into buf up to limit bytes; over reports a body
+// longer than that, found at the first byte over the bound.
+func readBounded(buf *bytes.Buffer, r io.Reader, limit int64) (over bool, err error) {
+	for {
+		if buf.Available() < 512 {
+			buf.Grow(max(buf.Cap(), 4<<10))
+		}
+		room := buf.AvailableBuffer()
+		room = room[:cap(room)]
+		if left := limit + 1 - int64(buf.Len()); int64(len(room)) > left {
+			room = room[:left]
+		}
+		n, err := r.Read(room)
+		buf.Write(room[:n])
+		switch {
+		case int64(buf.Len()) > limit:
+			return true, nil
+		case err == io.EOF:
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+	}
 }
 
 // requestError is a failed request's error: the method and the address
@@ -146,9 +210,19 @@ func (p *Provider) putBuffer(b *bytes.Buffer) {
 // url.Values.Encode does (Argo's).
 func queryEscape(q string) string { return url.QueryEscape(q) }
 
+// Argo's messages, which its users know (and which start with a capital,
+// as Argo writes them).
+const (
+	argoNoBytes     = "Received no bytes in response"
+	argoParse       = "Could not parse JSON body"
+	argoMarshal     = "Failed to marshall JSON empty series"
+	argoDatapoint   = "Datapoint does not have 2 values"
+	argoQueryErrors = "There were errors in your query"
+)
+
 // parseError is Argo's error for a body that does not decode.
 func parseError(err error) error {
-	return fmt.Errorf("Could not parse JSON body: %v", err)
+	return fmt.Errorf("%s: %v", argoParse, err)
 }
 
 // noData is the result of an answer without data: a nil *float64, which
@@ -156,7 +230,7 @@ func parseError(err error) error {
 // measurement's value as Argo writes it.
 func noData(display []byte, err error) analysis.Observation {
 	if err != nil {
-		return analysis.Observation{Err: fmt.Errorf("Failed to marshall JSON empty series: %v", err)}
+		return analysis.Observation{Err: fmt.Errorf("%s: %v", argoMarshal, err)}
 	}
 	return analysis.Observation{Value: (*float64)(nil), Display: string(display)}
 }
@@ -190,6 +264,16 @@ type argoV2 struct {
 // first series is the result; no series, or a first series without points,
 // is no data.
 func readV1(body []byte, maxValues int) analysis.Observation {
+	if json.Valid(body) {
+		if first, _, n, ok := fastV1(body); ok {
+			if n > maxValues {
+				return analysis.Observation{Err: tooManyValues(n, maxValues, "points")}
+			}
+			if first.n > 0 {
+				return lastPoint(first)
+			}
+		}
+	}
 	var r responseV1
 	if err := json.Unmarshal(body, &r); err != nil {
 		return analysis.Observation{Err: parseError(err)}
@@ -209,10 +293,15 @@ func readV1(body []byte, maxValues int) analysis.Observation {
 		b, err := json.Marshal(a.Series)
 		return noData(b, err)
 	}
-	last := r.Series[0].Pointlist
+	return lastPoint(r.Series[0].Pointlist)
+}
+
+// lastPoint is the result of a first series with points: its last
+// point's value.
+func lastPoint(last points) analysis.Observation {
 	switch {
 	case last.lastLen != 2:
-		return analysis.Observation{Err: errors.New("Datapoint does not have 2 values")}
+		return analysis.Observation{Err: fmt.Errorf("%s", argoDatapoint)}
 	case last.lastNull:
 		// Argo reads a null value as 0; canaryd as no data (see the
 		// package documentation).
@@ -225,6 +314,16 @@ func readV1(body []byte, maxValues int) analysis.Observation {
 // the first column is the result; errors in the answer are an Error; no
 // column, no value or a null first value is no data.
 func readV2(body []byte, maxValues int) analysis.Observation {
+	if json.Valid(body) {
+		if first, _, n, errs, ok := fastV2(body); ok && errs == "" {
+			if n > maxValues {
+				return analysis.Observation{Err: tooManyValues(n, maxValues, "values")}
+			}
+			if first.n > 0 && !first.firstNull {
+				return value(first.first)
+			}
+		}
+	}
 	var r responseV2
 	if err := json.Unmarshal(body, &r); err != nil {
 		return analysis.Observation{Err: parseError(err)}
@@ -237,7 +336,7 @@ func readV2(body []byte, maxValues int) analysis.Observation {
 		return analysis.Observation{Err: tooManyValues(n, maxValues, "values")}
 	}
 	if r.Data.Errors != "" {
-		return analysis.Observation{Err: fmt.Errorf("There were errors in your query: %v", r.Data.Errors)}
+		return analysis.Observation{Err: fmt.Errorf("%s: %v", argoQueryErrors, r.Data.Errors)}
 	}
 	cols := r.Data.Attributes.Columns
 	if len(cols) == 0 || cols[0].Values.n == 0 || cols[0].Values.firstNull {

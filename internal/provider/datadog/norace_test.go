@@ -1,0 +1,5 @@
+//go:build !race
+
+package datadog_test
+
+const raceEnabled = false
