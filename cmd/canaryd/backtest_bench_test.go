@@ -34,7 +34,7 @@ func BenchmarkBacktestDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b), noDatadog(b)))
+	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b), noDatadog(b), newCloudWatch(0, 0, true)))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}

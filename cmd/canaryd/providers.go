@@ -6,6 +6,7 @@ import (
 
 	"github.com/canaryd/canaryd/internal/credentials"
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
 	"github.com/canaryd/canaryd/internal/provider/datadog"
 	"github.com/canaryd/canaryd/internal/provider/judge"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
@@ -22,6 +23,7 @@ type providerSet struct {
 	prometheus prometheus.Func
 	web        *web.Provider
 	datadog    *datadog.Provider
+	cloudWatch *cloudwatch.Provider
 }
 
 // registry registers the metric providers canaryd runs, each under the
@@ -32,12 +34,24 @@ func (s providerSet) registry() *provider.Registry {
 		Register("prometheus", s.prometheus).
 		Register("judge", judge.NewProvider(s.prometheus)).
 		Register("web", s.web).
-		Register("datadog", s.datadog)
+		Register("datadog", s.datadog).
+		Register("cloudWatch", s.cloudWatch)
 }
 
 // newProviders is the service's registry (serve).
-func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadogProvider *datadog.Provider) *provider.Registry {
-	return providerSet{prometheus: prometheus, web: webProvider, datadog: datadogProvider}.registry()
+func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadogProvider *datadog.Provider, cloudWatchProvider *cloudwatch.Provider) *provider.Registry {
+	return providerSet{prometheus: prometheus, web: webProvider, datadog: datadogProvider, cloudWatch: cloudWatchProvider}.registry()
+}
+
+// newCloudWatch builds the CloudWatch provider, whose credentials and
+// region are the AWS SDK's default chain, read at the first CloudWatch
+// metric; with checkOnly it reads none.
+func newCloudWatch(maxTimeout time.Duration, maxValues int, checkOnly bool) *cloudwatch.Provider {
+	p, err := cloudwatch.New(cloudwatch.Options{MaxTimeout: maxTimeout, MaxResultValues: maxValues, CheckOnly: checkOnly})
+	if err != nil {
+		panic(err) // cannot happen: the settings are checked positive
+	}
+	return p
 }
 
 // newDatadog builds the Datadog provider: its credentials from the
@@ -74,5 +88,5 @@ func (c *cliSources) registry(checkOnly bool) *provider.Registry {
 		// what it lacks.
 		d, _ = newDatadog("", 0, c.maxValues, checkOnly)
 	}
-	return newProviders(c.source, w, d)
+	return newProviders(c.source, w, d, newCloudWatch(0, c.maxValues, checkOnly))
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/canaryd/canaryd/internal/provider"
+	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
+	"github.com/canaryd/canaryd/internal/provider/cloudwatch/cloudwatchtest"
 	"github.com/canaryd/canaryd/internal/provider/datadog"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/providertest"
@@ -48,10 +50,20 @@ func TestProvidersConform(t *testing.T) {
 			mu.Lock()
 			closers = append(closers, w.CloseIdleConnections, d.CloseIdleConnections)
 			mu.Unlock()
-			return newProviders(sources.source, w, d)
+			cw, err := cloudwatch.New(cloudwatch.Options{Load: cloudwatchtest.Config(backend)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			closers = append(closers, cw.CloseIdleConnections)
+			mu.Unlock()
+			return newProviders(sources.source, w, d, cw)
 		},
 		Configs: map[string]func(string) json.RawMessage{
 			"prometheus": func(string) json.RawMessage { return json.RawMessage(`{"query": "up"}`) },
+			"cloudWatch": func(string) json.RawMessage {
+				return json.RawMessage(`{"metricDataQueries": [{"id": "errors", "metricStat": {"metric": {"namespace": "app", "metricName": "errors"}, "period": 60, "stat": "Sum"}}]}`)
+			},
 			"judge": func(string) json.RawMessage {
 				return json.RawMessage(`{"canary": "up", "baseline": "up", "lookback": "30m", "step": "1m"}`)
 			},

@@ -139,7 +139,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{err}
 	}
 	defer datadogProvider.CloseIdleConnections()
-	providers := newProviders(provider.Source, webProvider, datadogProvider)
+	providers := newProviders(provider.Source, webProvider, datadogProvider, newCloudWatch(cfg.MaxQueryTimeout, cfg.MaxResultValues, false))
 
 	webhooks, err := newWebhooks(cfg, log, reg)
 	if err != nil {
