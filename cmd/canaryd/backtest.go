@@ -7,15 +7,15 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/instant"
 	"github.com/canaryd/canaryd/internal/provider"
-	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // backtestSynopsis is the first line of backtest's usage.
-const backtestSynopsis = "backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL] [--max-result-values N] [--report FILE]\n\n" +
+const backtestSynopsis = "backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL] [--credentials-dir DIR] [--web-allow PREFIX]... [--graphite-allow PREFIX]... [--max-result-values N] [--report FILE]\n\n" +
 	"Runs a template against history, at once: each measurement is queried as of its\n" +
 	"own past instant. Prints a table of verdicts to standard error and the result as\n" +
 	"JSON to standard output (--report also writes it as an HTML file, with --every a\n" +
@@ -58,7 +58,7 @@ func (e *environment) backtestCommand(args []string) int {
 		e.printf(e.stderr, "canaryd: --every must be positive\n")
 		return exitUsage
 	}
-	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
+	sources := f.sources()
 	providers := sources.registry(false)
 	compiled, name := e.compile(file, f, providers)
 	if compiled == nil || !e.measuresPast(compiled.Spec, providers) {
@@ -134,25 +134,16 @@ func (e *environment) printBacktests(results []analysis.BacktestResult) api.Phas
 }
 
 // measuresPast reports whether every metric of s can be measured as of a
-// past instant, and prints each that cannot, named, with its provider's
-// reason (provider.Present): a backtest of it would measure the present.
+// past instant, and prints each that cannot, on its field, with its
+// provider's reason (compile.PastProblems): a backtest of it would
+// measure the present.
 func (e *environment) measuresPast(s *spec.Spec, providers *provider.Registry) bool {
-	var refused []string
-	for _, m := range s.Metrics {
-		for _, name := range m.Provider.Names() {
-			p, _ := providers.Lookup(name)
-			if present, ok := p.(provider.Present); ok {
-				if why := present.PresentOnly(m.Provider.Config(name)); why != "" {
-					refused = append(refused, fmt.Sprintf("metric %q (provider.%s): %s", m.Name, name, why))
-				}
-			}
+	problems := compile.PastProblems(s, providers)
+	if len(problems) > 0 {
+		e.printf(e.stderr, "canaryd backtest: a backtest measures each metric as of past instants, which %d metric(s) cannot be:\n", len(problems))
+		for _, p := range problems {
+			e.printf(e.stderr, "  %s: %s\n", p.Field, p.Message)
 		}
 	}
-	if len(refused) > 0 {
-		e.printf(e.stderr, "canaryd backtest: a backtest measures each metric as of past instants, which %d metric(s) cannot be:\n", len(refused))
-		for _, r := range refused {
-			e.printf(e.stderr, "  %s\n", r)
-		}
-	}
-	return len(refused) == 0
+	return len(problems) == 0
 }

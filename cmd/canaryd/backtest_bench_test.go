@@ -9,6 +9,7 @@ import (
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/datadog"
+	"github.com/canaryd/canaryd/internal/provider/graphite"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -34,7 +35,7 @@ func BenchmarkBacktestDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b), noDatadog(b), newCloudWatch(0, 0, true)))
+	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b), noDatadog(b), newCloudWatch(0, 0, true), noGraphite(b)))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -62,4 +63,13 @@ func noDatadog(tb testing.TB) *datadog.Provider {
 		tb.Fatal(err)
 	}
 	return d
+}
+
+// noGraphite is a Graphite provider that allows no address.
+func noGraphite(tb testing.TB) *graphite.Provider {
+	g, err := graphite.New(graphite.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
 }

@@ -1,13 +1,15 @@
 package main
 
 import (
-	"os"
+	"fmt"
 	"time"
 
+	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/credentials"
 	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
 	"github.com/canaryd/canaryd/internal/provider/datadog"
+	"github.com/canaryd/canaryd/internal/provider/graphite"
 	"github.com/canaryd/canaryd/internal/provider/judge"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
@@ -24,6 +26,7 @@ type providerSet struct {
 	web        *web.Provider
 	datadog    *datadog.Provider
 	cloudWatch *cloudwatch.Provider
+	graphite   *graphite.Provider
 }
 
 // registry registers the metric providers canaryd runs, each under the
@@ -35,12 +38,44 @@ func (s providerSet) registry() *provider.Registry {
 		Register("judge", judge.NewProvider(s.prometheus)).
 		Register("web", s.web).
 		Register("datadog", s.datadog).
-		Register("cloudWatch", s.cloudWatch)
+		Register("cloudWatch", s.cloudWatch).
+		Register("graphite", s.graphite)
 }
 
 // newProviders is the service's registry (serve).
-func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadogProvider *datadog.Provider, cloudWatchProvider *cloudwatch.Provider) *provider.Registry {
-	return providerSet{prometheus: prometheus, web: webProvider, datadog: datadogProvider, cloudWatch: cloudWatchProvider}.registry()
+func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadogProvider *datadog.Provider, cloudWatchProvider *cloudwatch.Provider, graphiteProvider *graphite.Provider) *provider.Registry {
+	return providerSet{prometheus: prometheus, web: webProvider, datadog: datadogProvider, cloudWatch: cloudWatchProvider, graphite: graphiteProvider}.registry()
+}
+
+// serveProviders builds the service's registry from cfg around its
+// Prometheus, and a func that closes the idle connections of the
+// providers it built.
+func serveProviders(cfg *config.Config, prometheus prometheus.Func) (*provider.Registry, func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	webProvider, err := web.New(web.Options{Allow: cfg.WebAllow, MaxTimeout: cfg.MaxQueryTimeout, MaxResultValues: cfg.MaxResultValues})
+	if err != nil {
+		return nil, nil, &configError{fmt.Errorf("--web-allow: %w", err)}
+	}
+	closers = append(closers, webProvider.CloseIdleConnections)
+	datadogProvider, err := newDatadog(cfg.CredentialsDir, cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
+	if err != nil {
+		closeAll()
+		return nil, nil, &configError{err}
+	}
+	closers = append(closers, datadogProvider.CloseIdleConnections)
+	graphiteProvider, err := graphite.New(graphite.Options{Allow: cfg.GraphiteAllow, MaxTimeout: cfg.MaxQueryTimeout, MaxResultValues: cfg.MaxResultValues})
+	if err != nil {
+		closeAll()
+		return nil, nil, &configError{fmt.Errorf("--graphite-allow: %w", err)}
+	}
+	closers = append(closers, graphiteProvider.CloseIdleConnections)
+	cloudWatchProvider := newCloudWatch(cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
+	return newProviders(prometheus, webProvider, datadogProvider, cloudWatchProvider, graphiteProvider), closeAll, nil
 }
 
 // newCloudWatch builds the CloudWatch provider, whose credentials and
@@ -69,24 +104,28 @@ func newDatadog(dir string, maxTimeout time.Duration, maxValues int, checkOnly b
 	return datadog.New(o)
 }
 
-// registry is the command line's providers: its Prometheus, and a web
-// provider that allows no URL (run and backtest have no --web-allow), so
-// that a web metric is refused with a message naming the flag serve takes;
-// with checkOnly (validate, which sends nothing), one that checks a web
-// metric's configuration but not its url, which the allow-list of the
-// canaryd serving the template decides. Its Datadog provider reads the
-// directory CANARYD_CREDENTIALS_DIR names, and DD_API_KEY, DD_APP_KEY and
-// DD_ADDRESS; with checkOnly, none.
+// registry is the command line's providers: its Prometheus; web and
+// Graphite providers that allow any http or https URL unless --web-allow
+// or --graphite-allow narrows it (the person running the command is its
+// operator); a Datadog provider that reads --credentials-dir
+// (CANARYD_CREDENTIALS_DIR), and DD_API_KEY, DD_APP_KEY and DD_ADDRESS;
+// and CloudWatch with the AWS SDK's default chain. With checkOnly
+// (validate, which sends nothing), they check a configuration, and a url
+// or address only against the prefixes given, and read no credentials.
 func (c *cliSources) registry(checkOnly bool) *provider.Registry {
-	w, err := web.New(web.Options{CheckOnly: checkOnly})
+	w, err := web.New(web.Options{Allow: c.webAllow, AnyURL: true, MaxResultValues: c.maxValues, CheckOnly: checkOnly})
 	if err != nil {
-		panic(err) // cannot happen: there is nothing to check
+		panic(err) // cannot happen: each prefix was checked as a flag (prefixFlags.Set)
 	}
-	d, err := newDatadog(os.Getenv("CANARYD_CREDENTIALS_DIR"), 0, c.maxValues, checkOnly)
+	g, err := graphite.New(graphite.Options{Allow: c.graphiteAllow, AnyURL: true, MaxResultValues: c.maxValues, CheckOnly: checkOnly})
+	if err != nil {
+		panic(err) // likewise
+	}
+	d, err := newDatadog(c.credentialsDir, 0, c.maxValues, checkOnly)
 	if err != nil {
 		// No such directory: each Datadog metric is refused, naming
 		// what it lacks.
 		d, _ = newDatadog("", 0, c.maxValues, checkOnly)
 	}
-	return newProviders(c.source, w, d, newCloudWatch(0, c.maxValues, checkOnly))
+	return newProviders(c.source, w, d, newCloudWatch(0, c.maxValues, checkOnly), g)
 }

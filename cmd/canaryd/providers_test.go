@@ -12,6 +12,7 @@ import (
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch/cloudwatchtest"
 	"github.com/canaryd/canaryd/internal/provider/datadog"
+	"github.com/canaryd/canaryd/internal/provider/graphite"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/providertest"
 	"github.com/canaryd/canaryd/internal/provider/web"
@@ -57,7 +58,14 @@ func TestProvidersConform(t *testing.T) {
 			mu.Lock()
 			closers = append(closers, cw.CloseIdleConnections)
 			mu.Unlock()
-			return newProviders(sources.source, w, d, cw)
+			g, err := graphite.New(graphite.Options{Allow: []string{backend}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			closers = append(closers, g.CloseIdleConnections)
+			mu.Unlock()
+			return newProviders(sources.source, w, d, cw, g)
 		},
 		Configs: map[string]func(string) json.RawMessage{
 			"prometheus": func(string) json.RawMessage { return json.RawMessage(`{"query": "up"}`) },
@@ -69,6 +77,9 @@ func TestProvidersConform(t *testing.T) {
 			},
 			"datadog": func(string) json.RawMessage {
 				return json.RawMessage(`{"query": "avg:trace.http.request.errors{*}", "apiVersion": "v2"}`)
+			},
+			"graphite": func(backend string) json.RawMessage {
+				return json.RawMessage(`{"address": "` + backend + `", "query": "target=sumSeries(app.*.count)&from=-5min"}`)
 			},
 			"web": func(backend string) json.RawMessage {
 				return json.RawMessage(`{"url": "` + backend + `/health", "jsonPath": "{$.data}"}`)

@@ -18,6 +18,7 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
+	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -79,6 +80,36 @@ type specFlags struct {
 	args            argFlags
 	prometheusURL   string
 	maxResultValues int
+	// credentialsDir, webAllow and graphiteAllow are the service's
+	// settings of the same names (see cliProviders).
+	credentialsDir string
+	webAllow       prefixFlags
+	graphiteAllow  prefixFlags
+}
+
+// sources are the command line's providers as the flags configure them.
+func (f *specFlags) sources() *cliSources {
+	return &cliSources{
+		override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{},
+		credentialsDir: f.credentialsDir, webAllow: f.webAllow, graphiteAllow: f.graphiteAllow,
+	}
+}
+
+// prefixFlags are the URL prefixes of a repeatable allow flag.
+type prefixFlags []string
+
+func (f *prefixFlags) String() string { return strings.Join(*f, ",") }
+
+// Set checks the prefix with the rules of serve's allow-lists.
+func (f *prefixFlags) Set(s string) error {
+	if _, err := outbound.ParseAllowList([]string{s}); err != nil || s == "" {
+		if err == nil {
+			err = errors.New("want a URL prefix, such as https://status.example.com/")
+		}
+		return err
+	}
+	*f = append(*f, s)
+	return nil
 }
 
 // file is the one -f of run and backtest; "" after saying what is wrong.
@@ -115,6 +146,11 @@ func (e *environment) newSpecFlagSet(name string) (*flag.FlagSet, *specFlags) {
 		fs.IntVar(&f.maxResultValues, "max-result-values", prometheus.DefaultMaxResultValues,
 			"most values one measurement's query result may have; a larger result is an Error measurement")
 	}
+	credentials := config.EnvName("credentials-dir")
+	fs.StringVar(&f.credentialsDir, "credentials-dir", e.getenv(credentials),
+		"the `DIR` of the providers' credentials, laid out as Kubernetes mounts Argo Rollouts' Secrets (DIR/datadog/api-key); validate reads none; env "+credentials)
+	fs.Var(&f.webAllow, "web-allow", "a URL `PREFIX` a web metric's url must start with (repeatable; serve's rules); with none, run and backtest allow any http or https URL, and validate checks none")
+	fs.Var(&f.graphiteAllow, "graphite-allow", "a URL `PREFIX` a Graphite metric's address must start with (repeatable; serve's rules); with none, run and backtest allow any http or https address, and validate checks none")
 	return fs, f
 }
 
@@ -264,8 +300,13 @@ func displayName(file string) string {
 type cliSources struct {
 	override  string
 	maxValues int
-	mu        sync.Mutex
-	providers map[string]*prometheus.Provider
+	// credentialsDir, webAllow and graphiteAllow are the flags of those
+	// names, for the providers that are not Prometheus (registry).
+	credentialsDir string
+	webAllow       []string
+	graphiteAllow  []string
+	mu             sync.Mutex
+	providers      map[string]*prometheus.Provider
 	// addresses are the Prometheus addresses the metrics query, in the
 	// order first met.
 	addresses []string
@@ -348,7 +389,7 @@ func (c *cliSources) source(m *prometheus.Metric) (analysis.Source, map[string]s
 }
 
 // runSynopsis is the first line of run's usage.
-const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--error-retry D] [--max-result-values N] [-o FORMAT] [--report FILE] [-q]\n\n" +
+const runSynopsis = "run -f FILE [--arg NAME=VALUE]... [--prometheus-url URL] [--credentials-dir DIR] [--web-allow PREFIX]... [--graphite-allow PREFIX]... [--error-retry D] [--max-result-values N] [-o FORMAT] [--report FILE] [-q]\n\n" +
 	"Runs one analysis here and now, printing each measurement to standard error and\n" +
 	"the finished analysis to standard output: -o text (the default on a terminal:\n" +
 	"the verdict, the reason and a table of the metrics), json (the default\n" +
@@ -383,7 +424,7 @@ func (e *environment) runCommand(args []string) int {
 	if file == "" {
 		return exitUsage
 	}
-	sources := &cliSources{override: f.prometheusURL, maxValues: f.maxResultValues, providers: map[string]*prometheus.Provider{}}
+	sources := f.sources()
 	providers := sources.registry(false)
 	compiled, name := e.compile(file, f, providers)
 	if compiled == nil {

@@ -24,7 +24,6 @@ import (
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
-	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/server"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -129,17 +128,11 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{err}
 	}
 	defer provider.CloseIdleConnections()
-	webProvider, err := web.New(web.Options{Allow: cfg.WebAllow, MaxTimeout: cfg.MaxQueryTimeout, MaxResultValues: cfg.MaxResultValues})
+	providers, closeProviders, err := serveProviders(cfg, provider.Source)
 	if err != nil {
-		return &configError{fmt.Errorf("--web-allow: %w", err)}
+		return err
 	}
-	defer webProvider.CloseIdleConnections()
-	datadogProvider, err := newDatadog(cfg.CredentialsDir, cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
-	if err != nil {
-		return &configError{err}
-	}
-	defer datadogProvider.CloseIdleConnections()
-	providers := newProviders(provider.Source, webProvider, datadogProvider, newCloudWatch(cfg.MaxQueryTimeout, cfg.MaxResultValues, false))
+	defer closeProviders()
 
 	webhooks, err := newWebhooks(cfg, log, reg)
 	if err != nil {

@@ -12,13 +12,12 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
-	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
 )
 
 // validateSynopsis is the first line of validate's usage.
-const validateSynopsis = "validate -f PATH [-f PATH]... [--arg NAME=VALUE]... [--prometheus-url URL]\n\n" +
+const validateSynopsis = "validate -f PATH [-f PATH]... [--arg NAME=VALUE]... [--prometheus-url URL] [--credentials-dir DIR] [--web-allow PREFIX]... [--graphite-allow PREFIX]...\n\n" +
 	"Checks templates without running them. PATH is a file (YAML, several documents\n" +
 	"allowed, or JSON), a directory (its *.yaml, *.yml and *.json files, as\n" +
 	"serve --templates reads it) or - for standard input. Each problem is printed\n" +
@@ -47,7 +46,7 @@ func (e *environment) validateCommand(args []string) int {
 		e.printf(e.stderr, "canaryd validate: -f - is given more than once; standard input can be read once\n")
 		return exitUsage
 	}
-	v := &validation{env: e, flags: f, providers: (&cliSources{override: f.prometheusURL, providers: map[string]*prometheus.Provider{}}).registry(true)}
+	v := &validation{env: e, flags: f, providers: f.sources().registry(true)}
 	for _, path := range f.files {
 		v.path(path)
 	}

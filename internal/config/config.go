@@ -21,6 +21,7 @@ import (
 
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/provider/graphite"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/templates"
@@ -65,6 +66,9 @@ type Config struct {
 	// CredentialsDir is the directory of the providers' Secrets, laid out
 	// as Kubernetes mounts them (DIR/datadog/api-key); "" for none.
 	CredentialsDir string
+	// GraphiteAllow are the URL prefixes a Graphite metric's render URL
+	// may start with; none means Graphite metrics are refused.
+	GraphiteAllow []string
 	// WebhookAllow are the URL prefixes webhooks may be sent to; none
 	// means webhooks are refused.
 	WebhookAllow []string
@@ -380,23 +384,7 @@ func (c *Config) validate() []string {
 			add("--templates: %s is not a directory", c.Templates)
 		}
 	}
-	for i, u := range c.WebAllow {
-		if err := checkURL(u); err != nil {
-			add("--web-allow[%d]: %v", i, err)
-		} else if _, err := web.New(web.Options{Allow: []string{u}}); err != nil {
-			add("--web-allow[%d]: %v", i, err)
-		}
-	}
-	for i, u := range c.WebhookAllow {
-		if err := checkURL(u); err != nil {
-			add("--webhook-allow[%d]: %v", i, err)
-		} else if _, err := webhook.New(webhook.Options{Allow: []string{u}}); err != nil {
-			// The webhook package's own rules for a prefix (no query,
-			// fragment or credentials), checked with the rest; a Sender
-			// without a Registerer or a Logger starts and touches nothing.
-			add("--webhook-allow[%d]: %v", i, err)
-		}
-	}
+	c.validatePrefixes(add)
 	c.WebhookSecret = ""
 	if c.WebhookSecretFile != "" {
 		// The webhook package's reading, so that the key is the one its
@@ -425,6 +413,36 @@ func (c *Config) validate() []string {
 	problems = append(problems, validateLimits(c.Limits, c.Retention)...)
 	problems = append(problems, c.Storage.validate()...)
 	return problems
+}
+
+// validatePrefixes checks the URL prefixes of the allow-lists
+// (--web-allow, --graphite-allow, --webhook-allow), each with the rules of
+// what holds it.
+func (c *Config) validatePrefixes(add func(format string, a ...any)) {
+	for i, u := range c.WebAllow {
+		if err := checkURL(u); err != nil {
+			add("--web-allow[%d]: %v", i, err)
+		} else if _, err := web.New(web.Options{Allow: []string{u}}); err != nil {
+			add("--web-allow[%d]: %v", i, err)
+		}
+	}
+	for i, u := range c.GraphiteAllow {
+		if err := checkURL(u); err != nil {
+			add("--graphite-allow[%d]: %v", i, err)
+		} else if _, err := graphite.New(graphite.Options{Allow: []string{u}}); err != nil {
+			add("--graphite-allow[%d]: %v", i, err)
+		}
+	}
+	for i, u := range c.WebhookAllow {
+		if err := checkURL(u); err != nil {
+			add("--webhook-allow[%d]: %v", i, err)
+		} else if _, err := webhook.New(webhook.Options{Allow: []string{u}}); err != nil {
+			// The webhook package's own rules for a prefix (no query,
+			// fragment or credentials), checked with the rest; a Sender
+			// without a Registerer or a Logger starts and touches nothing.
+			add("--webhook-allow[%d]: %v", i, err)
+		}
+	}
 }
 
 func (d Datasource) validate(path string) []string {
