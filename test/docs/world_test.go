@@ -30,6 +30,8 @@ type world struct {
 	// datadog stands for Datadog's API (datadogSite in the examples):
 	// it answers every query with one recorded answer.
 	datadog string
+	// cloudWatch stands for CloudWatch (localStack in the examples).
+	cloudWatch string
 	base    string // canaryd serve's URL
 	// releases stands for canaryd's GitHub releases: it serves make
 	// dist's files as harness.ReleasesURL/download/VERSION/FILE.
@@ -110,6 +112,7 @@ func startWorld(t *testing.T) *world {
 	}
 	w.prom = promtest.Start(t).URL
 	w.datadog = startDatadog(t)
+	w.cloudWatch = startCloudWatch(t)
 	// README's Install and the release pages download a release.
 	w.releases = harness.ServeRelease(t)
 
@@ -241,6 +244,7 @@ func (w *world) substitute(s string) string {
 		"http://canaryd:8080", w.base,
 		"http://127.0.0.1:19090", w.prom,
 		datadogSite, w.datadog,
+		localStack, w.cloudWatch,
 		"http://localhost:9090", w.prom,
 		harness.ReleasesURL, w.releases,
 	).Replace(s)
