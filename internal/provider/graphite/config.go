@@ -48,6 +48,8 @@ type plan struct {
 	// window is the query's from and until, to be measured as of an
 	// instant (see window).
 	window window
+	// url is the request's URL but for the window's times (prepare).
+	url string
 }
 
 // whitespace is what Argo removes from a query: Go's \s.
@@ -74,7 +76,30 @@ func (p *Provider) check(m *Metric) (*plan, []api.FieldError) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	if pl.render != nil {
+		pl.prepare()
+	}
 	return pl, nil
+}
+
+// prepare writes the request's URL but for the window: the render URL
+// with the query's parameters other than from and until (with them, when
+// the window is fixed), as Argo encodes them; a measurement appends the
+// window's times.
+func (pl *plan) prepare() {
+	u := *pl.render
+	u.Host = outbound.RequestHost(&u)
+	v := pl.params
+	if !pl.window.fixed {
+		v = make(url.Values, len(pl.params))
+		for k, vs := range pl.params {
+			if k != "from" && k != "until" {
+				v[k] = vs
+			}
+		}
+	}
+	u.RawQuery = v.Encode()
+	pl.url = u.String()
 }
 
 // checkAddress checks the address against the allow-list (only its

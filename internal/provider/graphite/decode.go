@@ -29,8 +29,14 @@ type answer struct {
 
 // decodeAnswer reads body; the error is the measurement's.
 func decodeAnswer(body []byte, maxValues int) (series, error) {
+	if !json.Valid(body) {
+		// encoding/json's own message of what is wrong.
+		var raw json.RawMessage
+		err := json.Unmarshal(body, &raw)
+		return series{}, fmt.Errorf("the answer is not Graphite's JSON: %v", err)
+	}
 	a := answer{maxValues: maxValues}
-	if err := json.Unmarshal(body, &a); err != nil {
+	if err := a.UnmarshalJSON(body); err != nil {
 		var tooMany *tooManyError
 		if errors.As(err, &tooMany) {
 			return series{}, err
@@ -76,11 +82,11 @@ func (a *answer) target(r *scanner, first bool) error {
 	for r.more('}') {
 		key := r.key()
 		switch {
-		case strings.EqualFold(key, "target"):
+		case bytes.EqualFold(key, []byte("target")):
 			if !r.literal("null") && !r.skipString() {
 				return fmt.Errorf("a series' target must be a string, not %s", r.kind())
 			}
-		case strings.EqualFold(key, "datapoints"):
+		case bytes.EqualFold(key, []byte("datapoints")):
 			if err := a.datapoints(r, first); err != nil {
 				return err
 			}
@@ -224,17 +230,25 @@ func (r *scanner) kind() string {
 	}
 }
 
-// key reads an object's key and the colon after it.
-func (r *scanner) key() string {
+// key reads an object's key and the colon after it: the key as it is
+// written, quotes left out, or decoded when it holds an escape.
+func (r *scanner) key() []byte {
+	r.space()
 	start := r.i
 	r.skipString()
 	raw := r.b[start:r.i]
 	r.open(':')
+	if len(raw) < 2 {
+		return nil
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
 	var k string
 	if json.Unmarshal(raw, &k) != nil {
-		return ""
+		return nil
 	}
-	return k
+	return []byte(k)
 }
 
 // skipString consumes a string when one comes next.

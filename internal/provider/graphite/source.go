@@ -37,30 +37,25 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	if at.IsZero() {
 		at = time.Now()
 	}
-	params := make(url.Values, len(s.plan.params)+2)
-	for k, v := range s.plan.params {
-		params[k] = v
-	}
+	target := s.plan.url
 	if s.plan.window.fixed {
 		if time.Since(at) > pastSlack {
 			return analysis.Observation{Err: errors.New(notRelative)}
 		}
 	} else {
-		s.plan.window.at(params, at)
+		var scratch [256]byte
+		target = string(s.plan.window.appendAt(append(scratch[:0], target...), at))
 	}
-	u := *s.plan.render
-	u.Host = outbound.RequestHost(&u)
-	u.RawQuery = params.Encode()
 
 	ctx, cancel := context.WithTimeout(ctx, s.p.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return analysis.Observation{Err: errors.New("building the request failed")}
 	}
 	resp, err := s.p.client.Do(req)
 	if err != nil {
-		return analysis.Observation{Err: fmt.Errorf("GET %s: %s", redact.URL(&u), s.cause(ctx, &u, err))}
+		return analysis.Observation{Err: fmt.Errorf("GET %s: %s", redact.URL(s.plan.render), s.cause(ctx, s.plan.render, err))}
 	}
 	buf := s.p.getBuffer()
 	defer s.p.putBuffer(buf)
@@ -68,7 +63,7 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	outbound.DrainAndClose(resp.Body, 4<<10)
 	switch {
 	case err != nil:
-		return analysis.Observation{Err: fmt.Errorf("reading the answer of GET %s: %s", redact.URL(&u), s.cause(ctx, &u, err))}
+		return analysis.Observation{Err: fmt.Errorf("reading the answer of GET %s: %s", redact.URL(s.plan.render), s.cause(ctx, s.plan.render, err))}
 	case int64(buf.Len()) > s.p.maxBytes:
 		return analysis.Observation{Err: fmt.Errorf("the answer is longer than the %d bytes canaryd reads of a Graphite answer (%d for each of --max-result-values, and %d); narrow the query or its window",
 			s.p.maxBytes, 1<<10, 64<<10)}
@@ -116,8 +111,8 @@ func read(body []byte, maxValues int) analysis.Observation {
 		// Argo's result is an empty list, not nil: len(result) reads it.
 		first.values = []float64{}
 	}
-	display := make([]byte, 0, 2+len(first.values)*12)
-	display = append(display, '[')
+	var scratch [64]byte
+	display := append(scratch[:0], '[')
 	for i, v := range first.values {
 		if i > 0 {
 			display = append(display, ',')

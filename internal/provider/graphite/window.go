@@ -46,11 +46,13 @@ func parseWindow(v url.Values) (window, string) {
 	return w, ""
 }
 
-// at sets v's from and until to the Unix times the window means at t. v
-// is the plan's parameters, copied.
-func (w window) at(v url.Values, t time.Time) {
-	v["from"] = []string{strconv.FormatInt(t.Add(w.from).Unix(), 10)}
-	v["until"] = []string{strconv.FormatInt(t.Add(w.until).Unix(), 10)}
+// appendAt appends to the URL b the from and until parameters: the Unix
+// times the window means at t.
+func (w window) appendAt(b []byte, t time.Time) []byte {
+	b = append(b, "&from="...)
+	b = strconv.AppendInt(b, t.Add(w.from).Unix(), 10)
+	b = append(b, "&until="...)
+	return strconv.AppendInt(b, t.Add(w.until).Unix(), 10)
 }
 
 // units are Graphite's offset units, by the prefix it matches them on
