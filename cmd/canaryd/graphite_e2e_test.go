@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,5 +138,35 @@ func TestGraphiteOnServe(t *testing.T) {
 	}
 	if requests.Load() != 1 {
 		t.Errorf("%d requests, want 1: a refused metric sends none", requests.Load())
+	}
+}
+
+// serve's backtests refuse, before anything runs, a metric whose provider
+// cannot query the past, as canaryd backtest does: a 400 on the metric's
+// provider naming it.
+func TestServeBacktestRefusesThePresent(t *testing.T) {
+	dir := t.TempDir()
+	template := `apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: health}
+spec:
+  metrics:
+  - name: health
+    successCondition: result == true
+    provider:
+      web: {url: "http://127.0.0.1:9/health", jsonPath: "{$.ok}"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "health.yaml"), []byte(template), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, base, _, _ := startServe(t, "--templates", dir, "--web-allow", "http://127.0.0.1:9/")
+	resp, err := http.Post(base+"/v1/templates/health/backtests?start=-1h&end=-30m", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "metrics[0].provider.web") || !strings.Contains(string(body), `metric \"health\" cannot be backtested`) {
+		t.Errorf("%d %s", resp.StatusCode, body)
 	}
 }
