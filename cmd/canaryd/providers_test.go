@@ -96,14 +96,15 @@ func TestProvidersConform(t *testing.T) {
 }
 
 // TestProvidersHavePages: every registered provider has its page,
-// docs/providers/NAME.md, linked from the documentation's index.
+// docs/providers/NAME.md (NAME in lower case: cloudwatch.md), linked from
+// the documentation's index.
 func TestProvidersHavePages(t *testing.T) {
 	index, err := os.ReadFile(filepath.Join("..", "..", "docs", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range (&cliSources{providers: map[string]*prometheus.Provider{}}).registry(true).Names() {
-		page := "providers/" + name + ".md"
+		page := "providers/" + strings.ToLower(name) + ".md"
 		if _, err := os.Stat(filepath.Join("..", "..", "docs", filepath.FromSlash(page))); err != nil {
 			t.Errorf("provider %s has no page: %v", name, err)
 		}
