@@ -32,7 +32,7 @@ type world struct {
 	datadog string
 	// cloudWatch stands for CloudWatch (localStack in the examples).
 	cloudWatch string
-	base    string // canaryd serve's URL
+	base       string // canaryd serve's URL
 	// releases stands for canaryd's GitHub releases: it serves make
 	// dist's files as harness.ReleasesURL/download/VERSION/FILE.
 	releases string
