@@ -10,6 +10,8 @@ import (
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/datadog"
 	"github.com/canaryd/canaryd/internal/provider/graphite"
+	"github.com/canaryd/canaryd/internal/provider/influxdb"
+	"github.com/canaryd/canaryd/internal/provider/newrelic"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -35,7 +37,8 @@ func BenchmarkBacktestDay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b), noDatadog(b), newCloudWatch(0, 0, true), noGraphite(b)))
+	influxdbProvider, newRelicProvider := noCredentialed(b)
+	compiled, problems := compile.Compile(doc, nil, newProviders(p.Source, noWeb(b), noDatadog(b), newCloudWatch(0, 0, true), noGraphite(b), influxdbProvider, newRelicProvider))
 	if len(problems) > 0 {
 		b.Fatal(problems)
 	}
@@ -72,4 +75,14 @@ func noGraphite(tb testing.TB) *graphite.Provider {
 		tb.Fatal(err)
 	}
 	return g
+}
+
+// noCredentialed is an InfluxDB and a New Relic provider without
+// credentials.
+func noCredentialed(tb testing.TB) (*influxdb.Provider, *newrelic.Provider) {
+	i, n, err := newCredentialed("", 0, 0, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return i, n
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch"
 	"github.com/canaryd/canaryd/internal/provider/datadog"
 	"github.com/canaryd/canaryd/internal/provider/graphite"
+	"github.com/canaryd/canaryd/internal/provider/influxdb"
 	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/provider/newrelic"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/provider/web"
 )
@@ -27,6 +29,8 @@ type providerSet struct {
 	datadog    *datadog.Provider
 	cloudWatch *cloudwatch.Provider
 	graphite   *graphite.Provider
+	influxdb   *influxdb.Provider
+	newRelic   *newrelic.Provider
 }
 
 // registry registers the metric providers canaryd runs, each under the
@@ -39,12 +43,14 @@ func (s providerSet) registry() *provider.Registry {
 		Register("web", s.web).
 		Register("datadog", s.datadog).
 		Register("cloudWatch", s.cloudWatch).
-		Register("graphite", s.graphite)
+		Register("graphite", s.graphite).
+		Register("influxdb", s.influxdb).
+		Register("newRelic", s.newRelic)
 }
 
 // newProviders is the service's registry (serve).
-func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadogProvider *datadog.Provider, cloudWatchProvider *cloudwatch.Provider, graphiteProvider *graphite.Provider) *provider.Registry {
-	return providerSet{prometheus: prometheus, web: webProvider, datadog: datadogProvider, cloudWatch: cloudWatchProvider, graphite: graphiteProvider}.registry()
+func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadogProvider *datadog.Provider, cloudWatchProvider *cloudwatch.Provider, graphiteProvider *graphite.Provider, influxdbProvider *influxdb.Provider, newRelicProvider *newrelic.Provider) *provider.Registry {
+	return providerSet{prometheus: prometheus, web: webProvider, datadog: datadogProvider, cloudWatch: cloudWatchProvider, graphite: graphiteProvider, influxdb: influxdbProvider, newRelic: newRelicProvider}.registry()
 }
 
 // serveProviders builds the service's registry from cfg around its
@@ -68,6 +74,12 @@ func serveProviders(cfg *config.Config, prometheus prometheus.Func) (*provider.R
 		return nil, nil, &configError{err}
 	}
 	closers = append(closers, datadogProvider.CloseIdleConnections)
+	influxdbProvider, newRelicProvider, err := newCredentialed(cfg.CredentialsDir, cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
+	if err != nil {
+		closeAll()
+		return nil, nil, &configError{err}
+	}
+	closers = append(closers, influxdbProvider.CloseIdleConnections, newRelicProvider.CloseIdleConnections)
 	graphiteProvider, err := graphite.New(graphite.Options{Allow: cfg.GraphiteAllow, MaxTimeout: cfg.MaxQueryTimeout, MaxResultValues: cfg.MaxResultValues})
 	if err != nil {
 		closeAll()
@@ -75,7 +87,7 @@ func serveProviders(cfg *config.Config, prometheus prometheus.Func) (*provider.R
 	}
 	closers = append(closers, graphiteProvider.CloseIdleConnections)
 	cloudWatchProvider := newCloudWatch(cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
-	return newProviders(prometheus, webProvider, datadogProvider, cloudWatchProvider, graphiteProvider), closeAll, nil
+	return newProviders(prometheus, webProvider, datadogProvider, cloudWatchProvider, graphiteProvider, influxdbProvider, newRelicProvider), closeAll, nil
 }
 
 // newCloudWatch builds the CloudWatch provider, whose credentials and
@@ -104,12 +116,36 @@ func newDatadog(dir string, maxTimeout time.Duration, maxValues int, checkOnly b
 	return datadog.New(o)
 }
 
+// newCredentialed builds the InfluxDB and New Relic providers, whose
+// credentials are the Secrets of the directory dir (--credentials-dir,
+// none when empty): with none, their metrics are refused, naming it.
+func newCredentialed(dir string, maxTimeout time.Duration, maxValues int, checkOnly bool) (*influxdb.Provider, *newrelic.Provider, error) {
+	var creds *credentials.Dir
+	if dir != "" && !checkOnly {
+		d, err := credentials.New(dir, credentials.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		creds = d
+	}
+	i, err := influxdb.New(influxdb.Options{Credentials: creds, MaxTimeout: maxTimeout, MaxResultValues: maxValues, CheckOnly: checkOnly})
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := newrelic.New(newrelic.Options{Credentials: creds, MaxTimeout: maxTimeout, MaxResultValues: maxValues, CheckOnly: checkOnly})
+	if err != nil {
+		return nil, nil, err
+	}
+	return i, n, nil
+}
+
 // registry is the command line's providers: its Prometheus; web and
 // Graphite providers that allow any http or https URL unless --web-allow
 // or --graphite-allow narrows it (the person running the command is its
 // operator); a Datadog provider that reads --credentials-dir
 // (CANARYD_CREDENTIALS_DIR), and DD_API_KEY, DD_APP_KEY and DD_ADDRESS;
-// and CloudWatch with the AWS SDK's default chain. With checkOnly
+// InfluxDB and New Relic providers that read the same directory; and
+// CloudWatch with the AWS SDK's default chain. With checkOnly
 // (validate, which sends nothing), they check a configuration, and a url
 // or address only against the prefixes given, and read no credentials.
 func (c *cliSources) registry(checkOnly bool) *provider.Registry {
@@ -127,5 +163,11 @@ func (c *cliSources) registry(checkOnly bool) *provider.Registry {
 		// what it lacks.
 		d, _ = newDatadog("", 0, c.maxValues, checkOnly)
 	}
-	return newProviders(c.source, w, d, newCloudWatch(0, c.maxValues, checkOnly), g)
+	i, n, err := newCredentialed(c.credentialsDir, 0, c.maxValues, checkOnly)
+	if err != nil {
+		// The directory is missing: their metrics are refused, each
+		// naming what is missing.
+		i, n, _ = newCredentialed("", 0, c.maxValues, checkOnly)
+	}
+	return newProviders(c.source, w, d, newCloudWatch(0, c.maxValues, checkOnly), g, i, n)
 }

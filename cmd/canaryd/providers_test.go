@@ -65,7 +65,28 @@ func TestProvidersConform(t *testing.T) {
 			mu.Lock()
 			closers = append(closers, g.CloseIdleConnections)
 			mu.Unlock()
-			return newProviders(sources.source, w, d, cw, g)
+			root := t.TempDir()
+			for secret, keys := range map[string]map[string]string{
+				"influxdb": {"address": backend, "authToken": "influx-s3cr3t", "org": "org"},
+				"newrelic": {"personal-api-key": "nr-s3cr3t", "account-id": "1", "base-url-nerdgraph": backend + "/graphql"},
+			} {
+				for k, v := range keys {
+					if err := os.MkdirAll(filepath.Join(root, secret), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(root, secret, k), []byte(v), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			i, n, err := newCredentialed(root, 0, 0, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			closers = append(closers, i.CloseIdleConnections, n.CloseIdleConnections)
+			mu.Unlock()
+			return newProviders(sources.source, w, d, cw, g, i, n)
 		},
 		Configs: map[string]func(string) json.RawMessage{
 			"prometheus": func(string) json.RawMessage { return json.RawMessage(`{"query": "up"}`) },
@@ -80,6 +101,12 @@ func TestProvidersConform(t *testing.T) {
 			},
 			"graphite": func(backend string) json.RawMessage {
 				return json.RawMessage(`{"address": "` + backend + `", "query": "target=sumSeries(app.*.count)&from=-5min"}`)
+			},
+			"influxdb": func(string) json.RawMessage {
+				return json.RawMessage(`{"query": "from(bucket: \"app\") |> range(start: -5m)"}`)
+			},
+			"newRelic": func(string) json.RawMessage {
+				return json.RawMessage(`{"query": "FROM Transaction SELECT count(*) SINCE 5 minutes ago"}`)
 			},
 			"web": func(backend string) json.RawMessage {
 				return json.RawMessage(`{"url": "` + backend + `/health", "jsonPath": "{$.data}"}`)

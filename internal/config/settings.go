@@ -355,7 +355,7 @@ func settings() []setting {
 			func(c *Config) *string { return &c.PrometheusExternalURL }),
 		listSetting(groupWeb, "web-allow", "URL prefix that a web metric's url, and each redirect it follows, may start with (repeatable; the prefix rules of webhook-allow); none means web metrics are refused",
 			func(c *Config) *[]string { return &c.WebAllow }),
-		withNone(pathSetting(groupProviders, "credentials-dir", "directory of the metric providers' credentials, laid out as Kubernetes mounts Argo Rollouts' Secrets: DIR/datadog/api-key, app-key and address; a metric's secretRef.name picks the subdirectory. Read when a metric needs them, so a rotated Secret applies without a restart",
+		withNone(pathSetting(groupProviders, "credentials-dir", "directory of the metric providers' credentials, laid out as Kubernetes mounts Argo Rollouts' Secrets: DIR/datadog/api-key, app-key and address; DIR/influxdb/address, authToken and org; DIR/newrelic/personal-api-key, account-id and region; a metric's secretRef.name (Datadog) or profile (InfluxDB, New Relic) picks the subdirectory. Read when a metric needs them, so a rotated Secret applies without a restart",
 			func(c *Config) *string { return &c.CredentialsDir }), "none: Datadog's keys come from DD_API_KEY, DD_APP_KEY and DD_ADDRESS"),
 		listSetting(groupProviders, "graphite-allow", "URL prefix that a Graphite metric's render URL (its address and /render), and each redirect it follows, may start with (repeatable; the prefix rules of web-allow); none means Graphite metrics are refused",
 			func(c *Config) *[]string { return &c.GraphiteAllow }),

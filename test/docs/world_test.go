@@ -32,7 +32,10 @@ type world struct {
 	datadog string
 	// cloudWatch stands for CloudWatch (localStack in the examples).
 	cloudWatch string
-	base       string // canaryd serve's URL
+	// influxdb and nerdGraph stand for InfluxDB and NerdGraph
+	// (influxdbAddress and nerdGraphURL in the examples).
+	influxdb, nerdGraph string
+	base                string // canaryd serve's URL
 	// releases stands for canaryd's GitHub releases: it serves make
 	// dist's files as harness.ReleasesURL/download/VERSION/FILE.
 	releases string
@@ -113,6 +116,7 @@ func startWorld(t *testing.T) *world {
 	w.prom = promtest.Start(t).URL
 	w.datadog = startDatadog(t)
 	w.cloudWatch = startCloudWatch(t)
+	w.influxdb, w.nerdGraph = startInfluxDB(t), startNerdGraph(t)
 	// README's Install and the release pages download a release.
 	w.releases = harness.ServeRelease(t)
 
@@ -245,6 +249,8 @@ func (w *world) substitute(s string) string {
 		"http://127.0.0.1:19090", w.prom,
 		datadogSite, w.datadog,
 		localStack, w.cloudWatch,
+		influxdbAddress, w.influxdb,
+		nerdGraphURL, w.nerdGraph,
 		"http://localhost:9090", w.prom,
 		harness.ReleasesURL, w.releases,
 	).Replace(s)
