@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 )
 
 // decodeAnswer decodes a NerdGraph answer of the usual shape into a as
@@ -130,9 +131,9 @@ func (r *jsonReader) path(at func() bool, keys ...string) bool {
 	})
 }
 
-// rawString reads a string's bytes; plain is false for one with an escape
-// (or a value that is not a string), which the caller leaves to
-// encoding/json.
+// rawString reads a string's bytes; plain is false for one with an
+// escape or invalid UTF-8 (or a value that is not a string), which the
+// caller leaves to encoding/json.
 func (r *jsonReader) rawString() (s []byte, plain bool) {
 	if r.next() != '"' {
 		return nil, false
@@ -144,7 +145,8 @@ func (r *jsonReader) rawString() (s []byte, plain bool) {
 			return nil, false
 		case '"':
 			r.i = i + 1
-			return r.b[start:i], true
+			// encoding/json replaces invalid UTF-8; left to it.
+			return r.b[start:i], utf8.Valid(r.b[start:i])
 		}
 	}
 	return nil, false
