@@ -5,23 +5,39 @@
 //
 // It is laid out by concern, a file or a package each:
 //
+//   - service.go: the registry (Analyses): the analyses running, and the
+//     finished ones for their retention, by id; Start, Get, List, Evaluate,
+//     Drain and WaitWebhooks. Its errors (ErrDraining, ErrTooMany, ...) are
+//     what the HTTP layer answers as problems.
+//   - persist.go, resume.go, stored.go: durability in a store
+//     (AnalysesOptions.Store). Each run started here has a writer that
+//     commits its steps under the run's lease; the renew loop extends the
+//     leases, claims those of replicas that stopped and resumes their
+//     analyses; Drain hands the running analyses over instead of ending
+//     them. A store's failure reaches the caller as a StoreError.
+//   - retention.go, retained.go: what the analyses held take, in bytes.
+//     Each run keeps an estimate of its size (Ledger), from what it
+//     recorded; the service keeps the sum, and evicts finished analyses to
+//     stay under its bound and MaxFinished, none younger than MinRetention.
+//   - rounds.go, kept.go: rounds and gates, bounded in number and by their
+//     deadlines; a round kept is held, and written to the store.
+//   - series.go: the key of the calls that make one analysis over time
+//     (SeriesOf), which the list filters on.
+//   - list.go, listed.go: the list of the analyses held, with the store's
+//     filters and cursors (Page), and an analysis as a row of it shows it
+//     (Summarize). With a store the list is every replica's
+//     (ListPage).
+//   - backtests.go, report.go: backtests in virtual time, and what the HTML
+//     reports share.
 //   - hub.go: the stream hub. A run's observer publishes each event once
 //     (Hub.Publish); it is encoded once and handed to every stream that
 //     follows the run, each with a bounded buffer, and a stream that falls
 //     behind is cut off rather than waited for.
-//   - retained.go: what the analyses held take, in bytes. Each run keeps
-//     an estimate of its size (Ledger), from what it recorded; the service
-//     keeps the sum, and evicts finished analyses to stay under its bound.
-//   - listed.go: an analysis as a row of the list shows it (Summarize): its
-//     report's sentence and the phases of each metric's newest
-//     measurements, bounded whatever it holds.
-//   - durable/: what keeps the analyses in a store. So far the writer of
-//     the rounds kept (durable.RoundWriter).
+//   - durable/: what keeps the analyses in a store and needs no registry.
+//     So far the writer of the rounds kept (durable.RoundWriter).
 //
-// The registry of analyses, their durability in a store (each run's
-// writer, its leases, adoption and hand-over), eviction, rounds and the
-// list are still internal/server's (Analyses), and join this package as
-// they move.
+// Each run's writer, its leases, adoption and hand-over are still methods
+// of Analyses, and move to durable/ next.
 //
 // What it must not do: import net/http, or speak a provider's protocol.
 package analyses

@@ -1,21 +1,18 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/instant"
 	"github.com/canaryd/canaryd/internal/limits"
-	"github.com/canaryd/canaryd/internal/promreg"
 )
 
 // Query parameters of the backtest endpoints.
@@ -28,10 +25,6 @@ const (
 // reportedParam stands for a window parameter the query has already
 // reported a problem with (given twice): readWindow says nothing more of it.
 const reportedParam = "\x00reported"
-
-// ErrTooManyBacktests is Analyses.Backtest's error when --max-backtests
-// backtests are already running.
-var ErrTooManyBacktests = errors.New("too many backtests running")
 
 // BacktestSeries is the body of a backtest with ?every=: where in the window
 // the spec would have fired. It is what `canaryd backtest --every` prints.
@@ -176,9 +169,9 @@ func measurementsWithin(plan *analysis.Plan, span time.Duration) int {
 // A caller that hangs up stops the backtest; a shutdown stops it at the end
 // of the grace period, and its caller gets a 503 rather than an analysis
 // that was cut short.
-func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, limits limits.Limits) http.Handler {
+func handleBacktest(log *zap.Logger, svc *Analyses, read requestReader, limits limits.Limits) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, ok := admit(analyses, read, w, r)
+		req, ok := admit(svc, read, w, r)
 		if !ok {
 			return
 		}
@@ -186,14 +179,14 @@ func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, lim
 			writeProblem(w, r, invalidInput(errs))
 			return
 		}
-		id := newID()
+		id := analyses.NewID()
 		setAnalysisID(r, id)
-		results, err := analyses.Backtest(r.Context(), req.compiled.Plan, req.window, analysis.Options{ID: id, Template: req.template, Args: req.compiled.Args})
+		results, err := svc.Backtest(r.Context(), req.compiled.Plan, analyses.Window{Start: req.window.start, End: req.window.end, Every: req.window.every}, analysis.Options{ID: id, Template: req.template, Args: req.compiled.Args})
 		switch {
-		case errors.Is(err, ErrDraining):
+		case errors.Is(err, analyses.ErrDraining):
 			writeProblem(w, r, shuttingDown())
 			return
-		case errors.Is(err, ErrTooManyBacktests):
+		case errors.Is(err, analyses.ErrTooManyBacktests):
 			writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
 				"the limit of backtests running at once (--max-backtests) is reached; retry later"))
 			return
@@ -203,7 +196,7 @@ func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, lim
 			return
 		}
 		if wantsHTML(r) {
-			writeBacktestReport(r.Context(), w, analyses.reports, results, req, analyses.reportSources(req.compiled.Spec, req.compiled.Args))
+			writeBacktestReport(r.Context(), w, svc.Reports(), results, req, svc.ReportSources(req.compiled.Spec, req.compiled.Args))
 			return
 		}
 		if req.window.every <= 0 {
@@ -212,147 +205,4 @@ func handleBacktest(log *zap.Logger, analyses *Analyses, read requestReader, lim
 		}
 		writeJSON(w, http.StatusOK, BacktestSeries{Start: req.window.start, End: req.window.end, Every: req.window.every.String(), Results: results})
 	})
-}
-
-// backtests are the backtests running in one service: how many, and the
-// means to stop them at shutdown.
-type backtests struct {
-	// stop cancels every backtest's context with ErrDraining as its cause.
-	ctx  context.Context
-	stop context.CancelCauseFunc
-	// wg counts the running backtests; Add happens under Analyses.mu while
-	// not draining, so never after Drain waits on it.
-	wg      sync.WaitGroup
-	running int // under Analyses.mu
-
-	total   *prometheus.CounterVec
-	current prometheus.Gauge
-}
-
-func newBacktests(reg prometheus.Registerer) (*backtests, error) {
-	ctx, stop := context.WithCancelCause(context.Background())
-	f, registered := promreg.With(reg)
-	b := &backtests{
-		ctx:  ctx,
-		stop: stop,
-		total: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "canaryd_backtests_total",
-			Help: "Backtests run, by outcome: completed, canceled (the caller hung up), stopped (shutdown).",
-		}, []string{"outcome"}),
-		current: f.NewGauge(prometheus.GaugeOpts{
-			Name: "canaryd_backtests_running",
-			Help: "Backtests running now.",
-		}),
-	}
-	if err := registerErr(registered()); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// Backtest runs plan over the window in virtual time, one analysis or, with
-// every, a series of them (see analysis.Backtest and
-// analysis.BacktestSeries). It fails with ErrDraining while the service shuts
-// down (also when a shutdown stops it midway: its result would be cut
-// short), with ErrTooManyBacktests at the limit of backtests running, and
-// with ctx's error when ctx ends first.
-func (a *Analyses) Backtest(ctx context.Context, plan *analysis.Plan, w backtestWindow, opts analysis.Options) ([]analysis.BacktestResult, error) {
-	b := a.backtests
-	a.mu.Lock()
-	switch {
-	case a.draining:
-		a.mu.Unlock()
-		return nil, ErrDraining
-	case b.running >= a.opts.MaxBacktests:
-		a.mu.Unlock()
-		return nil, ErrTooManyBacktests
-	}
-	b.running++
-	b.wg.Add(1)
-	a.mu.Unlock()
-	b.current.Inc()
-	defer func() {
-		a.mu.Lock()
-		b.running--
-		a.mu.Unlock()
-		b.current.Dec()
-		b.wg.Done()
-	}()
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(b.ctx, func() { cancel(ErrDraining) })
-	defer stop()
-
-	opts.Args = redactArgs(opts.Args)
-	log := a.log.With(zap.String("analysis_id", opts.ID))
-	log.Info("backtest started", zap.Time("start", w.start), zap.Time("end", w.end), zap.Duration("every", w.every),
-		zap.Strings("metrics", metricNames(plan)), zap.String("template", opts.Template), zap.Any("args", opts.Args))
-	began := time.Now()
-	// Measurements of a backtest are of the past: they are not counted
-	// with the service's own (canaryd_measurements_total), and the run's
-	// bound on duration does not apply in virtual time.
-	opts.ErrorRetryInterval = a.opts.ErrorRetryInterval
-	opts.MaxDuration = 0
-	var results []analysis.BacktestResult
-	if w.every > 0 {
-		results = analysis.BacktestSeries(ctx, plan, w.start, w.end, w.every, opts)
-	} else {
-		results = []analysis.BacktestResult{{Start: w.start, Analysis: analysis.Backtest(ctx, plan, w.start, w.end, opts)}}
-	}
-	if ctx.Err() != nil {
-		cause := context.Cause(ctx)
-		outcome := "canceled"
-		if errors.Is(cause, ErrDraining) {
-			outcome = "stopped"
-		}
-		b.total.WithLabelValues(outcome).Inc()
-		log.Info("backtest stopped before it finished", zap.String("outcome", outcome), zap.Duration("duration", time.Since(began)))
-		if errors.Is(cause, ErrDraining) {
-			return nil, ErrDraining
-		}
-		return nil, cause
-	}
-	b.total.WithLabelValues("completed").Inc()
-	phases := make([]string, len(results))
-	for i, r := range results {
-		phases[i] = string(r.Analysis.Phase)
-	}
-	log.Info("backtest finished", zap.Strings("phases", phases), zap.Duration("duration", time.Since(began)))
-	return results, nil
-}
-
-// drainBacktests waits for the running backtests until ctx is done, then
-// stops those left and waits for them to return, which they do promptly:
-// their queries honour their contexts. It returns how many it stopped.
-func (a *Analyses) drainBacktests(ctx context.Context) int {
-	b := a.backtests
-	done := make(chan struct{})
-	// Ends when the last running backtest returns: at once after stop.
-	go func() {
-		b.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return 0
-	case <-ctx.Done():
-	}
-	a.mu.Lock()
-	left := b.running
-	a.mu.Unlock()
-	b.stop(ErrDraining)
-	// A backtest stops at once; one whose condition does not return is
-	// left behind rather than hold the shutdown beyond its bound.
-	stopped := time.NewTimer(stopTimeout)
-	defer stopped.Stop()
-	select {
-	case <-done:
-	case <-stopped.C:
-		a.log.Error("backtests left running at shutdown: they did not stop within " + stopTimeout.String())
-	}
-	if left > 0 {
-		a.log.Warn("backtests stopped: the shutdown grace period ran out", zap.Int("backtests", left))
-	}
-	return left
 }

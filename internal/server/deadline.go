@@ -11,15 +11,13 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 )
 
-// TimeoutHeader is the request header in which a caller may give its
-// deadline, in seconds ("8", "7.5") or as a Go duration ("8s"), as it may
-// with the query parameter ?timeout=. It is read by the evaluate and gate
-// endpoints. Unprefixed, as RFC 6648 asks of new headers; Argo Rollouts'
-// web provider and Spinnaker's webhook stage can both send it.
-const TimeoutHeader = "Request-Timeout"
+// TimeoutHeader is the request header of a caller's deadline
+// (analyses.TimeoutHeader).
+const TimeoutHeader = analyses.TimeoutHeader
 
 // maxTimeout bounds what a caller may ask for: a day is longer than any
 // sensible gate, and a bound keeps the arithmetic of seconds in range.

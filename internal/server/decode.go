@@ -23,9 +23,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
-	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // Media types of request bodies. JSON is YAML's subset, but a body sent as
@@ -111,8 +111,8 @@ type requestReader func(w http.ResponseWriter, r *http.Request) (*specRequest, *
 // admit reads a request to run a spec with read. When the service is
 // shutting down or the request is refused, it answers with the problem and
 // returns false, having started nothing.
-func admit(analyses *Analyses, read requestReader, w http.ResponseWriter, r *http.Request) (*specRequest, bool) {
-	if analyses.Draining() {
+func admit(svc *Analyses, read requestReader, w http.ResponseWriter, r *http.Request) (*specRequest, bool) {
+	if svc.Draining() {
 		writeProblem(w, r, shuttingDown())
 		return nil, false
 	}
@@ -541,7 +541,7 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 			for _, v := range vs {
 				for _, e := range strings.Split(v, ",") {
 					e = strings.TrimSpace(e)
-					if err := webhook.CheckEvents([]string{e}); err != nil {
+					if err := analyses.CheckWebhookEvents([]string{e}); err != nil {
 						errs = append(errs, api.FieldError{Field: fmt.Sprintf("%s[%d]", key, len(events)), Message: err.Error()})
 					}
 					events = append(events, e)

@@ -26,14 +26,13 @@
 // the flag that sets it. The bearer tokens (Tokens) can be replaced while
 // serving, for a reloaded --auth-token-file.
 //
-// Analyses live in memory (Analyses): running ones until they end,
-// finished ones for a retention period, capped in number. With a store
-// (AnalysesOptions.Store, a postgres --store) each is also kept there as it
-// runs, fenced by this replica's lease (persist.go); any replica answers
-// for an analysis another runs from the store (stored.go); the leases of
-// replicas that died or stopped are claimed and their analyses resumed
-// (resume.go); and Drain hands the running analyses over instead of
-// ending them. The process'
+// The analyses themselves are internal/analyses' (Analyses, the service):
+// it holds them in memory and, with a store (AnalysesOptions.Store, a
+// postgres --store), keeps each there as it runs, answers for an analysis
+// another replica runs, resumes those of replicas that stopped, and hands
+// the running ones over at shutdown. The handlers call it and answer what
+// it returns; any replica answers a read, a stream or a DELETE of an
+// analysis another runs from the store (stored.go). The process'
 // lifecycle (draining on SIGTERM, the grace period, the terminal Error result
 // of analyses that could not finish) is driven by the command through
 // Analyses.Drain and Analyses.WaitWebhooks; this package never reads the

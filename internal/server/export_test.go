@@ -1,4 +1,6 @@
 package server
 
-// StoreTimeout is storeTimeout, for the tests outside the package.
-const StoreTimeout = storeTimeout
+import "github.com/canaryd/canaryd/internal/analyses"
+
+// StoreTimeout is analyses.StoreTimeout, for the tests outside the package.
+const StoreTimeout = analyses.StoreTimeout

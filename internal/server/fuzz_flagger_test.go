@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
@@ -90,11 +91,11 @@ func FuzzFlaggerGate(f *testing.F) {
 	declared := []string{"name", "namespace", "threshold"}
 
 	f.Fuzz(func(t *testing.T, isJSON bool, query, body string) {
-		analyses, err := NewAnalyses(AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, ErrorRetryInterval: time.Hour})
+		svc, err := NewAnalyses(AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, ErrorRetryInterval: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := New(Options{Analyses: analyses, Providers: sources, Templates: store, MaxBodyBytes: 64 << 10})
+		h, err := New(Options{Analyses: svc, Providers: sources, Templates: store, MaxBodyBytes: 64 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,8 +113,8 @@ func FuzzFlaggerGate(f *testing.F) {
 
 		over, cancel := context.WithCancel(context.Background())
 		cancel()
-		analyses.Drain(over)
-		analyses.WaitWebhooks(over)
+		svc.Drain(over)
+		svc.WaitWebhooks(over)
 
 		switch rec.Code {
 		case http.StatusOK, http.StatusPreconditionFailed, http.StatusServiceUnavailable:
@@ -129,7 +130,7 @@ func FuzzFlaggerGate(f *testing.F) {
 					t.Fatalf("argument %q, which the template does not declare, reached the analysis: %v", name, a.Args)
 				}
 			}
-			if ns, ok := payloadNamespace(body, isJSON); ok && !queryOverrides(query, "namespace") && a.Args["namespace"] != redactArgs(map[string]string{"namespace": ns})["namespace"] {
+			if ns, ok := payloadNamespace(body, isJSON); ok && !queryOverrides(query, "namespace") && a.Args["namespace"] != analyses.RedactArgs(map[string]string{"namespace": ns})["namespace"] {
 				t.Fatalf("the payload's namespace %q became %q", ns, a.Args["namespace"])
 			}
 		default:

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 )
 
 // gateStatus is a gate's HTTP status for the analysis' verdict: the status
@@ -42,18 +43,18 @@ func gateTimedOut(timeout time.Duration, async string) string {
 // and the answer is a 503 that carries it: the caller gets canaryd's answer
 // before its own timeout cuts the connection. A caller that hangs up
 // terminates the analysis, as on ?wait=true.
-func handleGate(log *zap.Logger, analyses *Analyses, read requestReader, named bool) http.Handler {
+func handleGate(log *zap.Logger, svc *Analyses, read requestReader, named bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, ok := admit(analyses, read, w, r)
+		req, ok := admit(svc, read, w, r)
 		if !ok {
 			return
 		}
-		release, err := analyses.AcquireRound()
+		release, err := svc.AcquireRound()
 		if err != nil {
-			writeProblem(w, r, tooManyRounds(analyses.rounds.max))
+			writeProblem(w, r, tooManyRounds(svc.MaxRounds()))
 			return
 		}
-		run, ok := start(log, analyses, req, api.KindGate, w, r)
+		run, ok := start(log, svc, req, api.KindGate, w, r)
 		if !ok {
 			release()
 			return
@@ -88,16 +89,16 @@ func handleGate(log *zap.Logger, analyses *Analyses, read requestReader, named b
 			message := gateTimedOut(req.timeout, async)
 			run.Abort(message)
 			log.Info("gate timed out; analysis stopped", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()), zap.Duration("timeout", req.timeout))
-			if !waitStopped(r.Context(), run) {
+			if !analyses.WaitStopped(r.Context(), run) {
 				if r.Context().Err() != nil {
 					return
 				}
-				// The analysis has not stopped within stopTimeout (a
+				// The analysis has not stopped within analyses.StopTimeout (a
 				// measurement or condition that does not return): the
 				// gate answers with what it has, as the Error it will
 				// end with.
 				final := run.Snapshot()
-				now := analyses.clock.Now()
+				now := svc.Clock().Now()
 				final.Phase, final.Message, final.CompletedAt = api.PhaseError, message, &now
 				writeJSON(w, gateStatus(final.Phase), final)
 				return

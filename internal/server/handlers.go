@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/webhook"
+	"github.com/canaryd/canaryd/internal/analyses"
 )
 
 // ProblemReplicaRestarted is the 410, with memory:, of a request for an
@@ -38,14 +38,14 @@ type AnalysisList struct {
 // hangs up on a wait or a stream terminates the analysis, unless it asked
 // for a webhook: without one nobody else knows its id, so it would run
 // unread; with one the webhook is still owed the result.
-func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReader, heartbeat time.Duration) http.Handler {
+func handleCreateAnalysis(log *zap.Logger, svc *Analyses, read requestReader, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mode := negotiate(r)
-		req, ok := admit(analyses, read, w, r)
+		req, ok := admit(svc, read, w, r)
 		if !ok {
 			return
 		}
-		run, ok := start(log, analyses, req, "", w, r)
+		run, ok := start(log, svc, req, "", w, r)
 		if !ok {
 			return
 		}
@@ -64,7 +64,7 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 		case req.wait:
 			select {
 			case <-run.Done():
-				if run.gone.Load() {
+				if run.Gone() {
 					writeProblem(w, r, handedOver())
 					return
 				}
@@ -81,31 +81,31 @@ func handleCreateAnalysis(log *zap.Logger, analyses *Analyses, read requestReade
 // start starts the analysis of req and sets the Location of the response;
 // when it cannot, it answers with the problem and returns false. kind is
 // the resource's (api.KindGate for a gate, "" for an analysis); an
-// analysis of a kind is one of a series (series.go).
-func start(log *zap.Logger, analyses *Analyses, req *specRequest, kind string, w http.ResponseWriter, r *http.Request) (*Run, bool) {
+// analysis of a kind is one of a series (analyses.SeriesOf).
+func start(log *zap.Logger, svc *Analyses, req *specRequest, kind string, w http.ResponseWriter, r *http.Request) (*Run, bool) {
 	so := StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
 		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
-		Sources: analyses.reportSources(req.compiled.Spec, req.compiled.Args), Kind: kind}
+		Sources: svc.ReportSources(req.compiled.Spec, req.compiled.Args), Kind: kind}
 	if kind != "" {
-		so.Series = seriesOf(kind, req.template, req.document, req.args, infoOf(r).caller)
+		so.Series = analyses.SeriesOf(kind, req.template, req.document, req.args, infoOf(r).caller)
 	}
-	run, err := analyses.Start(req.compiled.Plan, so)
+	run, err := svc.Start(req.compiled.Plan, so)
 	if p, ok := storedProblem(err); ok {
 		writeProblem(w, r, p)
 		return nil, false
 	}
 	switch {
-	case errors.Is(err, ErrDraining):
+	case errors.Is(err, analyses.ErrDraining):
 		writeProblem(w, r, shuttingDown())
 		return nil, false
-	case errors.Is(err, ErrTooMany):
+	case errors.Is(err, analyses.ErrTooMany):
 		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
 			"the limit of analyses running at once (--max-analyses) is reached; retry later"))
 		return nil, false
-	case errors.Is(err, ErrRetainedFull), errors.Is(err, ErrFinishedFull):
-		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses, analyses.retentionFull(err)))
+	case errors.Is(err, analyses.ErrRetainedFull), errors.Is(err, analyses.ErrFinishedFull):
+		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyAnalyses, svc.RetentionFull(err)))
 		return nil, false
-	case errors.Is(err, webhook.ErrBacklogFull):
+	case errors.Is(err, analyses.ErrBacklogFull):
 		p := problem(http.StatusTooManyRequests, ProblemTooManyAnalyses,
 			"the limit of analyses with webhook deliveries owed (--max-webhook-backlog) is reached; retry later")
 		p.Errors = []api.FieldError{{Field: "webhook", Message: err.Error()}}
@@ -148,22 +148,20 @@ func absoluteURL(r *http.Request, path string) string {
 // first (list.go): optionally only those in the phases given by ?phase=,
 // ?limit= of them after ?cursor=, with their measurements only when
 // ?measurements=true.
-func handleListAnalyses(analyses *Analyses) http.Handler {
+func handleListAnalyses(svc *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o, errs := listQuery(r.URL.Query())
 		if len(errs) > 0 {
 			writeProblem(w, r, invalidInput(errs))
 			return
 		}
-		if analyses.opts.Store != nil {
-			// Every replica's analyses, from the store.
-			storedList(analyses, w, r, o)
+		// With a store, every replica's analyses, from the store.
+		page, next, err := svc.ListPage(r.Context(), o)
+		if errs := filterErrors(err); errs != nil {
+			writeProblem(w, r, invalidInput(errs))
 			return
-		}
-		page, next, err := analyses.Page(o)
-		if err != nil {
-			// Only a filter the list refuses (its cursor).
-			writeProblem(w, r, invalidInput(filterErrors(err)))
+		} else if err != nil {
+			writeProblem(w, r, storeUnavailable())
 			return
 		}
 		list := AnalysisList{Analyses: page, Next: next}
@@ -177,9 +175,9 @@ func handleListAnalyses(analyses *Analyses) http.Handler {
 // handleGetAnalysis answers with one analysis, or follows it live for a
 // streaming Accept type. Hanging up on such a stream leaves the analysis
 // running: the caller that started it may still be waiting.
-func handleGetAnalysis(analyses *Analyses, heartbeat time.Duration) http.Handler {
+func handleGetAnalysis(svc *Analyses, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		run, ok := lookupStored(analyses, w, r, heartbeat)
+		run, ok := lookupStored(svc, w, r, heartbeat)
 		if !ok {
 			return
 		}
@@ -194,13 +192,13 @@ func handleGetAnalysis(analyses *Analyses, heartbeat time.Duration) http.Handler
 // handleDeleteAnalysis terminates an analysis with Argo's terminate
 // semantics (no new measurements; metrics whose limits did not trip end
 // Successful) and answers with the final analysis. A finished analysis is
-// returned unchanged. It answers within stopTimeout whatever the run is
+// returned unchanged. It answers within analyses.StopTimeout whatever the run is
 // doing: a run that has not stopped by then (a measurement or condition
 // that does not return) is answered as it stands, 202, still Running with
 // its stop under way.
-func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
+func handleDeleteAnalysis(log *zap.Logger, svc *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		run, ok := lookupStored(analyses, w, r, 0)
+		run, ok := lookupStored(svc, w, r, 0)
 		if !ok {
 			return
 		}
@@ -211,11 +209,11 @@ func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 			log.Info("analysis terminated by request", zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID()))
 		}
 		switch {
-		case waitStopped(r.Context(), run):
+		case analyses.WaitStopped(r.Context(), run):
 			writeJSON(w, http.StatusOK, run.Snapshot())
 		case r.Context().Err() == nil:
 			log.Warn("analysis terminated by request has not stopped yet", zap.String("request_id", infoOf(r).id),
-				zap.String("analysis_id", run.ID()), zap.Duration("waited", stopTimeout))
+				zap.String("analysis_id", run.ID()), zap.Duration("waited", analyses.StopTimeout))
 			writeJSON(w, http.StatusAccepted, run.Snapshot())
 		}
 	})
@@ -225,16 +223,16 @@ func handleDeleteAnalysis(log *zap.Logger, analyses *Analyses) http.Handler {
 // template (read decides): one measurement of every metric. An Error round
 // is a 503 with the same body, so that Argo's web provider counts an Error
 // measurement rather than read an outage as a verdict. The round is kept
-// under its id (kept.go), the Location of the answer, as one of its
-// series (series.go).
+// under its id (Analyses.Evaluate), the Location of the answer, as one of its
+// series (analyses.SeriesOf).
 //
 // The round is answered within the caller's deadline (?timeout=,
 // Request-Timeout), or defaultTimeout: a measurement still running then is
 // an Error, "deadline exceeded", so the caller gets canaryd's answer rather
 // than a timeout of its own, and never a hang.
-func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.Duration) http.Handler {
+func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, ok := admit(analyses, read, w, r)
+		req, ok := admit(svc, read, w, r)
 		if !ok {
 			return
 		}
@@ -242,13 +240,13 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		plan := withDeadline(req.compiled.Plan, timeout)
-		result, kept, err := analyses.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args,
+		result, kept, err := svc.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args,
 			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
-			Sources: analyses.reportSources(req.compiled.Spec, req.compiled.Args),
-			Series:  seriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)})
+			Sources: svc.ReportSources(req.compiled.Spec, req.compiled.Args),
+			Series:  analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)})
 		switch {
-		case errors.Is(err, ErrTooManyRounds):
-			writeProblem(w, r, tooManyRounds(analyses.rounds.max))
+		case errors.Is(err, analyses.ErrTooManyRounds):
+			writeProblem(w, r, tooManyRounds(svc.MaxRounds()))
 			return
 		case err != nil:
 			writeProblem(w, r, shuttingDown())
@@ -266,10 +264,10 @@ func handleEvaluate(analyses *Analyses, read requestReader, defaultTimeout time.
 	})
 }
 
-func lookup(analyses *Analyses, w http.ResponseWriter, r *http.Request) (*Run, bool) {
+func lookup(svc *Analyses, w http.ResponseWriter, r *http.Request) (*Run, bool) {
 	id := chi.URLParam(r, "id")
-	run, ok := analyses.Get(id)
-	if earlier, restarted := analyses.Restarted(id); !ok && restarted {
+	run, ok := svc.Get(id)
+	if earlier, restarted := svc.Restarted(id); !ok && restarted {
 		setAnalysisID(r, id)
 		writeProblem(w, r, problem(http.StatusGone, ProblemReplicaRestarted, fmt.Sprintf(
 			"analysis %s is gone: this canaryd restarted after the analysis started (its id names the run that started at %s), "+

@@ -21,13 +21,13 @@ func handleHealthz() http.Handler {
 // handleReadyz answers 503 from the moment the service starts draining, so
 // that load balancers stop sending it new analyses, and while its store
 // (AnalysesOptions.Store) does not answer.
-func handleReadyz(analyses *Analyses) http.Handler {
+func handleReadyz(svc *Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if analyses.Draining() {
+		if svc.Draining() {
 			writeProblem(w, r, shuttingDown())
 			return
 		}
-		if analyses.storeReady(r.Context()) != nil {
+		if svc.StoreReady(r.Context()) != nil {
 			writeProblem(w, r, storeUnavailable())
 			return
 		}

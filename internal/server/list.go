@@ -11,9 +11,6 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analyses"
-	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/redact"
-	"github.com/canaryd/canaryd/internal/store"
 )
 
 // The list of analyses (GET /v1/analyses) comes in pages: newest first
@@ -30,23 +27,13 @@ import (
 // Bounds of a page of the list.
 const (
 	// DefaultListLimit is the analyses of a page without ?limit=.
-	DefaultListLimit = store.DefaultListLimit
+	DefaultListLimit = analyses.DefaultListLimit
 	// MaxListLimit is the most ?limit= may ask for.
-	MaxListLimit = store.MaxListLimit
-	// maxPageBytes bounds a page with its measurements, as the analyses'
-	// sizes are estimated (retained.go); a page has at least one analysis.
-	maxPageBytes = 16 << 20
+	MaxListLimit = analyses.MaxListLimit
 )
 
-// ListOptions select a page of the list.
-type ListOptions struct {
-	// Filter selects the analyses (phases, template, series, arguments,
-	// start) and the page: its size and where it starts (the cursor).
-	Filter store.Filter
-	// Measurements keeps the analyses' measurements; without it every
-	// metric's list is empty (its counters still count them).
-	Measurements bool
-}
+// ListOptions select a page of the list (analyses.ListOptions).
+type ListOptions = analyses.ListOptions
 
 // maxTemplateFilter bounds ?template=: a template's name is a Kubernetes
 // object's, at most 253 characters.
@@ -84,9 +71,9 @@ func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 		}
 	}
 	if vs := q["series"]; len(vs) > 0 {
-		if len(vs) > 1 || !checkSeries(vs[0]) {
+		if len(vs) > 1 || !analyses.CheckSeries(vs[0]) {
 			errs = append(errs, api.FieldError{Field: "series", Message: "must be given once, the `series` of a round or gate as the list shows it (" +
-				strconv.Itoa(seriesLength) + " characters, a-z and 2-7), got " + quote(strings.Join(vs, ","))})
+				strconv.Itoa(analyses.SeriesLength) + " characters, a-z and 2-7), got " + quote(strings.Join(vs, ","))})
 		} else {
 			f.Series = vs[0]
 		}
@@ -123,14 +110,14 @@ func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 
 // filterQuery reads ?arg=NAME=VALUE, ?startedAfter= and ?startedBefore=
 // into f.
-func filterQuery(q url.Values, f *store.Filter) []api.FieldError {
+func filterQuery(q url.Values, f *analyses.Filter) []api.FieldError {
 	var errs []api.FieldError
 	if vs := q["arg"]; len(vs) > 0 {
-		if len(vs) > store.MaxArgFilters {
-			errs = append(errs, api.FieldError{Field: "arg", Message: fmt.Sprintf("at most %d argument filters", store.MaxArgFilters)})
+		if len(vs) > analyses.MaxArgFilters {
+			errs = append(errs, api.FieldError{Field: "arg", Message: fmt.Sprintf("at most %d argument filters", analyses.MaxArgFilters)})
 		}
 		f.Args = map[string]string{}
-		for _, v := range vs[:min(len(vs), store.MaxArgFilters)] {
+		for _, v := range vs[:min(len(vs), analyses.MaxArgFilters)] {
 			name, value, ok := strings.Cut(v, "=")
 			if !ok || name == "" {
 				errs = append(errs, api.FieldError{Field: "arg", Message: "must be NAME=VALUE, got " + quote(v)})
@@ -157,109 +144,12 @@ func filterQuery(q url.Values, f *store.Filter) []api.FieldError {
 	return errs
 }
 
-// sizeOfAnalysis is an analysis' size as the page counts it: as the
-// analyses' ledgers estimate it (analyses.SizeOfAnalysis).
-func sizeOfAnalysis(a *api.Analysis) int64 { return analyses.SizeOfAnalysis(a) }
-
 // filterErrors are the field errors of the list's refusal of its filter
-// (a store.FilterError); nil for any other error.
+// (an analyses.FilterError); nil for any other error.
 func filterErrors(err error) []api.FieldError {
-	var fe *store.FilterError
+	var fe *analyses.FilterError
 	if !errors.As(err, &fe) {
 		return nil
 	}
 	return []api.FieldError{{Field: fe.Field, Message: fe.Message}}
-}
-
-// listed is an analysis held, as the list's filters see it, with its run.
-type listed struct {
-	run *Run
-	at  store.Analysis
-}
-
-// Page returns a page of the analyses held, selected by o.Filter (its
-// errors are store.FilterErrors), and the cursor of the next page when
-// more follow it.
-func (a *Analyses) Page(o ListOptions) (page []api.Analysis, next string, err error) {
-	limit, selects, err := o.Filter.Selector()
-	if err != nil {
-		return nil, "", err
-	}
-	args := len(o.Filter.Args) > 0
-	a.mu.Lock()
-	a.pruneLocked()
-	held := make([]listed, 0, len(a.byID))
-	for _, run := range a.running {
-		held = append(held, listed{run: run, at: run.listed(api.PhaseRunning, args)})
-	}
-	for _, f := range a.finished {
-		held = append(held, listed{run: f.run, at: f.run.listed(f.phase, args)})
-	}
-	a.mu.Unlock()
-
-	held = slices.DeleteFunc(held, func(l listed) bool { return !selects(&l.at) })
-	slices.SortFunc(held, func(x, y listed) int {
-		if c := y.at.StartedAt.Compare(x.at.StartedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(x.at.ID, y.at.ID)
-	})
-	var bytes int64
-	for i := range held {
-		l := &held[i]
-		if len(page) == limit {
-			return page, store.CursorAfter(&held[i-1].at), nil
-		}
-		if o.Measurements {
-			size := l.run.ledger.Size()
-			if len(page) > 0 && bytes+size > a.pageBytes {
-				return page, store.CursorAfter(&held[i-1].at), nil
-			}
-			bytes += size
-		}
-		page = append(page, listView(l.run.Snapshot(), l.run.Plan(), o.Measurements))
-	}
-	return page, "", nil
-}
-
-// listed is the run as the list's filters see it, in phase, with its
-// arguments when withArgs is set.
-func (r *Run) listed(phase api.Phase, withArgs bool) store.Analysis {
-	a := store.Analysis{ID: r.ID(), Template: r.template, Phase: phase, StartedAt: r.startedAt}
-	if withArgs {
-		a.Args = make([]store.Arg, 0, len(r.args))
-		for name, value := range r.args {
-			// A secret argument's value never matches (it is masked
-			// here).
-			a.Args = append(a.Args, store.Arg{Name: name, Value: value, Secret: redact.IsSecretName(name)})
-		}
-	}
-	a.State.Series = r.series
-	return a
-}
-
-// listView is an analysis as the list shows it: its report's sentence
-// and its metrics' newest phases (analyses.Summarize; plan is its own,
-// nil when not at hand), without its measurements unless they are asked
-// for.
-func listView(a api.Analysis, plan *analysis.Plan, measurements bool) api.Analysis {
-	a = analyses.Summarize(a, plan)
-	if !measurements {
-		for i := range a.MetricResults {
-			a.MetricResults[i].Measurements = []api.Measurement{}
-		}
-	}
-	return a
-}
-
-// planOf is the plan of the analysis of this id when this replica holds
-// it, for the list of the store's analyses; nil otherwise.
-func (a *Analyses) planOf(id string) *analysis.Plan {
-	a.mu.Lock()
-	run := a.byID[id]
-	a.mu.Unlock()
-	if run == nil || run.Run == nil {
-		return nil
-	}
-	return run.Plan()
 }

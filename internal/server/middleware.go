@@ -71,7 +71,7 @@ func cutLogged(s string, n int) string {
 type requestInfo struct {
 	id         string
 	analysisID string
-	// caller is who the bearer token says the caller is (callerOf), ""
+	// caller is who the bearer token says the caller is (analyses.CallerOf), ""
 	// on an open API: a round's or gate's series is the caller's.
 	caller string
 }

@@ -11,15 +11,11 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
-	"github.com/canaryd/canaryd/internal/promreg"
-	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/report"
-	"github.com/canaryd/canaryd/internal/spec"
-	"github.com/canaryd/canaryd/internal/store"
 )
 
 const htmlContentType = "text/html"
@@ -64,38 +60,37 @@ func wantsHTML(r *http.Request) bool {
 //
 // At most --max-report-renders reports are drawn at once (the request's
 // store read included); one more is a 429 naming the flag.
-func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
+func handleAnalysisReport(svc *Analyses, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !wantsHTML(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		select {
-		case analyses.renders <- struct{}{}:
-			defer func() { <-analyses.renders }()
-		default:
-			writeProblem(w, r, tooManyReports(cap(analyses.renders)))
+		release, ok := svc.AcquireRender()
+		if !ok {
+			writeProblem(w, r, tooManyReports(svc.Options().MaxReportRenders))
 			return
 		}
+		defer release()
 		id := chi.URLParam(r, "id")
-		if _, held := analyses.Get(id); !held && analyses.opts.Store != nil {
-			ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-			a, err := analyses.opts.Store.Get(ctx, id)
+		if _, held := svc.Get(id); !held && svc.HasStore() {
+			ctx, cancel := context.WithTimeout(r.Context(), analyses.StoreTimeout)
+			a, err := svc.Stored(ctx, id)
 			cancel()
 			switch {
-			case errors.Is(err, store.ErrNotFound):
+			case errors.Is(err, analyses.ErrNotFound):
 				// lookup answers, as for the JSON.
 			case err != nil:
 				writeProblem(w, r, storeUnavailable())
 				return
 			default:
 				setAnalysisID(r, id)
-				plan, sources := analyses.storedPlan(a)
-				writeHTMLReport(r.Context(), w, analyses.reports, id, a.State, plan, sources)
+				state, plan, sources := svc.StoredReport(a)
+				writeHTMLReport(r.Context(), w, svc.Reports(), id, state, plan, sources)
 				return
 			}
 		}
-		run, ok := lookup(analyses, w, r)
+		run, ok := lookup(svc, w, r)
 		if !ok {
 			return
 		}
@@ -103,22 +98,8 @@ func handleAnalysisReport(analyses *Analyses, next http.Handler) http.Handler {
 		if run.Run != nil {
 			plan = run.Plan()
 		}
-		writeHTMLReport(r.Context(), w, analyses.reports, id, run.Snapshot(), plan, run.sources)
+		writeHTMLReport(r.Context(), w, svc.Reports(), id, run.Snapshot(), plan, run.Sources())
 	})
-}
-
-// storedPlan compiles the plan of an analysis read from the store (see
-// planStored), with how its metrics query; nil when it cannot be compiled
-// here.
-func (a *Analyses) storedPlan(st *store.Analysis) (*analysis.Plan, map[string]report.Source) {
-	if a.opts.Planner == nil {
-		return nil, nil
-	}
-	compiled, err := a.planStored(st)
-	if err != nil {
-		return nil, nil
-	}
-	return compiled.Plan, a.reportSources(compiled.Spec, compiled.Args)
 }
 
 // writeHTMLReport answers with the analysis as one self-contained HTML file
@@ -172,51 +153,8 @@ func answerReport(ctx context.Context, w http.ResponseWriter, r *report.Report, 
 	_, _ = w.Write(buf.Bytes())
 }
 
-// reportSources are how a resolved spec's metrics query, as its report
-// shows them (report.SourcesOf): a metric that names its Prometheus'
-// address (an allowed datasource's) links to that Prometheus' graph; one
-// that names none queries the default datasource, whose address the report
-// does not give: it links to --prometheus-external-url's graph when that
-// is set, and otherwise has no link and a curl that reads $PROMETHEUS_URL.
-// args are the values the spec was resolved with: secret ones are kept
-// out.
-func (a *Analyses) reportSources(s *spec.Spec, args map[string]string) map[string]report.Source {
-	var providers report.Providers
-	if a.opts.Planner != nil {
-		providers = a.opts.Planner.Providers()
-	}
-	return report.SourcesOf(s, args, providers, func(address string) string {
-		if address == "" {
-			return a.opts.PrometheusExternalURL
-		}
-		return redact.URLString(address)
-	})
-}
-
 // tooManyReports is the 429 beyond --max-report-renders.
 func tooManyReports(max int) api.Problem {
 	return problem(http.StatusTooManyRequests, ProblemTooManyReports, fmt.Sprintf(
 		"%d HTML reports are being drawn, the most this canaryd draws at once (--max-report-renders); retry later, or ask for the JSON", max))
-}
-
-// newReportRenderer is what the HTML reports of opts' Analyses share
-// (report.Renderer), with canaryd_report_queries_total counting their
-// range queries by outcome.
-func newReportRenderer(opts AnalysesOptions) (*report.Renderer, error) {
-	f, registered := promreg.With(opts.Registerer)
-	queries := f.NewCounterVec(prometheus.CounterOpts{
-		Name: "canaryd_report_queries_total",
-		Help: "Range queries of the HTML reports, one per metric drawn, by outcome: answered, failed, cached (drawn from the cache, none sent), rate_limited (not sent: --report-query-rate), not_run (not sent: the report's budget spent, or 4 reports sending theirs).",
-	}, []string{"outcome"})
-	for _, o := range report.QueryOutcomes {
-		queries.WithLabelValues(o)
-	}
-	if err := registerErr(registered()); err != nil {
-		return nil, err
-	}
-	return report.NewRenderer(report.RendererOptions{
-		CacheBytes: opts.ReportCacheBytes,
-		QueryRate:  opts.ReportQueryRate,
-		Counted:    func(outcome string) { queries.WithLabelValues(outcome).Inc() },
-	}), nil
 }

@@ -165,7 +165,7 @@ func New(opts Options) (http.Handler, error) {
 	planner := opts.Planner
 	if planner == nil {
 		planner = compile.NewPlanner(compile.PlannerOptions{Providers: opts.Providers,
-			Run:       []compile.Option{compile.WithLimits(lim.SpecLimits(opts.Analyses.opts.MaxDuration))},
+			Run:       []compile.Option{compile.WithLimits(lim.SpecLimits(opts.Analyses.Options().MaxDuration))},
 			Backtest:  []compile.Option{compile.WithLimits(lim.SpecLimits(0))},
 			Templates: TemplateLookup(opts.Templates)})
 	}
@@ -178,7 +178,7 @@ func New(opts Options) (http.Handler, error) {
 			planner:      planner,
 			sources:      planner.Providers(),
 			checkWebhook: opts.Analyses.CheckWebhook,
-			now:          opts.Analyses.clock.Now,
+			now:          opts.Analyses.Clock().Now,
 			compiled:     newCompiledCache(defaultCompiledCacheSize),
 		},
 		limits:          lim,

@@ -1,32 +1,30 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/store"
+	"github.com/canaryd/canaryd/internal/analyses"
 )
 
 // With a store, any replica answers for an analysis it does not hold: the
 // store has it as its owner last saved it (at every measurement). GET
 // answers with that state; a stream follows it through the store's
 // notifications (Subscribe: LISTEN/NOTIFY in postgres), fetching each new
-// measurement and the state; the list is the store's (storedList).
+// measurement and the state; the list is the store's (Analyses.ListPage).
 
 // answerStored answers a request for the analysis id, which this replica
 // does not hold, from the store. It returns false, having written
 // nothing, when the store has no such analysis either.
-func answerStored(analyses *Analyses, w http.ResponseWriter, r *http.Request, id string, heartbeat time.Duration) bool {
-	a, err := analyses.opts.Store.Get(r.Context(), id)
+func answerStored(svc *Analyses, w http.ResponseWriter, r *http.Request, id string, heartbeat time.Duration) bool {
+	a, err := svc.Stored(r.Context(), id)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, analyses.ErrNotFound):
 		return false
 	case err != nil:
 		writeProblem(w, r, storeUnavailable())
@@ -35,18 +33,18 @@ func answerStored(analyses *Analyses, w http.ResponseWriter, r *http.Request, id
 	setAnalysisID(r, id)
 	switch r.Method {
 	case http.MethodDelete:
-		terminateStored(analyses.opts.Store, w, r, a)
+		terminateStored(svc, w, r, a)
 	default:
 		if mode := negotiate(r); mode != modeJSON {
-			release, ok := analyses.followStored(id)
+			release, ok := svc.FollowStored(id)
 			if !ok {
 				writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyStreams, fmt.Sprintf(
 					"%d streams already follow analysis %s on this replica, the most one analysis may have here (--max-streams); poll GET /v1/analyses/{id} instead, or retry later",
-					analyses.opts.MaxStreams, id)))
+					svc.Options().MaxStreams, id)))
 				return true
 			}
 			defer release()
-			streamStored(w, r, analyses.opts.Store, a, mode, heartbeat)
+			streamStored(w, r, svc, a.ID, a.State, mode, heartbeat)
 			return true
 		}
 		writeJSON(w, http.StatusOK, a.State)
@@ -54,64 +52,31 @@ func answerStored(analyses *Analyses, w http.ResponseWriter, r *http.Request, id
 	return true
 }
 
-// terminateStored terminates an analysis another replica runs: it asks
-// through the store (RequestTerminate), which the owner sees when it
-// renews its leases (every third of a lease), and waits for the end as
-// handleDeleteAnalysis does: at most stopTimeout, then 202 with the
-// analysis as it stands.
-func terminateStored(st store.Store, w http.ResponseWriter, r *http.Request, a *store.Analysis) {
-	if a.State.CompletedAt != nil {
-		writeJSON(w, http.StatusOK, a.State)
-		return
-	}
-	notes, unsubscribe, err := st.Subscribe(r.Context(), a.ID)
-	if err != nil && !errors.Is(err, store.ErrTooManySubscribers) {
+// terminateStored terminates an analysis another replica runs
+// (Analyses.TerminateStored), and answers as handleDeleteAnalysis does:
+// 200 with the analysis when it ended within analyses.StopTimeout, 202 with
+// the analysis as it stands otherwise.
+func terminateStored(svc *Analyses, w http.ResponseWriter, r *http.Request, a *analyses.StoredAnalysis) {
+	state, completed, err := svc.TerminateStored(r.Context(), a)
+	var se *analyses.StoreError
+	switch {
+	case errors.As(err, &se):
 		writeProblem(w, r, storeUnavailable())
-		return
+	case err != nil:
+		// The caller hung up.
+	case completed:
+		writeJSON(w, http.StatusOK, state)
+	default:
+		writeJSON(w, http.StatusAccepted, state)
 	}
-	if unsubscribe != nil {
-		defer unsubscribe()
-	}
-	err = st.RequestTerminate(r.Context(), a.ID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		writeProblem(w, r, storeUnavailable())
-		return
-	}
-	latest := a
-	wait := time.NewTimer(stopTimeout)
-	defer wait.Stop()
-	// Without a subscription (too many), the state is read once more at
-	// the end.
-	for notes != nil {
-		select {
-		case _, ok := <-notes:
-			if !ok {
-				notes = nil
-				continue
-			}
-			got, err := st.Get(r.Context(), a.ID)
-			if err == nil {
-				latest = got
-			}
-			if latest.State.CompletedAt != nil {
-				writeJSON(w, http.StatusOK, latest.State)
-				return
-			}
-		case <-wait.C:
-			notes = nil
-		case <-r.Context().Done():
-			return
-		}
-	}
-	writeJSON(w, http.StatusAccepted, latest.State)
 }
 
 // streamStored follows a stored analysis: the measurements it has, then
 // each new one as the store tells of it, and last the completed event.
-func streamStored(w http.ResponseWriter, r *http.Request, st store.Store, a *store.Analysis, mode responseMode, heartbeat time.Duration) {
-	notes, unsubscribe, err := st.Subscribe(r.Context(), a.ID)
+func streamStored(w http.ResponseWriter, r *http.Request, svc *Analyses, id string, state api.Analysis, mode responseMode, heartbeat time.Duration) {
+	follow, err := svc.FollowFromStore(r.Context(), id)
 	switch {
-	case errors.Is(err, store.ErrTooManySubscribers):
+	case errors.Is(err, analyses.ErrTooManySubscribers):
 		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyStreams,
 			"too many streams follow analyses of the store at once; poll GET /v1/analyses/{id} instead, or retry later"))
 		return
@@ -119,23 +84,22 @@ func streamStored(w http.ResponseWriter, r *http.Request, st store.Store, a *sto
 		writeProblem(w, r, storeUnavailable())
 		return
 	}
-	defer unsubscribe()
+	defer follow.Close()
 
 	startStream(w, mode)
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: streamWriteTimeout}
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: analyses.DefaultStreamWriteTimeout}
 	defer out.clearDeadline()
 	if out.flush() != nil {
 		return
 	}
 	// What the state has is replayed; what follows is read from the
 	// measurements stored, from each metric's next index.
-	state := a.State
 	for _, ev := range replay(state) {
 		if out.write(ev) != nil {
 			return
 		}
 	}
-	next := nextIndexes(&state)
+	next := analyses.NextIndexes(&state)
 	ticker := time.NewTicker(heartbeat)
 	defer ticker.Stop()
 	// The analysis was read before the subscription began: a write in
@@ -145,19 +109,19 @@ func streamStored(w http.ResponseWriter, r *http.Request, st store.Store, a *sto
 	for first := true; !state.Phase.Completed() || state.CompletedAt == nil; first = false {
 		if !first {
 			select {
-			case _, ok := <-notes:
+			case _, ok := <-follow.Written():
 				if !ok {
 					return
 				}
 			case <-ticker.C:
-				if out.heartbeat(a.ID) != nil {
+				if out.heartbeat(id) != nil {
 					return
 				}
 			case <-r.Context().Done():
 				return
 			}
 		}
-		events, latest, err := storedEvents(r.Context(), st, a.ID, next)
+		events, latest, err := follow.Events(r.Context(), next)
 		if err != nil {
 			// The store did not answer: the next notification or
 			// heartbeat tries again.
@@ -170,113 +134,17 @@ func streamStored(w http.ResponseWriter, r *http.Request, st store.Store, a *sto
 		}
 		state = *latest
 	}
-	_ = out.write(api.Event{Type: api.EventCompleted, AnalysisID: a.ID, Analysis: &state})
-}
-
-// nextIndexes are each metric's index of its next measurement, as a state
-// counts them.
-func nextIndexes(s *api.Analysis) map[string]int {
-	next := make(map[string]int, len(s.MetricResults))
-	for _, res := range s.MetricResults {
-		next[res.Name] = int(res.Count + res.Error)
-	}
-	return next
-}
-
-// storedEvents reads the state of an analysis and the measurements stored
-// since next (which it moves on), as events in the order they finished.
-func storedEvents(ctx context.Context, st store.Store, id string, next map[string]int) ([]api.Event, *api.Analysis, error) {
-	a, err := st.Get(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	var events []api.Event
-	for _, res := range a.State.MetricResults {
-		ms, err := st.Measurements(ctx, id, store.MeasurementRange{Metric: res.Name, From: next[res.Name], Limit: store.MaxListLimit})
-		if err != nil {
-			return nil, nil, err
-		}
-		for i := range ms {
-			m := ms[i].Measurement
-			events = append(events, api.Event{Type: api.EventMeasurement, AnalysisID: id, Metric: res.Name, Measurement: &m})
-			next[res.Name] = ms[i].Index + 1
-		}
-		if n := len(events); n > 0 && events[n-1].Metric == res.Name && next[res.Name] == int(res.Count+res.Error) {
-			events[n-1].MetricPhase = res.Phase
-		}
-	}
-	slices.SortStableFunc(events, func(x, y api.Event) int { return timeOf(x.Measurement).Compare(timeOf(y.Measurement)) })
-	return events, &a.State, nil
-}
-
-// storedList answers GET /v1/analyses from the store: every replica's
-// analyses, selected by o (listQuery).
-func storedList(analyses *Analyses, w http.ResponseWriter, r *http.Request, o ListOptions) {
-	ctx := r.Context()
-	f := o.Filter
-	page, err := analyses.opts.Store.List(ctx, f)
-	switch {
-	case filterErrors(err) != nil:
-		writeProblem(w, r, invalidInput(filterErrors(err)))
-		return
-	case err != nil:
-		writeProblem(w, r, storeUnavailable())
-		return
-	}
-	list := AnalysisList{Analyses: make([]api.Analysis, 0, len(page.Analyses)), Next: page.Next}
-	var bytes int64
-	for i := range page.Analyses {
-		a := listView(page.Analyses[i].State, analyses.planOf(page.Analyses[i].ID), o.Measurements)
-		if o.Measurements {
-			size := sizeOfAnalysis(&a)
-			if i > 0 && bytes+size > analyses.pageBytes {
-				// Cut here: the next page starts after the last one
-				// shown.
-				list.Next = store.CursorAfter(&page.Analyses[i-1])
-				break
-			}
-			bytes += size
-		}
-		list.Analyses = append(list.Analyses, a)
-	}
-	writeJSON(w, http.StatusOK, list)
-}
-
-// followStored counts one more stream following a stored analysis that
-// another replica runs, unless MaxStreams already do on this replica;
-// release uncounts it.
-func (a *Analyses) followStored(id string) (release func(), ok bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.storedStreams[id] >= a.opts.MaxStreams {
-		return nil, false
-	}
-	a.storedStreams[id]++
-	return func() {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if a.storedStreams[id]--; a.storedStreams[id] <= 0 {
-			delete(a.storedStreams, id)
-		}
-	}, true
-}
-
-// storeReady reports whether the store answers, for /readyz.
-func (a *Analyses) storeReady(ctx context.Context) error {
-	if a.opts.Store == nil {
-		return nil
-	}
-	return a.opts.Store.Ping(ctx)
+	_ = out.write(api.Event{Type: api.EventCompleted, AnalysisID: id, Analysis: &state})
 }
 
 // lookupStored finds the analysis of the request here or, with a store,
 // answers it from the store (answerStored); false when it has answered.
-func lookupStored(analyses *Analyses, w http.ResponseWriter, r *http.Request, heartbeat time.Duration) (*Run, bool) {
-	if analyses.opts.Store != nil {
+func lookupStored(svc *Analyses, w http.ResponseWriter, r *http.Request, heartbeat time.Duration) (*Run, bool) {
+	if svc.HasStore() {
 		id := chi.URLParam(r, "id")
-		if _, ok := analyses.Get(id); !ok && answerStored(analyses, w, r, id, heartbeat) {
+		if _, ok := svc.Get(id); !ok && answerStored(svc, w, r, id, heartbeat) {
 			return nil, false
 		}
 	}
-	return lookup(analyses, w, r)
+	return lookup(svc, w, r)
 }

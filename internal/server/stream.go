@@ -21,11 +21,6 @@ const eventCutOff api.EventType = "cutoff"
 // sent events use a comment line instead, which EventSource ignores.)
 const eventHeartbeat api.EventType = "heartbeat"
 
-// streamWriteTimeout bounds each write of a stream: a caller that has
-// read nothing for this long (its connection's buffers full) is gone, and
-// its stream ends rather than hold a goroutine and a connection forever.
-const streamWriteTimeout = 30 * time.Second
-
 // streamRun follows run live in mode (NDJSON or server-sent events): first
 // the measurements it already has, then each new one, and last the
 // completed event with the finished analysis (and its webhook's deliveries
@@ -38,19 +33,19 @@ const streamWriteTimeout = 30 * time.Second
 // AnalysesOptions.StreamBuffer events behind is cut off, with a last
 // event that says so, and ends (the analysis goes on).
 func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
-	release, ok := run.follow()
+	release, ok := run.Follow()
 	if !ok {
 		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyStreams, fmt.Sprintf(
 			"%d streams already follow analysis %s, the most one analysis may have here (--max-streams); poll GET /v1/analyses/{id} instead, or retry later",
-			run.maxStreams, run.ID())))
+			run.MaxStreams(), run.ID())))
 		return
 	}
 	defer release()
-	snapshot, sub, cancel := run.hub.Subscribe(run.Snapshot)
+	snapshot, sub, cancel := run.Hub().Subscribe(run.Snapshot)
 	defer cancel()
 
 	startStream(w, mode)
-	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: run.streamWriteTimeout}
+	out := &eventWriter{w: w, rc: http.NewResponseController(w), sse: mode == modeSSE, timeout: run.WriteTimeout()}
 	// The deadlines are this stream's: the connection may serve others.
 	defer out.clearDeadline()
 	if out.flush() != nil {
@@ -77,7 +72,7 @@ func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMo
 		select {
 		case e, ok := <-sub.Events():
 			if !ok {
-				if run.hub.CutOff(sub) {
+				if run.Hub().CutOff(sub) {
 					_ = out.writeCutOff(run.ID(), sub.Buffer())
 				}
 				return
@@ -142,7 +137,7 @@ func timeOf(m *api.Measurement) time.Time {
 }
 
 // eventWriter writes events in one of the two stream formats and flushes
-// each at once, each write within streamWriteTimeout.
+// each at once, each write within the run's WriteTimeout.
 type eventWriter struct {
 	w       io.Writer
 	rc      *http.ResponseController

@@ -31,8 +31,15 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // ends once a write has made no progress for the write timeout, instead of
 // holding its goroutine and connection for as long as the analysis runs.
 func TestStreamWriteTimeout(t *testing.T) {
-	a := newTestAnalyses(t, 1)
-	a.streamWriteTimeout = 200 * time.Millisecond
+	a, err := NewAnalyses(AnalysesOptions{MaxRunning: 1, MaxFinished: 10, Retention: time.Hour, StreamWriteTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		a.Drain(ctx)
+	})
 	judge, errs := condition.Compile("result == 1", "")
 	if len(errs) > 0 {
 		t.Fatal(errs)

@@ -13,10 +13,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/spec"
 	"github.com/canaryd/canaryd/internal/templates"
-	"github.com/canaryd/canaryd/internal/webhook"
 )
 
 // TemplateStore is where the named templates come from: a
@@ -467,7 +467,7 @@ func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody
 					add(fmt.Sprintf("%s[%d]", field, i), `must be a string, "measurement" or "completed", got %s`, spec.JSONKind(e))
 					continue
 				}
-				if err := webhook.CheckEvents([]string{s}); err != nil {
+				if err := analyses.CheckWebhookEvents([]string{s}); err != nil {
 					add(fmt.Sprintf("%s[%d]", field, i), "%s", err.Error())
 					continue
 				}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+
+	"github.com/canaryd/canaryd/internal/analyses"
 )
 
 // Tokens is the set of bearer tokens the /v1 API accepts. It can be
@@ -98,7 +100,7 @@ func requireToken(tokens *Tokens) func(http.Handler) http.Handler {
 				writeProblem(w, r, problem(http.StatusUnauthorized, ProblemUnauthorized, "the bearer token is not valid"))
 				return
 			}
-			infoOf(r).caller = callerOf(strings.TrimSpace(token))
+			infoOf(r).caller = analyses.CallerOf(strings.TrimSpace(token))
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/spec"
 )
 
@@ -59,7 +60,7 @@ func handleValidate(in *inputReader) http.Handler {
 			writeProblem(w, r, *p)
 			return
 		}
-		v := Validation{Valid: true, Metrics: metricNames(req.compiled.Plan)}
+		v := Validation{Valid: true, Metrics: analyses.MetricNames(req.compiled.Plan)}
 		v.Summary = describe(req)
 		writeJSON(w, http.StatusOK, v)
 	})

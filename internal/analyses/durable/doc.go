@@ -8,8 +8,8 @@
 //     answer.
 //
 // The writer of each run, its lease, adoption and hand-over are still
-// internal/server's (persist.go, resume.go), and join this package as they
-// move out of the HTTP layer.
+// methods of internal/analyses' registry (persist.go, resume.go there),
+// and join this package as they are cut loose from it.
 //
 // What it must not do: import net/http, or block an analysis on the store.
 package durable

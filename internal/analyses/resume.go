@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"context"
@@ -152,7 +152,7 @@ func (a *Analyses) adopt(l store.Lease) {
 		a.deliverOwed(l, st, owed, log)
 		return
 	}
-	writer.counts = nextIndexes(&st.State)
+	writer.counts = NextIndexes(&st.State)
 	compiled, err := a.planStored(st)
 	if err != nil {
 		log.Error("a claimed analysis cannot be resumed; it ends in Error", zap.Error(err))
@@ -269,4 +269,14 @@ func (o *owedOutbox) Done(webhookID string) {
 	if err != nil {
 		o.log.Warn("could not record a webhook delivery as done", zap.String("webhook_id", webhookID), zap.Error(err))
 	}
+}
+
+// NextIndexes are each metric's index of its next measurement, as a state
+// counts them.
+func NextIndexes(s *api.Analysis) map[string]int {
+	next := make(map[string]int, len(s.MetricResults))
+	for _, res := range s.MetricResults {
+		next[res.Name] = int(res.Count + res.Error)
+	}
+	return next
 }

@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/store"
@@ -38,7 +37,7 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 		// Never so for a round; held as it stands it would read Error.
 		return false
 	}
-	led := analyses.NewLedger(&a.retained, plan, result.ID, so.Template, so.Args)
+	led := NewLedger(&a.retained, plan, result.ID, so.Template, so.Args)
 	led.Completed(&result)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -56,7 +55,7 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{ID: result.ID, Clock: a.clock, Template: so.Template,
 		Args: so.Args, Kind: so.Kind, Series: so.Series, Resume: &result})
 	log := a.log.With(zap.String("analysis_id", result.ID))
-	run := &Run{Run: engineRun, ledger: led, hub: analyses.NewHub(a.opts.StreamBuffer, nil, log), streamWriteTimeout: a.streamWriteTimeout,
+	run := &Run{Run: engineRun, ledger: led, hub: NewHub(a.opts.StreamBuffer, nil, log), streamWriteTimeout: a.streamWriteTimeout,
 		maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)), sources: so.Sources, template: so.Template, series: so.Series,
 		args: so.Args, startedAt: *result.StartedAt}
 	a.byID[result.ID] = run

@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"cmp"
@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analyses/durable"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
@@ -93,8 +92,12 @@ type AnalysesOptions struct {
 	// neither MaxRetainedBytes nor MaxFinished evicts a younger one (Start
 	// fails instead). DefaultMinRetention when 0; at most Retention.
 	MinRetention time.Duration
+	// StreamWriteTimeout bounds each write of a stream that follows an
+	// analysis (Run.WriteTimeout): a caller that has read nothing for this
+	// long is gone. DefaultStreamWriteTimeout when 0.
+	StreamWriteTimeout time.Duration
 	// StreamBuffer is how many events a stream may fall behind its
-	// analysis before it is cut off (analyses.Hub). DefaultStreamBuffer
+	// analysis before it is cut off (Hub). DefaultStreamBuffer
 	// when 0.
 	StreamBuffer int
 	// Store, when set, keeps every analysis started here as it runs
@@ -122,10 +125,6 @@ type AnalysesOptions struct {
 	ReportCacheBytes int64
 	ReportQueryRate  float64
 }
-
-// DefaultStreamBuffer is AnalysesOptions.StreamBuffer when it is 0
-// (analyses.DefaultStreamBuffer).
-const DefaultStreamBuffer = analyses.DefaultStreamBuffer
 
 // DefaultMaxReportRenders is AnalysesOptions.MaxReportRenders when it is
 // 0 (limits.MaxReportRenders).
@@ -167,9 +166,9 @@ type Analyses struct {
 	// retained is the size of the analyses held, running and finished,
 	// as their ledgers estimate it (retained.go).
 	retained atomic.Int64
-	// pageBytes bounds a page of the list with measurements (list.go),
-	// and streamWriteTimeout a write of a stream (stream.go): the
-	// constants, but for tests.
+	// pageBytes bounds a page of the list with measurements (list.go):
+	// the constant, but for tests; streamWriteTimeout is
+	// AnalysesOptions.StreamWriteTimeout.
 	pageBytes          int64
 	streamWriteTimeout time.Duration
 
@@ -219,11 +218,11 @@ type Run struct {
 	// startedAt is when the analysis started, its place in the list.
 	startedAt time.Time
 	// ledger is the run's share of the retained bytes.
-	ledger *analyses.Ledger
-	// hub hands the run's events to its streams (hub.go).
-	hub *analyses.Hub
+	ledger *Ledger
+	// hub hands the run's events to its streams (Hub).
+	hub *Hub
 	// streamWriteTimeout bounds each write of a stream that follows the
-	// run (stream.go).
+	// run (Run.WriteTimeout).
 	streamWriteTimeout time.Duration
 	// streams counts the streams following the run, up to maxStreams.
 	streams    atomic.Int32
@@ -231,7 +230,7 @@ type Run struct {
 	// sources say how the plan's metrics query, for the HTML report.
 	sources map[string]report.Source
 	// template is the analysis' template's name ("" for a bare spec), for
-	// the list's ?template= filter, series its series (series.go), for
+	// the list's ?template= filter, series its series, for
 	// ?series=, and args its arguments (secret ones masked), for ?arg=.
 	template string
 	series   string
@@ -241,9 +240,16 @@ type Run struct {
 	gone atomic.Bool
 }
 
-// follow counts one more stream following the run, unless maxStreams
+// DefaultStreamWriteTimeout is AnalysesOptions.StreamWriteTimeout when it
+// is 0.
+const DefaultStreamWriteTimeout = 30 * time.Second
+
+// WriteTimeout bounds each write of a stream that follows the run.
+func (r *Run) WriteTimeout() time.Duration { return r.streamWriteTimeout }
+
+// Follow counts one more stream following the run, unless maxStreams
 // already do; release uncounts it.
-func (r *Run) follow() (release func(), ok bool) {
+func (r *Run) Follow() (release func(), ok bool) {
 	if r.streams.Add(1) > r.maxStreams {
 		r.streams.Add(-1)
 		return nil, false
@@ -290,23 +296,22 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	}
 	started := time.UnixMilli(opts.Clock.Now().UnixMilli())
 	a := &Analyses{
-		started:   started,
-		epoch:     ids.Epoch(started),
-		backtests: bt,
-		reports:   reports,
-		renders:   make(chan struct{}, opts.MaxReportRenders),
-		opts:      opts,
-		log:       opts.Logger,
-		clock:     opts.Clock,
-		metrics:   m,
-		webhooks:  hooks,
-		running:   map[string]*Run{},
-		byID:      map[string]*Run{},
-		hooks:     map[*webhook.Stream]string{},
-		rounds:    roundSlots{max: int64(opts.MaxRounds)},
-		pageBytes: maxPageBytes,
-		// The constant, but for tests.
-		streamWriteTimeout: streamWriteTimeout,
+		started:            started,
+		epoch:              ids.Epoch(started),
+		backtests:          bt,
+		reports:            reports,
+		renders:            make(chan struct{}, opts.MaxReportRenders),
+		opts:               opts,
+		log:                opts.Logger,
+		clock:              opts.Clock,
+		metrics:            m,
+		webhooks:           hooks,
+		running:            map[string]*Run{},
+		byID:               map[string]*Run{},
+		hooks:              map[*webhook.Stream]string{},
+		rounds:             roundSlots{max: int64(opts.MaxRounds)},
+		pageBytes:          maxPageBytes,
+		streamWriteTimeout: opts.StreamWriteTimeout,
 	}
 	if err := a.registerMetrics(opts.Registerer); err != nil {
 		return nil, err
@@ -314,7 +319,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	if opts.Store != nil {
 		// Unique to this process: a restarted replica renews none of
 		// the leases of its earlier run, which other replicas adopt.
-		a.owner = cmp.Or(opts.Replica, "canaryd") + "-" + a.epoch + newID()[:8]
+		a.owner = cmp.Or(opts.Replica, "canaryd") + "-" + a.epoch + NewID()[:8]
 		a.leaseTTL = cmp.Or(opts.LeaseTTL, store.DefaultLeaseTTL)
 		a.writers = map[string]*persister{}
 		a.storedStreams = map[string]int{}
@@ -350,6 +355,7 @@ func (o *AnalysesOptions) defaults() error {
 	o.MaxRetainedBytes = cmp.Or(max(o.MaxRetainedBytes, 0), DefaultMaxRetainedBytes)
 	o.MinRetention = cmp.Or(max(o.MinRetention, 0), DefaultMinRetention)
 	o.StreamBuffer = cmp.Or(max(o.StreamBuffer, 0), DefaultStreamBuffer)
+	o.StreamWriteTimeout = cmp.Or(max(o.StreamWriteTimeout, 0), DefaultStreamWriteTimeout)
 	o.MaxReportRenders = cmp.Or(max(o.MaxReportRenders, 0), DefaultMaxReportRenders)
 	o.MinRetention = min(o.MinRetention, o.Retention)
 	return nil
@@ -405,7 +411,7 @@ type StartOptions struct {
 	// report's graph links and curl (report.go); none when nil.
 	Sources map[string]report.Source
 	// Kind and Series are the resource's (api.Analysis): a gate's or a
-	// round's, and the series of calls it is one of (series.go).
+	// round's, and the series of calls it is one of.
 	Kind   string
 	Series string
 }
@@ -445,8 +451,8 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 		// This one would make them more, with none to evict.
 		return nil, ErrFinishedFull
 	}
-	id := a.epoch + newID()
-	so.Args = redactArgs(so.Args)
+	id := a.epoch + NewID()
+	so.Args = RedactArgs(so.Args)
 	log := a.log.With(zap.String("analysis_id", id))
 	var writer *persister
 	if a.opts.Store != nil {
@@ -480,7 +486,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 // is set), its writes to the store by writer when there is one. a.mu is
 // held.
 func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, log *zap.Logger, writer *persister, resumed *resumption) (*Run, error) {
-	led := analyses.NewLedger(&a.retained, plan, id, so.Template, so.Args)
+	led := NewLedger(&a.retained, plan, id, so.Template, so.Args)
 	var resume *api.Analysis
 	if resumed != nil {
 		resume = &resumed.state
@@ -489,7 +495,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	if err != nil {
 		return nil, err
 	}
-	streams := analyses.NewHub(a.opts.StreamBuffer, hook, log)
+	streams := NewHub(a.opts.StreamBuffer, hook, log)
 	// The observer runs on the run's goroutine. Holding a.mu across Start
 	// means a run that completes at once still finds itself registered.
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{
@@ -535,7 +541,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	}
 	a.metrics.started.Inc()
 	a.metrics.running.Set(float64(len(a.running)))
-	fields := []zap.Field{zap.Strings("metrics", metricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args)}
+	fields := []zap.Field{zap.Strings("metrics", MetricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args)}
 	if hook != nil {
 		// The URL as Status shows it: without userinfo, its query
 		// (often a token) redacted.
@@ -602,7 +608,7 @@ func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, re
 // observe counts and logs an event of a run; on the completed event it
 // moves the run to the finished analyses. It must not block: it is called
 // on the run's goroutine.
-func (a *Analyses) observe(log *zap.Logger, led *analyses.Ledger, ev api.Event) {
+func (a *Analyses) observe(log *zap.Logger, led *Ledger, ev api.Event) {
 	switch ev.Type {
 	case api.EventMeasurement:
 		led.Measured(ev.Metric, ev.Measurement)
@@ -730,9 +736,9 @@ func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOp
 	}
 	// An analysis' id: the round is kept as one, and with memory: its
 	// epoch says when a restart took it.
-	id := a.epoch + newID()
+	id := a.epoch + NewID()
 	so.Kind = api.KindRound
-	so.Args = redactArgs(so.Args)
+	so.Args = RedactArgs(so.Args)
 	result = evaluateBounded(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args,
 		Kind: so.Kind, Series: so.Series}, release)
 	for _, m := range result.MetricResults {
@@ -761,7 +767,7 @@ func (a *Analyses) Draining() bool {
 // server shuts down. Running backtests are stopped too, once ctx is done.
 // It returns how many analyses it aborted.
 //
-// Once ctx is done it waits at most stopTimeout for the aborted analyses
+// Once ctx is done it waits at most StopTimeout for the aborted analyses
 // and backtests to stop: one whose measurement or condition does not
 // return is logged and left behind, so that the shutdown keeps its bound.
 //
@@ -796,7 +802,7 @@ func (a *Analyses) Drain(ctx context.Context) int {
 			a.log.Warn("analysis aborted: the shutdown grace period ran out", zap.String("analysis_id", run.ID()))
 		}
 	}
-	stopBy := time.NewTimer(stopTimeout)
+	stopBy := time.NewTimer(StopTimeout)
 	defer stopBy.Stop()
 	late := false
 	for _, run := range runs {
@@ -811,7 +817,7 @@ func (a *Analyses) Drain(ctx context.Context) int {
 		select {
 		case <-run.Done():
 		default:
-			a.log.Error("analysis left running at shutdown: it did not stop within "+stopTimeout.String()+" of being aborted",
+			a.log.Error("analysis left running at shutdown: it did not stop within "+StopTimeout.String()+" of being aborted",
 				zap.String("analysis_id", run.ID()))
 		}
 	}
@@ -852,21 +858,21 @@ func (a *Analyses) WaitWebhooks(ctx context.Context) int {
 	return abandoned
 }
 
-// idEncoding is base32 in lower case without padding: URL-safe, and
+// IDEncoding is base32 in lower case without padding: URL-safe, and
 // unambiguous when read aloud or typed.
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+var IDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// newID returns an unguessable id: 128 random bits, 26 characters. Knowing
+// NewID returns an unguessable id: 128 random bits, 26 characters. Knowing
 // an id is what lets a caller read or terminate an analysis. An analysis'
 // id is this after the epoch of the run that made it (ids.Epoch); a
 // round's or a backtest's is this alone.
-func newID() string {
+func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return idEncoding.EncodeToString(b[:])
+	return IDEncoding.EncodeToString(b[:])
 }
 
-func metricNames(p *analysis.Plan) []string {
+func MetricNames(p *analysis.Plan) []string {
 	names := make([]string, len(p.Metrics))
 	for i, m := range p.Metrics {
 		names[i] = m.Name

@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 // Retained results.
 //
 // What the analyses hold in memory is bounded in bytes as well as in
-// number: each run keeps an estimate of its size (analyses.Ledger), kept
+// number: each run keeps an estimate of its size (Ledger), kept
 // up as its measurements are recorded and set exactly from its final
 // state when it completes, and the Analyses keep the sum. Finished analyses are
 // evicted oldest first when the sum is over MaxRetainedBytes or they are
@@ -34,8 +34,8 @@ var (
 	ErrFinishedFull = errors.New("the finished analyses held are at their limit")
 )
 
-// retentionFull says why a new analysis cannot start, naming the limit.
-func (a *Analyses) retentionFull(err error) string {
+// RetentionFull says why a new analysis cannot start, naming the limit.
+func (a *Analyses) RetentionFull(err error) string {
 	if errors.Is(err, ErrFinishedFull) {
 		return fmt.Sprintf("%d finished analyses are held, the most this canaryd keeps (--max-finished), and each finished less than "+
 			"--min-retention (%s) ago, so none is evicted for a new one; retry later", a.opts.MaxFinished, a.opts.MinRetention)

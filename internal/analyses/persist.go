@@ -1,9 +1,8 @@
-package server
+package analyses
 
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,34 +45,16 @@ const (
 	// of a write the store did not take.
 	storeRetryMin = durable.RetryMin
 	storeRetryMax = durable.RetryMax
-	// storeTimeout is the longest one call to the store takes: the
+	// StoreTimeout is the longest one call to the store takes: the
 	// store the service is given bounds each (store.Metered, which canaryd
 	// serve wraps it in), and the waits for its last writes at shutdown
 	// allow it.
-	storeTimeout = store.DefaultOperationTimeout
+	StoreTimeout = store.DefaultOperationTimeout
 )
-
-// ProblemStoreUnavailable is the 503 of a request that needs the store
-// while it does not answer; it carries Retry-After.
-const ProblemStoreUnavailable = typePrefix + "store-unavailable"
 
 // leaseLostMessage ends a run this replica no longer holds, locally: the
 // replica that claimed it goes on with it.
 const leaseLostMessage = "this replica lost the analysis' lease: another replica runs it now"
-
-// handedOver is the 503 of a wait on an analysis that this replica
-// stopped running (it shuts down, or lost the lease): another replica
-// goes on with it.
-func handedOver() api.Problem {
-	return problem(http.StatusServiceUnavailable, ProblemShuttingDown,
-		"this replica stopped running the analysis (it is shutting down, or another replica took it over); the analysis goes on: GET its Location for its result")
-}
-
-// storeUnavailable is the 503 of a request the store could not answer.
-func storeUnavailable() api.Problem {
-	return problem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
-		"the store (--store) does not answer; retry later")
-}
 
 // persister writes one run's measurements and state to the store.
 type persister struct {
@@ -679,16 +660,17 @@ func (a *Analyses) createStored(id string, so StartOptions, state api.Analysis) 
 	ctx := context.Background()
 	l, err := a.opts.Store.Create(ctx, na)
 	if err != nil {
-		return l, &storeError{err: err}
+		return l, &StoreError{err: err}
 	}
 	return l, nil
 }
 
-// storeError is an error of the store, for storedProblem to answer.
-type storeError struct{ err error }
+// StoreError is an error of the store behind a call of the service: the
+// HTTP layer answers it as the store's problem, not the caller's.
+type StoreError struct{ err error }
 
-func (e *storeError) Error() string { return e.err.Error() }
-func (e *storeError) Unwrap() error { return e.err }
+func (e *StoreError) Error() string { return e.err.Error() }
+func (e *StoreError) Unwrap() error { return e.err }
 
 // Close stops the renewal of this replica's leases and hands over those
 // it still holds (analyses whose webhook deliveries WaitWebhooks
@@ -730,7 +712,7 @@ func (a *Analyses) flushWrites(ctx context.Context) {
 			p.stop()
 		}
 	}
-	last := time.NewTimer(storeTimeout)
+	last := time.NewTimer(StoreTimeout)
 	defer last.Stop()
 	for _, p := range writers {
 		select {
@@ -796,7 +778,7 @@ func (a *Analyses) handOver(ctx context.Context) int {
 			p.stop()
 			// A run that does not stop, or a store that does not
 			// answer, holds the shutdown this long at most.
-			t := time.NewTimer(stopTimeout + storeTimeout)
+			t := time.NewTimer(StopTimeout + StoreTimeout)
 			select {
 			case <-p.done:
 			case <-t.C:
@@ -824,24 +806,6 @@ func (a *Analyses) handOver(ctx context.Context) int {
 
 // handOverMessage ends a run here that another replica resumes.
 const handOverMessage = "canaryd stopped here; another replica resumes the analysis"
-
-// storedProblem maps an error of the store (a storeError) to the problem
-// of a request; false for any other error.
-func storedProblem(err error) (api.Problem, bool) {
-	var se *store.SecretError
-	var fe *store.FilterError
-	var st *storeError
-	if !errors.As(err, &st) {
-		return api.Problem{}, false
-	}
-	switch {
-	case errors.As(err, &se):
-		return invalid("the request holds a secret the store cannot keep", []api.FieldError{{Field: se.Field, Message: se.Error()}}), true
-	case errors.As(err, &fe):
-		return invalid("the list's query has a problem", []api.FieldError{{Field: fe.Field, Message: fe.Message}}), true
-	}
-	return storeUnavailable(), true
-}
 
 // pendingResults are the results of a plan before its first measurement,
 // as the engine shows them: every metric Pending. A replica that resumes

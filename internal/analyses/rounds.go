@@ -1,10 +1,9 @@
-package server
+package analyses
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -21,10 +20,17 @@ import (
 // answers by its deadline whatever its measurements and conditions are
 // doing. canaryd never waits on the engine without a bound: a round that
 // has not come back stopGrace after its deadline is answered as an Error
-// round at once, and a run that does not stop within stopTimeout of being
+// round at once, and a run that does not stop within StopTimeout of being
 // told to (DELETE, a gate's deadline, shutdown) is answered as it stands.
 // The work left behind still counts against its limit until it has
 // stopped, so that abandoned work cannot pile up beyond it.
+
+// TimeoutHeader is the request header in which a caller may give its
+// deadline, in seconds ("8", "7.5") or as a Go duration ("8s"), as it may
+// with the query parameter ?timeout=. It is read by the evaluate and gate
+// endpoints. Unprefixed, as RFC 6648 asks of new headers; Argo Rollouts'
+// web provider and Spinnaker's webhook stage can both send it.
+const TimeoutHeader = "Request-Timeout"
 
 // DefaultMaxRounds is AnalysesOptions.MaxRounds when it is 0: rounds and
 // gates answered at once (limits.MaxRounds).
@@ -40,11 +46,11 @@ var ErrTooManyRounds = errors.New("too many rounds and gates at once")
 // should one of them not.
 const stopGrace = 100 * time.Millisecond
 
-// stopTimeout bounds a wait for a run told to stop (DELETE, a gate's
+// StopTimeout bounds a wait for a run told to stop (DELETE, a gate's
 // deadline, the end of the shutdown grace) to finish: a terminated run
 // cancels its queries and is done within milliseconds, and this bounds
 // the answer should a measurement or condition not return.
-const stopTimeout = 3 * time.Second
+const StopTimeout = 3 * time.Second
 
 // roundSlots counts the rounds and gates under way, up to max.
 type roundSlots struct {
@@ -124,16 +130,10 @@ func unfinished(plan *analysis.Plan, opts analysis.Options, cause error) api.Ana
 	return analysis.Evaluate(context.Background(), p, opts)
 }
 
-// tooManyRounds is the 429 beyond MaxRounds.
-func tooManyRounds(max int64) api.Problem {
-	return problem(http.StatusTooManyRequests, ProblemTooManyAnalyses, fmt.Sprintf(
-		"%d rounds and gates are being answered, the most this canaryd answers at once (--max-rounds); retry later", max))
-}
-
-// waitStopped waits for run to finish, at most stopTimeout or until ctx is
+// WaitStopped waits for run to finish, at most StopTimeout or until ctx is
 // done, and reports whether it has.
-func waitStopped(ctx context.Context, run *Run) bool {
-	t := time.NewTimer(stopTimeout)
+func WaitStopped(ctx context.Context, run *Run) bool {
+	t := time.NewTimer(StopTimeout)
 	defer t.Stop()
 	select {
 	case <-run.Done():

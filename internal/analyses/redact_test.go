@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"maps"
@@ -18,7 +18,7 @@ func TestRedactArgs(t *testing.T) {
 	for _, tt := range tests {
 		in := map[string]string{"v": tt.in, "other": "x"}
 		before := maps.Clone(in)
-		got := redactArgs(in)
+		got := RedactArgs(in)
 		if got["v"] != tt.want || got["other"] != "x" {
 			t.Errorf("%s: %q became %q, want %q", tt.name, tt.in, got["v"], tt.want)
 		}
@@ -26,7 +26,7 @@ func TestRedactArgs(t *testing.T) {
 			t.Errorf("%s: the caller's map was changed", tt.name)
 		}
 	}
-	if redactArgs(nil) != nil {
+	if RedactArgs(nil) != nil {
 		t.Error("nil args became something")
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"context"
@@ -99,7 +99,7 @@ func TestStartLimits(t *testing.T) {
 func TestIDs(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
-		id := newID()
+		id := NewID()
 		if len(id) != 26 || seen[id] {
 			t.Fatalf("id %q: want 26 characters, never repeated", id)
 		}

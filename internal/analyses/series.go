@@ -1,4 +1,4 @@
-package server
+package analyses
 
 import (
 	"crypto/sha256"
@@ -42,10 +42,10 @@ import (
 // one day without colliding with these.
 const seriesVersion = "canaryd-series-1"
 
-// seriesOf is the series key of a call (see above): kind, the template's
+// SeriesOf is the series key of a call (see above): kind, the template's
 // name, the posted document (nil for a named template), the arguments the
-// caller gave and the caller's identity (callerOf).
-func seriesOf(kind, template string, document []byte, args map[string]string, caller string) string {
+// caller gave and the caller's identity (CallerOf).
+func SeriesOf(kind, template string, document []byte, args map[string]string, caller string) string {
 	h := sha256.New()
 	write := func(s string) {
 		// Each field is preceded by its length: no two lists of fields
@@ -80,23 +80,23 @@ func seriesOf(kind, template string, document []byte, args map[string]string, ca
 		write(name)
 		write(value)
 	}
-	return idEncoding.EncodeToString(h.Sum(nil))[:seriesLength]
+	return IDEncoding.EncodeToString(h.Sum(nil))[:SeriesLength]
 }
 
-// seriesLength is the length of a series key: 20 characters of base32,
+// SeriesLength is the length of a series key: 20 characters of base32,
 // 100 bits.
-const seriesLength = 20
+const SeriesLength = 20
 
-// checkSeries says whether s can be a series key: ?series= is compared
+// CheckSeries says whether s can be a series key: ?series= is compared
 // with keys only when it is one.
-func checkSeries(s string) bool {
-	return len(s) == seriesLength && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz234567") == ""
+func CheckSeries(s string) bool {
+	return len(s) == SeriesLength && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz234567") == ""
 }
 
-// callerOf is the identity of a caller let in by token, for its series:
+// CallerOf is the identity of a caller let in by token, for its series:
 // the token's SHA-256 in hex. Only its hash in the series key leaves the
 // process.
-func callerOf(token string) string {
+func CallerOf(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
