@@ -580,6 +580,8 @@ func checkChartStore(t *testing.T, c serveConfig, co chartObjects, vals string, 
 // carry a hash of their contents, the chart's are the existing ones.
 func TestHelmMatchesKustomize(t *testing.T) {
 	const monitoring = `prometheus: {url: "http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090"}`
+	// The overlays' credentials component mounts these Secrets.
+	const credentials = `credentials: {secrets: [datadog, newrelic, influxdb]}`
 	ci, err := os.ReadFile(filepath.Join(chartDir, "ci", "postgres-values.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -588,8 +590,8 @@ func TestHelmMatchesKustomize(t *testing.T) {
 		name, dir, values string
 	}{
 		{"base", "kustomize/base", `{serviceMonitor: {enabled: true}}`},
-		{"example", "kustomize/overlays/example", `{auth: {secretName: canaryd-auth}, ` + monitoring + `, serviceMonitor: {enabled: true}}`},
-		{"postgres", "kustomize/overlays/postgres", string(ci) + "\nserviceMonitor: {enabled: true}\n"},
+		{"example", "kustomize/overlays/example", `{auth: {secretName: canaryd-auth}, ` + monitoring + `, serviceMonitor: {enabled: true}, ` + credentials + `}`},
+		{"postgres", "kustomize/overlays/postgres", string(ci) + "\nserviceMonitor: {enabled: true}\n" + credentials + "\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir
@@ -642,6 +644,11 @@ func shape(t *testing.T, objs []rendered, kind string) string {
 				delete(c, "image")
 				delete(c, "imagePullPolicy")
 				delete(c, "volumeMounts")
+				// Flags in any order: kustomize appends an overlay's
+				// after its components'.
+				if args, _ := c["args"].([]any); len(args) > 1 {
+					slices.SortFunc(args[1:], func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+				}
 				env, _ := c["env"].([]any)
 				for _, e := range env {
 					from, _ := e.(map[string]any)["valueFrom"].(map[string]any)
