@@ -488,31 +488,13 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 				overrides[name] = v
 			}
 		case key == "wait" && params.wait:
-			v, ok := one()
-			if !ok {
-				continue
+			if v, ok := one(); ok {
+				errs = req.setWait(key, v, errs)
 			}
-			if v == "" {
-				req.wait = true // ?wait alone reads as a yes
-				continue
-			}
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				errs = append(errs, api.FieldError{Field: key, Message: fmt.Sprintf("must be true or false, got %q", v)})
-				continue
-			}
-			req.wait = b
 		case key == "timeout" && params.timeout:
-			v, ok := one()
-			if !ok {
-				continue
+			if v, ok := one(); ok {
+				errs = req.setTimeout(key, v, errs)
 			}
-			d, msg := parseTimeout(v)
-			if msg != "" {
-				errs = append(errs, api.FieldError{Field: key, Message: msg})
-				continue
-			}
-			req.timeout = shorter(req.timeout, d)
 		case params.backtest && (key == paramStart || key == paramEnd || key == paramEvery):
 			if req.rawWindow == nil {
 				req.rawWindow = map[string]string{}
@@ -535,18 +517,8 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 			}
 			req.webhook = &WebhookRequest{URL: v}
 		case key == fieldWebhookEvents:
-			// Repeatable, and each value a comma-separated list:
-			// webhook.events=measurement,completed.
 			eventsGiven = true
-			for _, v := range vs {
-				for _, e := range strings.Split(v, ",") {
-					e = strings.TrimSpace(e)
-					if err := analyses.CheckWebhookEvents([]string{e}); err != nil {
-						errs = append(errs, api.FieldError{Field: fmt.Sprintf("%s[%d]", key, len(events)), Message: err.Error()})
-					}
-					events = append(events, e)
-				}
-			}
+			events, errs = webhookEvents(key, vs, events, errs)
 		default:
 			errs = append(errs, api.FieldError{Field: key, Message: "unknown query parameter; this endpoint takes " + knownParams(params)})
 		}
@@ -560,6 +532,48 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 			"give both in the query, or (on a template endpoint) both in the body's webhook"})
 	}
 	return overrides, errs
+}
+
+// setWait sets the request's wait from the query's value v of key: ?wait
+// alone reads as a yes.
+func (req *specRequest) setWait(key, v string, errs []api.FieldError) []api.FieldError {
+	if v == "" {
+		req.wait = true
+		return errs
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return append(errs, api.FieldError{Field: key, Message: fmt.Sprintf("must be true or false, got %q", v)})
+	}
+	req.wait = b
+	return errs
+}
+
+// setTimeout lowers the request's timeout to the query's value v of key.
+func (req *specRequest) setTimeout(key, v string, errs []api.FieldError) []api.FieldError {
+	d, msg := parseTimeout(v)
+	if msg != "" {
+		return append(errs, api.FieldError{Field: key, Message: msg})
+	}
+	req.timeout = shorter(req.timeout, d)
+	return errs
+}
+
+// webhookEvents appends to events the webhook's events that the values vs
+// of key list: key is repeatable, and each value a comma-separated list
+// (webhook.events=measurement,completed). An unknown event is a problem on
+// its index.
+func webhookEvents(key string, vs, events []string, errs []api.FieldError) ([]string, []api.FieldError) {
+	for _, v := range vs {
+		for _, e := range strings.Split(v, ",") {
+			e = strings.TrimSpace(e)
+			if err := analyses.CheckWebhookEvents([]string{e}); err != nil {
+				errs = append(errs, api.FieldError{Field: fmt.Sprintf("%s[%d]", key, len(events)), Message: err.Error()})
+			}
+			events = append(events, e)
+		}
+	}
+	return events, errs
 }
 
 // noWebhookHere is the field error of a webhook asked of an endpoint that
