@@ -17,6 +17,8 @@
 //   - ReadBody: a response body read up to a bound, refused at the first
 //     byte over it; DrainAndClose;
 //   - ValidHeaderName and ValidHeaderValue for headers a spec sets.
+//   - ProviderBounds and NewProviderTransport: what every metric
+//     provider's client shares, its answers' bounds and its transport.
 //
 // Each client keeps its own limits, messages and metrics; this package
 // has none of its own. What may be shown of a URL, a header or an error

@@ -1,7 +1,6 @@
 package datadog
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/credentials"
 	"github.com/canaryd/canaryd/internal/lang"
-	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/provider"
 )
@@ -71,9 +69,7 @@ type Provider struct {
 	checkOnly  bool
 	transport  *http.Transport
 	bodies     sync.Pool
-
-	mu        sync.Mutex
-	endpoints map[keys]*endpoint
+	endpoints  *credentials.Cache[keys, *endpoint]
 }
 
 // keys are the credentials of a request and where it goes.
@@ -94,19 +90,17 @@ type endpoint struct {
 
 // New builds a Provider.
 func New(o Options) (*Provider, error) {
-	if o.MaxTimeout < 0 || o.MaxResultValues < 0 {
-		return nil, errors.New("datadog: the bounds must not be negative")
-	}
-	if o.MaxResultValues == 0 {
-		o.MaxResultValues = limits.MaxResultValues
+	maxValues, maxBytes, err := outbound.ProviderBounds("datadog", o.MaxTimeout, o.MaxResultValues, MaxResponseBytes)
+	if err != nil {
+		return nil, err
 	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
 	p := &Provider{
-		creds: o.Credentials, maxTimeout: o.MaxTimeout, maxValues: o.MaxResultValues, checkOnly: o.CheckOnly,
-		maxBytes:  min(MaxResponseBytes, int64(o.MaxResultValues)*limits.ResponseBytesPerValue+limits.ResponseBytesFixed),
-		endpoints: map[keys]*endpoint{},
+		creds: o.Credentials, maxTimeout: o.MaxTimeout, maxValues: maxValues, checkOnly: o.CheckOnly,
+		maxBytes:  maxBytes,
+		endpoints: credentials.NewCache[keys, *endpoint](maxEndpoints),
 	}
 	// Argo reads the environment only when all three are set (DD_ADDRESS
 	// may be empty), and the keys only when both are non-empty.
@@ -118,11 +112,7 @@ func New(o Options) (*Provider, error) {
 	}
 	// Requests go to the transport itself, which follows no redirect:
 	// Datadog's API sends none, and one would take the keys elsewhere.
-	p.transport = outbound.NewTransport(outbound.TransportOptions{
-		MaxConnsPerHost:        MaxConnsPerHost,
-		MaxResponseHeaderBytes: 64 << 10,
-		TLS:                    &tls.Config{MinVersion: tls.VersionTLS12},
-	})
+	p.transport = outbound.NewProviderTransport(MaxConnsPerHost, nil)
 	return p, nil
 }
 
@@ -206,23 +196,7 @@ func (p *Provider) endpoint(secret string) (*endpoint, error) {
 		k.appKey, _ = s.Get(KeyAppKey)
 		k.address, _ = s.Get(KeyAddress)
 	}
-	p.mu.Lock()
-	e := p.endpoints[k]
-	p.mu.Unlock()
-	if e != nil {
-		return e, nil
-	}
-	e, err := newEndpoint(k)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	if len(p.endpoints) >= maxEndpoints {
-		clear(p.endpoints)
-	}
-	p.endpoints[k] = e
-	p.mu.Unlock()
-	return e, nil
+	return p.endpoints.Get(k, newEndpoint)
 }
 
 // newEndpoint checks the address (DefaultAddress when empty) and builds

@@ -2,9 +2,7 @@ package graphite
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,7 +12,6 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/lang"
-	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/provider"
 )
@@ -78,8 +75,9 @@ type Provider struct {
 
 // New checks the options and builds the transport.
 func New(o Options) (*Provider, error) {
-	if o.MaxTimeout < 0 || o.MaxResultValues < 0 {
-		return nil, errors.New("graphite: the bounds must not be negative")
+	maxValues, maxBytes, err := outbound.ProviderBounds("graphite", o.MaxTimeout, o.MaxResultValues, MaxResponseBytes)
+	if err != nil {
+		return nil, err
 	}
 	allow, err := outbound.ParseAllowList(o.Allow)
 	if err != nil {
@@ -88,22 +86,14 @@ func New(o Options) (*Provider, error) {
 	if allow.Empty() && o.AnyURL {
 		allow = outbound.AnyHTTP()
 	}
-	if o.MaxResultValues == 0 {
-		o.MaxResultValues = limits.MaxResultValues
-	}
 	p := &Provider{
-		allow: allow, timeout: Timeout, maxValues: o.MaxResultValues, checkOnly: o.CheckOnly,
-		maxBytes: min(MaxResponseBytes, int64(o.MaxResultValues)*limits.ResponseBytesPerValue+limits.ResponseBytesFixed),
+		allow: allow, timeout: Timeout, maxValues: maxValues, checkOnly: o.CheckOnly,
+		maxBytes: maxBytes,
 	}
 	if o.MaxTimeout > 0 && p.timeout > o.MaxTimeout {
 		p.timeout = o.MaxTimeout
 	}
-	p.transport = outbound.NewTransport(outbound.TransportOptions{
-		MaxConnsPerHost:        MaxConnsPerHost,
-		MaxResponseHeaderBytes: 64 << 10,
-		Dial:                   allow.Dial(outbound.Dialer(0)),
-		TLS:                    &tls.Config{MinVersion: tls.VersionTLS12},
-	})
+	p.transport = outbound.NewProviderTransport(MaxConnsPerHost, allow.Dial(outbound.Dialer(0)))
 	redirects := allow.Redirects(MaxRedirects,
 		func() error { return fmt.Errorf("stopped after %d redirects", MaxRedirects) },
 		func(_ *url.URL, reason string) error {

@@ -1,7 +1,6 @@
 package influxdb
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/credentials"
 	"github.com/canaryd/canaryd/internal/lang"
-	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/provider"
 )
@@ -66,9 +64,7 @@ type Provider struct {
 	checkOnly  bool
 	transport  *http.Transport
 	scratch    sync.Pool
-
-	mu        sync.Mutex
-	endpoints map[keys]*endpoint
+	endpoints  *credentials.Cache[keys, *endpoint]
 }
 
 // keys are the credentials of a request and where it goes.
@@ -88,22 +84,16 @@ type endpoint struct {
 
 // New builds a Provider.
 func New(o Options) (*Provider, error) {
-	if o.MaxTimeout < 0 || o.MaxResultValues < 0 {
-		return nil, errors.New("influxdb: the bounds must not be negative")
-	}
-	if o.MaxResultValues == 0 {
-		o.MaxResultValues = limits.MaxResultValues
+	maxValues, maxBytes, err := outbound.ProviderBounds("influxdb", o.MaxTimeout, o.MaxResultValues, MaxResponseBytes)
+	if err != nil {
+		return nil, err
 	}
 	p := &Provider{
-		creds: o.Credentials, maxTimeout: o.MaxTimeout, maxValues: o.MaxResultValues, checkOnly: o.CheckOnly,
-		maxBytes:  min(MaxResponseBytes, int64(o.MaxResultValues)*limits.ResponseBytesPerValue+limits.ResponseBytesFixed),
-		endpoints: map[keys]*endpoint{},
+		creds: o.Credentials, maxTimeout: o.MaxTimeout, maxValues: maxValues, checkOnly: o.CheckOnly,
+		maxBytes:  maxBytes,
+		endpoints: credentials.NewCache[keys, *endpoint](maxEndpoints),
 	}
-	p.transport = outbound.NewTransport(outbound.TransportOptions{
-		MaxConnsPerHost:        MaxConnsPerHost,
-		MaxResponseHeaderBytes: 64 << 10,
-		TLS:                    &tls.Config{MinVersion: tls.VersionTLS12},
-	})
+	p.transport = outbound.NewProviderTransport(MaxConnsPerHost, nil)
 	return p, nil
 }
 
@@ -177,23 +167,7 @@ func (p *Provider) endpoint(secret string) (*endpoint, error) {
 	k.address, _ = s.Get(KeyAddress)
 	k.token, _ = s.Get(KeyAuthToken)
 	k.org, _ = s.Get(KeyOrg)
-	p.mu.Lock()
-	e := p.endpoints[k]
-	p.mu.Unlock()
-	if e != nil {
-		return e, nil
-	}
-	e, err = newEndpoint(k)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	if len(p.endpoints) >= maxEndpoints {
-		clear(p.endpoints)
-	}
-	p.endpoints[k] = e
-	p.mu.Unlock()
-	return e, nil
+	return p.endpoints.Get(k, newEndpoint)
 }
 
 // newEndpoint checks the address and builds the endpoint of k: the query
