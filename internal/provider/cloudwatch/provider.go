@@ -235,16 +235,23 @@ func (rt *limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: rt.max, max: rt.max}
+	// An answer that says it is longer fails at its first read, without
+	// a byte of it read.
+	resp.Body = &limitedBody{rc: resp.Body, left: rt.max, max: rt.max, declared: resp.ContentLength}
 	return resp, nil
 }
 
 type limitedBody struct {
 	rc        io.ReadCloser
 	left, max int64
+	// declared is the answer's Content-Length, -1 when it has none.
+	declared int64
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.declared > b.max {
+		return 0, &outbound.TooLargeError{Max: b.max}
+	}
 	if b.left <= 0 {
 		// One byte more tells a body of max bytes from a longer one.
 		var one [1]byte

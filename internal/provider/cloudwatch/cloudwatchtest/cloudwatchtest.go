@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -199,6 +200,8 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 	if fixed != nil {
 		w.Header().Set("Content-Type", "application/cbor")
 		w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
+		// As CloudWatch answers: with its length.
+		w.Header().Set("Content-Length", strconv.Itoa(len(fixed)))
 		_, _ = w.Write(fixed)
 		return
 	}
