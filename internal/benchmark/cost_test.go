@@ -163,7 +163,13 @@ func TestMeasureCost(t *testing.T) {
 		for i := 0; i < 20; i++ { // warm the connection and the pools
 			m.source.Measure(ctx, at)
 		}
+		// The least of three rounds: a round in which the busy machine
+		// made the transport open a new connection counts its dial and
+		// handshake, which are not the measurement's.
 		cost[m.name] = testing.AllocsPerRun(200, func() { m.source.Measure(ctx, at) })
+		for range 2 {
+			cost[m.name] = min(cost[m.name], testing.AllocsPerRun(200, func() { m.source.Measure(ctx, at) }))
+		}
 		held[m.name] = heldBy(func() any { return m.source.Measure(ctx, at) })
 	}
 	for _, m := range ss[1:] {
