@@ -37,6 +37,8 @@ type compiledEntry struct {
 	compiled *compile.Compiled
 	// template is the document's name when it is a template.
 	template string
+	// round is the plan rounds of it run (roundPlan), made by the first.
+	round *roundPlan
 }
 
 // newCompiledCache returns the cache of the specs compiled most recently,
@@ -44,7 +46,8 @@ type compiledEntry struct {
 // compiled again: the size most recently used, safe for concurrent use.
 // Only specs that compiled without a problem are kept. The entries are
 // shared by every request that finds them and must not be changed: a
-// request that needs a different plan copies it (withDeadline).
+// request that needs a different plan copies it, or makes it once for the
+// entry (roundPlan).
 func newCompiledCache(size int) *lru.Cache[compiledKey, compiledEntry] {
 	c, err := lru.New[compiledKey, compiledEntry](size)
 	if err != nil {

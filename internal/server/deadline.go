@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/canaryd/canaryd/api"
@@ -82,32 +83,88 @@ func (req *specRequest) timeoutHeader(r *http.Request, params queryParams) []api
 	return nil
 }
 
+// roundPlan is a compiled plan as a round runs it: every metric answers by
+// the deadline of the context it is measured with (deadlineSource). It is
+// made once per compiled spec, on the first round that needs it, and
+// shared by every round of that spec (and by the rounds kept), so that a
+// round copies no plan; the timeout each round's error names travels in its
+// context (withRoundTimeout).
+type roundPlan struct {
+	once sync.Once
+	plan *analysis.Plan
+}
+
+// of returns the round's plan of compiled, making it on the first call.
+func (p *roundPlan) of(compiled *analysis.Plan) *analysis.Plan {
+	p.once.Do(func() { p.plan = withDeadline(compiled) })
+	return p.plan
+}
+
+// roundPlan is the plan a round of req runs.
+func (req *specRequest) roundPlan() *analysis.Plan {
+	if req.round == nil {
+		req.round = &roundPlan{}
+	}
+	return req.round.of(req.compiled.Plan)
+}
+
 // withDeadline returns a copy of plan in which every metric answers by the
 // deadline of the context it is measured with: a measurement still running
 // when that deadline passes is an Error "deadline exceeded …" at once,
 // whatever its source does. plan itself is not changed (it may be a
 // compiled spec that other requests share).
-func withDeadline(plan *analysis.Plan, timeout time.Duration) *analysis.Plan {
+func withDeadline(plan *analysis.Plan) *analysis.Plan {
 	p := plan.Copy()
 	for i := range p.Metrics {
 		if m := &p.Metrics[i]; m.Source != nil {
-			m.Source = deadlineSource{inner: m.Source, timeout: timeout}
+			m.Source = deadlineSource{inner: m.Source}
 		}
 	}
 	return p
 }
 
+// roundContext is a round's context: its deadline, and the timeout that
+// set it, which a measurement cut short names.
+type roundContext struct {
+	context.Context
+	timeout time.Duration
+}
+
+// roundTimeoutKey finds a roundContext among a context's values.
+type roundTimeoutKey struct{}
+
+func (c *roundContext) Value(key any) any {
+	if key == (roundTimeoutKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// withRoundTimeout is context.WithTimeout for a round: its deadlineSources
+// name timeout when it passes.
+func withRoundTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	return &roundContext{Context: ctx, timeout: timeout}, cancel
+}
+
+// roundTimeout is the timeout of the round ctx belongs to; 0 outside one.
+func roundTimeout(ctx context.Context) time.Duration {
+	if c, ok := ctx.Value(roundTimeoutKey{}).(*roundContext); ok {
+		return c.timeout
+	}
+	return 0
+}
+
 // deadlineSource is a Source that returns when its context's deadline
 // passes, even if the source it wraps has not.
 type deadlineSource struct {
-	inner   analysis.Source
-	timeout time.Duration
+	inner analysis.Source
 }
 
 func (d deadlineSource) Measure(ctx context.Context, at time.Time) analysis.Observation {
 	if b, ok := d.inner.(analysis.ContextBound); ok && b.BoundByContext() {
 		// It returns by the deadline by itself: no goroutine to watch it.
-		return d.cutShort(ctx, d.inner.Measure(ctx, at))
+		return cutShort(ctx, d.inner.Measure(ctx, at))
 	}
 	got := make(chan analysis.Observation, 1)
 	// Ends when the wrapped source returns. Sources honour ctx, so that is
@@ -116,10 +173,10 @@ func (d deadlineSource) Measure(ctx context.Context, at time.Time) analysis.Obse
 	go func() { got <- d.inner.Measure(ctx, at) }()
 	select {
 	case obs := <-got:
-		return d.cutShort(ctx, obs)
+		return cutShort(ctx, obs)
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return analysis.Observation{Err: d.exceeded()}
+			return analysis.Observation{Err: exceeded(ctx)}
 		}
 		return analysis.Observation{Err: ctx.Err()}
 	}
@@ -127,14 +184,14 @@ func (d deadlineSource) Measure(ctx context.Context, at time.Time) analysis.Obse
 
 // cutShort makes a query that failed because the deadline cut it short say
 // so in the caller's terms rather than the transport's.
-func (d deadlineSource) cutShort(ctx context.Context, obs analysis.Observation) analysis.Observation {
+func cutShort(ctx context.Context, obs analysis.Observation) analysis.Observation {
 	if obs.Err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		obs.Err = d.exceeded()
+		obs.Err = exceeded(ctx)
 	}
 	return obs
 }
 
-func (d deadlineSource) exceeded() error {
+func exceeded(ctx context.Context) error {
 	return fmt.Errorf("deadline exceeded: the measurement had not finished when the round's deadline of %s passed "+
-		"(set it with ?timeout= or the %s header, below the caller's own timeout)", d.timeout, TimeoutHeader)
+		"(set it with ?timeout= or the %s header, below the caller's own timeout)", roundTimeout(ctx), TimeoutHeader)
 }

@@ -97,14 +97,14 @@ func TestDeadlineSource(t *testing.T) {
 		return analysis.Observation{Value: 1.0}
 	})
 	for name, src := range map[string]analysis.Source{"ignores its context": stuck, "bound by its context": boundSource{}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		obs := deadlineSource{inner: src, timeout: 50 * time.Millisecond}.Measure(ctx, time.Now())
+		ctx, cancel := withRoundTimeout(context.Background(), 50*time.Millisecond)
+		obs := deadlineSource{inner: src}.Measure(ctx, time.Now())
 		cancel()
 		if obs.Err == nil || !strings.HasPrefix(obs.Err.Error(), "deadline exceeded") || !strings.Contains(obs.Err.Error(), "50ms") {
 			t.Errorf("a source that %s: %v, want deadline exceeded naming 50ms", name, obs.Err)
 		}
 	}
-	ok := deadlineSource{inner: boundSource{}, timeout: time.Second}.Measure(context.Background(), time.Now())
+	ok := deadlineSource{inner: boundSource{}}.Measure(context.Background(), time.Now())
 	if ok.Err != nil || ok.Value != 1.0 {
 		t.Errorf("a source that answers in time: %+v", ok)
 	}

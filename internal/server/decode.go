@@ -74,6 +74,9 @@ type specRequest struct {
 	compiled *compile.Compiled
 	// template is the document's name when it is a template.
 	template string
+	// round makes the plan a round runs, once per compiled spec; nil
+	// until roundPlan is called, unless the spec came from the cache.
+	round *roundPlan
 	// wait asks for the finished analysis in the response.
 	wait bool
 	// webhook is where the caller asked the events to be sent, checked;
@@ -172,7 +175,7 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 		}
 		key = compiledKey{sum: keySum(params, overrides, mediaType, body)}
 		if e, ok := in.compiled.Get(key); ok && len(errs) == 0 {
-			req.compiled, req.template = e.compiled, e.template
+			req.compiled, req.template, req.round = e.compiled, e.template, e.round
 			return req, nil, nil
 		}
 	}
@@ -203,7 +206,8 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 		req.template = doc.Metadata.Name
 	}
 	if cacheable {
-		in.compiled.Add(key, compiledEntry{compiled: req.compiled, template: req.template})
+		req.round = &roundPlan{}
+		in.compiled.Add(key, compiledEntry{compiled: req.compiled, template: req.template, round: req.round})
 	}
 	return req, input, nil
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -237,9 +236,9 @@ func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Durat
 			return
 		}
 		timeout := cmp.Or(req.timeout, defaultTimeout)
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		ctx, cancel := withRoundTimeout(r.Context(), timeout)
 		defer cancel()
-		plan := withDeadline(req.compiled.Plan, timeout)
+		plan := req.roundPlan()
 		result, kept, err := svc.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args,
 			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
 			Sources: svc.ReportSources(req.compiled.Spec, req.compiled.Args),

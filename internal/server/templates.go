@@ -236,14 +236,14 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		}
 		key := compiledKey{doc: t.Document, sum: keySum(params, args)}
 		if e, ok := in.compiled.Get(key); ok {
-			req.compiled = e.compiled
+			req.compiled, req.round = e.compiled, e.round
 		} else {
 			compiled, problems := compile.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
 			if len(problems) > 0 {
 				return nil, ptr(invalidInput(problems))
 			}
-			req.compiled = compiled
-			in.compiled.Add(key, compiledEntry{compiled: compiled, template: t.Name})
+			req.compiled, req.round = compiled, &roundPlan{}
+			in.compiled.Add(key, compiledEntry{compiled: compiled, template: t.Name, round: req.round})
 		}
 		if f := tb.flagger; f != nil {
 			req.caller = []zap.Field{zap.String("template", t.Name), zap.String("flagger_canary", deref(f.namespace)+"/"+deref(f.name)),
