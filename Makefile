@@ -165,12 +165,14 @@ demo: prometheus build
 	./deploy/demo/demo.sh
 
 # bench runs the benchmarks behind docs/performance.md (about
-# four minutes) and writes what they print to bench.txt: the conditions
+# ten minutes) and writes what they print to bench.txt: the conditions
 # beside compiling them per measurement, the judge's statistics, canaryd judge on a million looks, a day's backtest (the engine alone,
 # and against a real Prometheus), /v1/evaluate beside the same query sent
 # straight to Prometheus and through a do-nothing proxy, and 10,000
 # concurrent analyses (conditions compiled per analysis or shared, and
-# shared under a memory-driven GC), each variant in a process of its own so
+# shared under a memory-driven GC), 100,000 analyses created through
+# POST /v1/analyses on a canaryd serve process of their own (about five
+# minutes), each variant in a process of its own so
 # that none inherits another's memory, and 1,000 analyses on three replicas
 # and one PostgreSQL with one replica SIGKILLed. Every section is headed by
 # the load average: other work on the machine shows in the numbers, so run
@@ -198,6 +200,7 @@ bench: prometheus postgresql
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench ServeAnalyses -benchtime 1x -timeout 30m ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench StoreReplicas -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
 	echo "results in $$out"
 
@@ -214,7 +217,7 @@ judge-bench:
 # figures it writes mean nothing.
 bench-once:
 	@out="$$(mktemp)"; trap 'rm -f "$$out"' EXIT; \
-	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_STORE_ANALYSES=20 CANARYD_BENCH_JUDGE_LOOKS=1000 \
+	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_SERVE_ANALYSES=100 CANARYD_BENCH_SERVE_INTERVAL=2s CANARYD_BENCH_STORE_ANALYSES=20 CANARYD_BENCH_JUDGE_LOOKS=1000 \
 		$(MAKE) --no-print-directory bench BENCH_OUT="$$out" BENCH_ONCE='-benchtime 1x' || { cat "$$out"; exit 1; }
 
 clean:
