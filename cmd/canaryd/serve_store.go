@@ -21,7 +21,9 @@ const storeOpenTimeout = 2 * time.Minute
 // analyses live in the Analyses' own memory, as canaryd has always run),
 // or a postgres store, its schema migrated first. With a postgres store,
 // every replica answers every request from it. The store is wrapped once,
-// here (store.Metered): every call is bounded and counted on reg.
+// here (store.Metered): every call is bounded and counted on reg; and the
+// commits of this replica's analyses are grouped (store.Grouped): one
+// transaction per store.DefaultCommitInterval at most.
 func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer) (store.Store, error) {
 	kind, err := store.ParseURL(cmpStore(cfg.Store))
 	if err != nil {
@@ -47,7 +49,7 @@ func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger, reg pro
 		return nil, err
 	}
 	log.Info("analyses are kept in the store", zap.String("store", store.RedactURL(cfg.Store)))
-	return metered, nil
+	return store.Grouped(metered, store.GroupOptions{}), nil
 }
 
 func cmpStore(s string) string {

@@ -172,7 +172,7 @@ func TestServeStoreHandOver(t *testing.T) {
 	// The store's series are on /metrics with a store, and only then.
 	withStore := metricsText(t, base2)
 	for _, series := range []string{`canaryd_store_operations_total{op="claim",outcome="ok"}`, `canaryd_store_operations_total{op="renew",outcome="ok"}`,
-		`canaryd_store_operation_duration_seconds_count{op="commit"}`, "canaryd_store_claims_total", "canaryd_store_lease_losses_total 0",
+		`canaryd_store_operation_duration_seconds_count{op="commit_batch"}`, "canaryd_store_batch_writes_count", "canaryd_store_claims_total", "canaryd_store_lease_losses_total 0",
 		"canaryd_store_measurements_pending"} {
 		if !strings.Contains(withStore, series) {
 			t.Errorf("/metrics of a replica with a store has no %s", series)

@@ -54,6 +54,17 @@ var kinds = []kind{
 		opts.Migrate = true
 		return openPostgres(t, db.URL, opts)
 	}},
+	// Postgres as a replica runs it: metered, its commits grouped
+	// (Grouped), which must change nothing of what it answers either.
+	{name: "grouped", persistent: true, open: func(t *testing.T, opts store.Options) store.Store {
+		db := pgtest.Shared(t).Database(t)
+		opts.Migrate = true
+		m, err := store.Metered(openPostgres(t, db.URL, opts), store.MeteredOptions{Registerer: prometheus.NewRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.Grouped(m, store.GroupOptions{Interval: time.Millisecond})
+	}},
 }
 
 func openPostgres(t *testing.T, url string, opts store.Options) store.Store {

@@ -79,6 +79,7 @@ type metered struct {
 	ops      *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	claimed  prometheus.Counter
+	batches  prometheus.Histogram
 }
 
 // Metered wraps st once for a service: every call is bounded by a timeout
@@ -107,6 +108,11 @@ func Metered(st Store, o MeteredOptions) (Store, error) {
 		claimed: f.NewCounter(prometheus.CounterOpts{
 			Name: "canaryd_store_claims_total",
 			Help: "Analyses this replica claimed from the store: their replica had stopped or died, and their lease expired.",
+		}),
+		batches: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "canaryd_store_batch_writes",
+			Help:    "Writes (one analysis' step each) per transaction of group commit (op commit_batch).",
+			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000},
 		}),
 	}
 	if err := registered(); err != nil {
@@ -155,6 +161,19 @@ func (m *metered) AppendMeasurement(ctx context.Context, l Lease, ms Measurement
 
 func (m *metered) Commit(ctx context.Context, l Lease, mu Mutation) error {
 	return m.call(ctx, "commit", func(ctx context.Context) error { return m.st.Commit(ctx, l, mu) })
+}
+
+// CommitBatch is counted once per batch, as op commit_batch, with its
+// writes (canaryd_store_batch_writes); a store that is no BatchCommitter
+// commits each write in turn.
+func (m *metered) CommitBatch(ctx context.Context, ws []Write) (errs []error, err error) {
+	bc, ok := m.st.(BatchCommitter)
+	if !ok {
+		return commitEach(ctx, m, ws), nil
+	}
+	m.batches.Observe(float64(len(ws)))
+	err = m.call(ctx, "commit_batch", func(ctx context.Context) error { errs, err = bc.CommitBatch(ctx, ws); return err })
+	return errs, err
 }
 
 func (m *metered) Measurements(ctx context.Context, id string, r MeasurementRange) (ms []Measurement, err error) {

@@ -420,79 +420,11 @@ func (p *postgresStore) AppendMeasurement(ctx context.Context, l Lease, m Measur
 }
 
 func (p *postgresStore) Commit(ctx context.Context, l Lease, mu Mutation) error {
-	if err := mu.check(); err != nil {
+	errs, err := p.CommitBatch(ctx, []Write{{Lease: l, Mutation: mu}})
+	if err != nil {
 		return err
 	}
-	var state []byte
-	if mu.State != nil {
-		var err error
-		if state, err = json.Marshal(maskState(*mu.State, nil)); err != nil {
-			return err
-		}
-	}
-	var batch pgx.Batch
-	now := p.now()
-	for _, d := range mu.Owed {
-		batch.Queue(`INSERT INTO canaryd_deliveries (analysis_id, webhook_id, seq, event, created_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, l.ID, d.WebhookID, d.Seq, []byte(d.Event), now)
-	}
-	for _, m := range mu.Measurements {
-		body, err := json.Marshal(m.Measurement)
-		if err != nil {
-			return err
-		}
-		var finished *time.Time
-		if m.Measurement.FinishedAt != nil {
-			t := micro(*m.Measurement.FinishedAt)
-			finished = &t
-		}
-		batch.Queue(`INSERT INTO canaryd_measurements (analysis_id, metric, idx, phase, finished_at, body)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, l.ID, m.Metric, m.Index, string(m.Measurement.Phase), finished, body)
-	}
-	for _, id := range mu.Delivered {
-		batch.Queue(`UPDATE canaryd_deliveries SET delivered_at = $3
-			WHERE analysis_id = $1 AND webhook_id = $2 AND delivered_at IS NULL`, l.ID, id, now)
-	}
-	return p.fenced(ctx, "commit", l, func(tx pgx.Tx) error {
-		owed, changed, err := commitBatch(ctx, tx, &batch, len(mu.Owed), len(mu.Measurements))
-		if err != nil || (!changed && mu.State == nil) {
-			return err
-		}
-		if mu.State == nil {
-			_, err = tx.Exec(ctx, "UPDATE canaryd_analyses SET deliveries_owed = deliveries_owed + $2, version = version + 1 WHERE id = $1", l.ID, owed)
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE canaryd_analyses
-			SET phase = $2, completed_at = $3, state = $4, deliveries_owed = deliveries_owed + $5, version = version + 1 WHERE id = $1`,
-			l.ID, string(mu.State.Phase), completedAt(mu.State, now), state, owed)
-		return err
-	})
-}
-
-// commitBatch sends a commit's inserts and updates: first the owed events,
-// then the measurements, then the events done. It returns by how much the
-// deliveries owed changed, and whether any row did.
-func commitBatch(ctx context.Context, tx pgx.Tx, batch *pgx.Batch, owed, measurements int) (delta int, changed bool, err error) {
-	if batch.Len() == 0 {
-		return 0, false, nil
-	}
-	results := tx.SendBatch(ctx, batch)
-	for i := range batch.Len() {
-		tag, err := results.Exec()
-		if err != nil {
-			_ = results.Close()
-			return 0, false, err
-		}
-		n := int(tag.RowsAffected())
-		changed = changed || n > 0
-		switch {
-		case i < owed:
-			delta += n
-		case i >= owed+measurements:
-			delta -= n
-		}
-	}
-	return delta, changed, results.Close()
+	return errs[0]
 }
 
 // exists fails with ErrNotFound when no analysis has the id.
