@@ -30,7 +30,12 @@ func Backtest(ctx context.Context, plan *Plan, start, end time.Time, opts Option
 	}
 	clk := clock.NewFake(start)
 	idle := make(chan struct{}, 1)
+	// A scheduler of its own on the virtual clock, with a worker per
+	// metric: the run's measurements due together are taken together,
+	// and virtual time moves (below) only when none is in flight.
 	opts.Clock = clk
+	opts.Scheduler = NewScheduler(clk, len(plan.Metrics))
+	opts.Lateness = nil // virtual time: a measurement is never late
 	opts.onIdle = func() {
 		select {
 		case idle <- struct{}{}:
@@ -44,7 +49,7 @@ func Backtest(ctx context.Context, plan *Plan, start, end time.Time, opts Option
 		case <-run.Done():
 			return run.Snapshot()
 		case <-idle:
-			// The loop waits for its next timer with nothing in flight:
+			// The run waits for its next instant with nothing in flight:
 			// move virtual time to it, or stop at the horizon.
 			next, ok := clk.Next()
 			if !ok || next.After(end) {

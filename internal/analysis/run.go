@@ -16,16 +16,30 @@ import (
 type Options struct {
 	// ID identifies the analysis in its resource and events.
 	ID string
-	// Clock is the engine's time; the wall clock when nil.
+	// Clock is the engine's time; the wall clock when nil. A run started
+	// on a Scheduler takes the scheduler's clock instead.
 	Clock clock.Clock
+	// Scheduler runs the analysis: its timer and its workers. When nil,
+	// a run on the wall clock shares the package's default scheduler
+	// (DefaultWorkers), and a run on another clock (a test's fake one)
+	// gets one of its own, with a worker per metric.
+	Scheduler *Scheduler
+	// Lateness, when set, is given each measurement's lateness: the time
+	// from when it was due to when its source was asked, which grows when
+	// the scheduler's workers cannot keep up. It is called from the
+	// scheduler's workers, for many runs at once, and must not block.
+	Lateness func(time.Duration)
 	// ErrorRetryInterval is the wait after an Error measurement; Argo's
 	// 10 s when zero.
 	ErrorRetryInterval time.Duration
 	// MaxDuration bounds the whole analysis: when it passes, the run ends
 	// with phase Error. Zero means no bound.
 	MaxDuration time.Duration
-	// Observer, when set, is called from the run's goroutine with every
-	// event, in order. It must not block.
+	// Observer, when set, is called with every event of the run, in
+	// order, one call at a time: from the goroutines of the run's
+	// Scheduler (its dispatcher or the worker that took the measurement),
+	// never from Start's caller nor from Terminate's. It must not block:
+	// while it runs, the scheduler's goroutine serves no other run.
 	Observer func(api.Event)
 	// Template and Args are copied into the resource for the reader.
 	Template string
@@ -45,8 +59,8 @@ type Options struct {
 	// empty, are taken from it.
 	Resume *api.Analysis
 
-	// onIdle is called when the loop is about to wait with no measurement
-	// in flight, so that a fake clock can be moved on deterministically:
+	// onIdle is called when the run is about to wait for its clock with
+	// no measurement in flight, so that a fake clock can be moved on deterministically:
 	// backtests run in virtual time with it, and so do the engine's tests.
 	onIdle func()
 }
@@ -57,14 +71,28 @@ type Run struct {
 	opts  Options
 	clock clock.Clock
 
-	control chan control
-	done    chan struct{}
+	done chan struct{}
+
+	// sched runs the run; heapIndex is the run's place in its heap (-1
+	// when it is not there, gone once it finished), under sched.mu.
+	sched     *Scheduler
+	heapIndex int32
+
+	// The run's course, under drive: the scheduler's dispatcher and its
+	// workers take it in turn (attend, take), so the run is driven by one
+	// goroutine at a time and its observer is called in order.
+	drive sync.Mutex
+	course
 
 	mu        sync.Mutex
 	status    api.Analysis
 	results   []*api.MetricResult
 	subs      map[int]chan api.Event
 	nextSubID int
+	// request is the first stop asked for (Terminate, Abort, Suspend,
+	// the end of Start's context); asked says there is one.
+	asked   bool
+	request control
 }
 
 type control struct {
@@ -79,11 +107,14 @@ const subscriberBuffer = 256
 
 // Start begins an analysis of plan and returns at once. The run goes on
 // until its metrics complete, it is terminated, or ctx is cancelled (which
-// terminates it with Argo's terminate semantics).
+// terminates it with Argo's terminate semantics). It runs on
+// opts.Scheduler: Start makes no goroutine of its own.
 func Start(ctx context.Context, plan *Plan, opts Options) *Run {
-	if opts.Clock == nil {
-		opts.Clock = clock.Real{}
+	sched := opts.Scheduler
+	if sched == nil {
+		sched = schedulerFor(opts.Clock, len(plan.Metrics))
 	}
+	opts.Clock = sched.clock
 	// plan may be shared by other runs (a server keeps the plans it
 	// compiled): a metric that needs its count filled in is given it in a
 	// copy.
@@ -103,10 +134,10 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 		plan:    plan,
 		opts:    opts,
 		clock:   opts.Clock,
-		control: make(chan control, 1),
 		done:    make(chan struct{}),
 		results: make([]*api.MetricResult, len(plan.Metrics)),
 		subs:    map[int]chan api.Event{},
+		sched:   sched,
 	}
 	now := r.clock.Now()
 	r.status = api.Analysis{
@@ -118,30 +149,38 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 		Kind:      opts.Kind,
 		Series:    opts.Series,
 	}
-	states := make([]metricState, len(plan.Metrics))
-	startedAt := now
+	r.states = make([]metricState, len(plan.Metrics))
+	r.startedAt = now
 	if opts.Resume != nil {
 		if err := plan.CheckResume(opts.Resume); err != nil {
-			// Ends at once: the run's goroutine only tells the observer.
-			go func() {
-				defer close(r.done)
-				r.finish(RunAssessment{Phase: api.PhaseError, Message: "cannot resume the analysis: " + err.Error()})
-			}()
-			return r
+			// Ends at once, on the scheduler, which tells the observer.
+			r.failed = &RunAssessment{Phase: api.PhaseError, Message: "cannot resume the analysis: " + err.Error()}
+		} else {
+			r.startedAt = r.restore(opts.Resume, r.states)
+			if r.status.CompletedAt != nil {
+				// Already complete: its completed event was sent by the
+				// run that completed it, and is not sent again.
+				r.opts.Resume = nil
+				close(r.done)
+				return r
+			}
 		}
-		startedAt = r.restore(opts.Resume, states)
 		r.opts.Resume = nil // copied: the caller's snapshot is not kept
-		if r.status.CompletedAt != nil {
-			// Already complete: its completed event was sent by the run
-			// that completed it, and is not sent again.
-			close(r.done)
-			return r
-		}
 	}
-	// The run's goroutine ends when every metric has completed, on
-	// Terminate/Abort, on ctx cancellation, or at MaxDuration.
-	go r.loop(ctx, startedAt, states)
+	r.enter(ctx)
 	return r
+}
+
+// schedulerFor is the scheduler of a run on clk that was given none: the
+// package's default on the wall clock, one of its own on another clock.
+func schedulerFor(clk clock.Clock, metrics int) *Scheduler {
+	if clk == nil {
+		return defaultScheduler
+	}
+	if _, ok := clk.(clock.Real); ok {
+		return defaultScheduler
+	}
+	return NewScheduler(clk, max(metrics, 1))
 }
 
 // CheckResume reports whether the analysis a can be resumed with plan p
@@ -279,10 +318,19 @@ func (r *Run) Suspend(message string) {
 }
 
 func (r *Run) send(c control) {
-	select {
-	case r.control <- c:
-	default: // a stop is already pending; the first one wins
+	r.mu.Lock()
+	if r.asked || r.status.CompletedAt != nil {
+		// A stop is already asked for, and the first one wins; or the
+		// run has finished.
+		r.mu.Unlock()
+		return
 	}
+	r.asked, r.request = true, c
+	r.mu.Unlock()
+	// The measurements in flight end now, whatever the scheduler is
+	// doing; the run is stopped when it attends to it, at once.
+	r.cancel()
+	r.sched.set(r, urgent)
 }
 
 // Done is closed when the run has finished and its final state is set.
@@ -378,213 +426,12 @@ type metricState struct {
 	measured     bool
 }
 
-// loop runs the analysis from states, each metric's schedule (all zero for
-// a new run, from the stored results for a resumed one); startedAt is when
-// the analysis started, from which initialDelay and MaxDuration run.
-func (r *Run) loop(ctx context.Context, startedAt time.Time, states []metricState) {
-	defer close(r.done)
-	m := r.newMeasurements(ctx, startedAt, states)
-	defer m.cancel()
-
-	deadlineC, deadlineAt, stopDeadline := r.deadline(startedAt)
-	defer stopDeadline()
-	maxDurationMessage := "analysis exceeded its maximum duration of " + r.opts.MaxDuration.String()
-
-	// A resumed run first takes again the measurements that were in
-	// flight when its snapshot was taken, before it assesses anything:
-	// they were under way together with the measurements recorded
-	// beside them, and count with them even when one of those has
-	// already decided the run (as they would have, undisturbed).
-	if now := r.clock.Now(); ctx.Err() == nil && (deadlineC == nil || now.Before(deadlineAt)) {
-		for i := range states {
-			if states[i].retake && r.measurable(i) {
-				m.launch(i, now)
-			}
-		}
-	}
-
-	// One timer serves every wait of the run: it is reset for each, and
-	// stopped once the wait is over.
-	var timer clock.Timer
-	defer stopTimer(&timer)
-
-	terminated := false
-	for {
-		// A stop that is already asked for wins over a measurement that
-		// falls due at the same moment.
-		select {
-		case c := <-r.control:
-			if c.abort {
-				r.stop(m.cancel, &m.wg, c)
-				return
-			}
-			terminated = true
-		default:
-		}
-		if ctx.Err() != nil {
-			terminated = true
-		}
-		assessment := r.assess(terminated)
-		// Argo measures every metric due in a reconcile before it assesses
-		// the run, so measurements taken together count together: when one
-		// metric ends the run, those still in flight finish and are
-		// recorded (their queries are bounded by their timeouts). An
-		// explicit stop cancels them instead.
-		if assessment.Phase.Completed() && (terminated || !anyInFlight(states)) {
-			m.cancelAll()
-			if r.dropUnfinished() {
-				assessment = r.assess(terminated)
-			}
-			r.finish(assessment)
-			return
-		}
-		terminating := terminated || assessment.Phase != api.PhaseRunning
-
-		now := r.clock.Now()
-		if deadlineC != nil && !now.Before(deadlineAt) {
-			// Passed while the loop was busy, or before a resumed run
-			// began: no measurement starts after it.
-			r.stop(m.cancel, &m.wg, control{abort: true, message: maxDurationMessage})
-			return
-		}
-		var timerC <-chan time.Time
-		if !terminating {
-			if next, ok := r.launchDue(now, states, startedAt, m.launch); ok {
-				timerC = r.arm(&timer, next.Sub(now))
-			}
-		}
-		if r.opts.onIdle != nil && !anyInFlight(states) {
-			r.opts.onIdle()
-		}
-		select {
-		case o := <-m.outcomes:
-			states[o.metric].finished(o.measurement)
-			r.record(o)
-		case <-timerC:
-		case c := <-r.control:
-			if c.abort {
-				r.stop(m.cancel, &m.wg, c)
-				return
-			}
-			terminated = true
-			m.cancelAll()
-		case <-ctx.Done():
-			terminated = true
-			m.cancelAll()
-		case <-deadlineC:
-			r.stop(m.cancel, &m.wg, control{abort: true, message: maxDurationMessage})
-			return
-		}
-		stopTimer(&timer)
-	}
-}
-
-// measurements are a run's measurements under way. They run on ctx, which
-// outlives the run's own context so that a completed run's last
-// measurements are recorded, and which stopping the run cancels; each
-// sends its outcome to outcomes, whose buffer lets every one finish even
-// after the loop stops reading.
-type measurements struct {
-	r         *Run
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	outcomes  chan outcome
-	states    []metricState
-	startedAt time.Time
-}
-
-func (r *Run) newMeasurements(ctx context.Context, startedAt time.Time, states []metricState) *measurements {
-	m := &measurements{r: r, outcomes: make(chan outcome, len(r.plan.Metrics)), states: states, startedAt: startedAt}
-	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	return m
-}
-
-// launch starts metric i's measurement at now.
-func (m *measurements) launch(i int, now time.Time) {
-	m.states[i].inFlight = true
-	m.states[i].retake = false
-	m.r.begin(i, now)
-	ctx := WithSchedule(m.ctx, m.r.schedule(i, m.startedAt))
-	m.wg.Add(1)
-	// Ends when the source returns; sources honour m.ctx, which is
-	// cancelled when the run stops.
-	go func() {
-		defer m.wg.Done()
-		m.outcomes <- outcome{metric: i, measurement: m.r.measure(ctx, i)}
-	}()
-}
-
-// cancelAll cancels the measurements under way and waits for them to end.
-func (m *measurements) cancelAll() {
-	m.cancel()
-	m.wg.Wait()
-}
-
 // finished records in the schedule that the metric's measurement m ended.
 func (s *metricState) finished(m api.Measurement) {
 	s.inFlight = false
 	s.measured = true
 	s.lastFinished = *m.FinishedAt
 	s.lastPhase = m.Phase
-}
-
-// deadline is the channel that fires at the analysis' maximum duration,
-// from startedAt (which a resumed run keeps), that instant, and the
-// function that stops its timer; a nil channel when there is none.
-func (r *Run) deadline(startedAt time.Time) (<-chan time.Time, time.Time, func()) {
-	if r.opts.MaxDuration <= 0 {
-		return nil, time.Time{}, func() {}
-	}
-	at := startedAt.Add(r.opts.MaxDuration)
-	t := r.clock.NewTimer(at.Sub(r.clock.Now()))
-	return t.C(), at, func() { t.Stop() }
-}
-
-// launchDue launches every metric due at now, and returns when the next
-// of the others falls due (ok false when none will).
-func (r *Run) launchDue(now time.Time, states []metricState, startedAt time.Time, launch func(int, time.Time)) (next time.Time, ok bool) {
-	for i := range r.plan.Metrics {
-		due, measurable := r.due(i, &states[i], startedAt)
-		if !measurable {
-			continue
-		}
-		if !now.Before(due) {
-			launch(i, now)
-			continue
-		}
-		if !ok || due.Before(next) {
-			next, ok = due, true
-		}
-	}
-	return next, ok
-}
-
-// stopTimer stops *timer, if it was made.
-func stopTimer(timer *clock.Timer) {
-	if *timer != nil {
-		(*timer).Stop()
-	}
-}
-
-// arm sets *timer, the one timer of the run's waits, to fire after d,
-// making it on first use, and returns its channel.
-func (r *Run) arm(timer *clock.Timer, d time.Duration) <-chan time.Time {
-	if *timer == nil {
-		*timer = r.clock.NewTimer(d)
-	} else {
-		(*timer).Reset(d)
-	}
-	return (*timer).C()
-}
-
-func anyInFlight(states []metricState) bool {
-	for i := range states {
-		if states[i].inFlight {
-			return true
-		}
-	}
-	return false
 }
 
 // due returns when metric i should next be measured, and false when it
@@ -636,10 +483,20 @@ func (r *Run) measurable(i int) bool {
 
 // measure takes one measurement of metric i and judges it.
 func (r *Run) measure(ctx context.Context, i int) api.Measurement {
+	return r.measureDue(ctx, i, time.Time{})
+}
+
+// measureDue is measure of a measurement that was due at due: its
+// lateness, when due is set, goes to Options.Lateness as its source is
+// asked.
+func (r *Run) measureDue(ctx context.Context, i int, due time.Time) api.Measurement {
 	m := &r.plan.Metrics[i]
 	// Both instants in one allocation: a measurement is kept with both.
 	times := new([2]time.Time)
 	times[0] = r.clock.Now()
+	if r.opts.Lateness != nil && !due.IsZero() {
+		r.opts.Lateness(max(times[0].Sub(due), 0))
+	}
 	obs := m.Source.Measure(ctx, times[0])
 	times[1] = r.clock.Now()
 	ms := api.Measurement{
@@ -837,9 +694,8 @@ func (r *Run) assess(terminated bool) RunAssessment {
 // stop ends the run with phase Error: the service could not finish it
 // (Abort), or goes on with it elsewhere (Suspend: the metrics are left as
 // they were last assessed).
-func (r *Run) stop(cancel context.CancelFunc, wg *sync.WaitGroup, c control) {
-	cancel()
-	wg.Wait()
+// Its measurements have been cancelled and have all returned.
+func (r *Run) stop(c control) {
 	_ = r.dropUnfinished()
 	r.mu.Lock()
 	var a RunAssessment
@@ -855,8 +711,10 @@ func (r *Run) stop(cancel context.CancelFunc, wg *sync.WaitGroup, c control) {
 	r.finish(a)
 }
 
-// finish sets the final state and tells every watcher.
+// finish sets the final state and tells every watcher, then closes Done
+// and leaves the scheduler. r.drive must be held.
 func (r *Run) finish(a RunAssessment) {
+	r.ended = true
 	now := r.clock.Now()
 	r.mu.Lock()
 	r.status.Phase = a.Phase
@@ -876,6 +734,7 @@ func (r *Run) finish(a RunAssessment) {
 	if r.opts.Observer != nil {
 		r.opts.Observer(ev)
 	}
+	r.leave()
 }
 
 func (r *Run) publishLocked(ev api.Event) {
