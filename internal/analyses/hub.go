@@ -38,15 +38,26 @@ func (e *Event) Data() []byte { return e.data }
 // observer publishes each event once; each stream has a channel of at
 // most buffer events, and is cut off (its channel closed, CutOff true)
 // rather than wait or buffer more when it is full.
+//
+// A hub is made for every analysis, and most are never followed: it holds
+// no map until a stream subscribes, and counts each metric's measurements
+// in a list as short as the metrics measured.
 type Hub struct {
 	buffer int
 	hook   *webhook.Stream // nil without a webhook
 	log    *zap.Logger
+	id     string // the analysis', for log lines
 
 	mu     sync.Mutex
-	subs   map[*Subscription]struct{}
-	counts map[string]int // measurement events so far, by metric
-	done   bool           // the completed event is published
+	subs   map[*Subscription]struct{} // nil until a stream subscribes
+	counts []metricCount              // measurement events so far, by metric
+	done   bool                       // the completed event is published
+}
+
+// metricCount is the number of measurement events of a metric so far.
+type metricCount struct {
+	metric string
+	n      int
 }
 
 // Subscription is one stream's: the events published since it began.
@@ -64,11 +75,24 @@ func (s *Subscription) Events() <-chan *Event { return s.ch }
 // Buffer is how many events the stream may fall behind.
 func (s *Subscription) Buffer() int { return cap(s.ch) }
 
-// NewHub returns the hub of a run whose streams may fall buffer events
-// behind; hook, when set, is the run's webhook, whose deliveries the
-// completed event shows.
-func NewHub(buffer int, hook *webhook.Stream, log *zap.Logger) *Hub {
-	return &Hub{buffer: buffer, hook: hook, log: log, subs: map[*Subscription]struct{}{}, counts: map[string]int{}}
+// NewHub returns the hub of the run id whose streams may fall buffer
+// events behind; hook, when set, is the run's webhook, whose deliveries the
+// completed event shows. Its lines go to log, with the id.
+func NewHub(buffer int, hook *webhook.Stream, log *zap.Logger, id string) *Hub {
+	return &Hub{buffer: buffer, hook: hook, log: log, id: id}
+}
+
+// count counts a measurement event of metric and returns its ordinal.
+// h.mu is held.
+func (h *Hub) count(metric string) int {
+	for i := range h.counts {
+		if c := &h.counts[i]; c.metric == metric {
+			c.n++
+			return c.n
+		}
+	}
+	h.counts = append(h.counts, metricCount{metric: metric, n: 1})
+	return 1
 }
 
 // Publish hands ev to every stream. It is called on the run's goroutine,
@@ -79,8 +103,7 @@ func (h *Hub) Publish(ev api.Event) {
 	defer h.mu.Unlock()
 	ordinal := 0
 	if ev.Type == api.EventMeasurement {
-		h.counts[ev.Metric]++
-		ordinal = h.counts[ev.Metric]
+		ordinal = h.count(ev.Metric)
 	}
 	completed := ev.Type == api.EventCompleted
 	if completed {
@@ -102,7 +125,7 @@ func (h *Hub) Publish(ev api.Event) {
 				s.cutOff = true
 				close(s.ch)
 				delete(h.subs, s)
-				h.log.Info("stream cut off: it fell behind its analysis", zap.Int("events", h.buffer))
+				h.log.Info("stream cut off: it fell behind its analysis", zap.String("analysis_id", h.id), zap.Int("events", h.buffer))
 			}
 		}
 	}
@@ -127,6 +150,9 @@ func (h *Hub) Subscribe(snapshot func() api.Analysis) (api.Analysis, *Subscripti
 		return snap, nil, func() {}
 	}
 	s := &Subscription{ch: make(chan *Event, h.buffer)}
+	if h.subs == nil {
+		h.subs = map[*Subscription]struct{}{}
+	}
 	h.subs[s] = struct{}{}
 	return snap, s, func() {
 		h.mu.Lock()

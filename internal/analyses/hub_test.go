@@ -13,7 +13,7 @@ import (
 // analysis no stream follows, that a full stream is cut off rather than
 // waited for or grown, and that the completed event ends every stream.
 func TestHubSharesEachEvent(t *testing.T) {
-	h := NewHub(2, nil, zap.NewNop())
+	h := NewHub(2, nil, zap.NewNop(), "id")
 	running := func() api.Analysis { return api.Analysis{ID: "x", Phase: api.PhaseRunning} }
 	ms := &api.Measurement{Phase: api.PhaseSuccessful, Value: "1"}
 	h.Publish(api.Event{Type: api.EventMeasurement, AnalysisID: "x", Metric: "m", Measurement: ms})

@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 
-	"go.uber.org/zap"
-
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/redact"
@@ -54,8 +52,7 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 	// Resume), so a round kept reads as any finished analysis.
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{ID: result.ID, Clock: a.clock, Template: so.Template,
 		Args: so.Args, Kind: so.Kind, Series: so.Series, Resume: &result})
-	log := a.log.With(zap.String("analysis_id", result.ID))
-	run := &Run{Run: engineRun, ledger: led, hub: NewHub(a.opts.StreamBuffer, nil, log), streamWriteTimeout: a.streamWriteTimeout,
+	run := &Run{Run: engineRun, ledger: led, hub: NewHub(a.opts.StreamBuffer, nil, a.log, result.ID), streamWriteTimeout: a.streamWriteTimeout,
 		maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)), sources: so.Sources, template: so.Template, series: so.Series,
 		args: so.Args, startedAt: *result.StartedAt}
 	a.byID[result.ID] = run

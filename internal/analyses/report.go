@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/promreg"
 	"github.com/canaryd/canaryd/internal/redact"
 	"github.com/canaryd/canaryd/internal/report"
@@ -23,6 +24,26 @@ func (a *Analyses) StoredPlan(st *store.Analysis) (*analysis.Plan, map[string]re
 		return nil, nil
 	}
 	return compiled.Plan, a.ReportSources(compiled.Spec, compiled.Args)
+}
+
+// sharedSourcesSize is how many compiled specs' sources SharedSources
+// keeps: as many as the HTTP layer keeps compiled specs.
+const sharedSourcesSize = 256
+
+// SharedSources is ReportSources of c's spec and arguments, made once for
+// a compiled spec that many analyses share (the HTTP layer keeps the specs
+// it compiled, by what they were compiled from): every analysis of it
+// holds the same map, which nobody changes. It keeps the sources of the
+// last sharedSourcesSize compiled specs asked for, and with them those
+// specs: call it only for specs that are kept anyway, and ReportSources
+// for the others.
+func (a *Analyses) SharedSources(c *compile.Compiled) map[string]report.Source {
+	if s, ok := a.sharedSources.Get(c); ok {
+		return s
+	}
+	s := a.ReportSources(c.Spec, c.Args)
+	a.sharedSources.Add(c, s)
+	return s
 }
 
 // ReportSources are how a resolved spec's metrics query, as its report

@@ -179,7 +179,7 @@ func (a *Analyses) adopt(l store.Lease) {
 		writer.release()
 		return
 	}
-	if _, err := a.launchLocked(compiled.Plan, so, l.ID, log, writer, resumed); err != nil {
+	if _, err := a.launchLocked(compiled.Plan, so, l.ID, writer, resumed); err != nil {
 		log.Warn("a claimed analysis could not be resumed now; its lease is handed back", zap.Error(err))
 		return
 	}

@@ -1,6 +1,7 @@
 package analyses
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/canaryd/canaryd/api"
@@ -29,23 +30,34 @@ const (
 type Ledger struct {
 	total *atomic.Int64 // the Analyses' sum
 	size  atomic.Int64
-	// kept are the sizes of each metric's measurements kept, oldest
-	// first, for the metrics with a retention, by name.
-	kept      map[string]*sizes
-	retention map[string]int
+	// kept are the sizes of the measurements each metric with a
+	// retention keeps, in the plan's order: every run has one, and most
+	// metrics have the default retention.
+	kept []keptSizes
 }
 
-type sizes struct{ q []int64 }
+// keptSizes are the sizes of the last measurements of a metric that keeps
+// keep of them: a ring, allocated at its first measurement, whose oldest
+// is at next once it is full.
+type keptSizes struct {
+	metric string
+	keep   int
+	next   int
+	ring   []int32
+}
 
 // NewLedger counts the run id of plan, of template with args, that has
 // measured nothing yet, in total (the sum of every run held).
 func NewLedger(total *atomic.Int64, plan *analysis.Plan, id, template string, args map[string]string) *Ledger {
-	l := &Ledger{total: total, kept: map[string]*sizes{}, retention: map[string]int{}}
+	l := &Ledger{total: total}
 	n := int64(analysisOverhead+len(id)+len(template)) + sizeOfMap(args)
 	for _, m := range plan.Metrics {
 		n += int64(metricOverhead+len(m.Name)) + sizeOfMap(m.Metadata)
 		if m.Retention > 0 {
-			l.retention[m.Name] = m.Retention
+			if l.kept == nil {
+				l.kept = make([]keptSizes, 0, len(plan.Metrics))
+			}
+			l.kept = append(l.kept, keptSizes{metric: m.Name, keep: m.Retention})
 		}
 	}
 	l.add(n)
@@ -62,30 +74,34 @@ func (l *Ledger) add(n int64) {
 func (l *Ledger) Measured(metric string, m *api.Measurement) {
 	n := sizeOfMeasurement(m)
 	l.add(n)
-	keep, ok := l.retention[metric]
-	if !ok {
-		return
-	}
-	s := l.kept[metric]
-	if s == nil {
-		s = &sizes{}
-		l.kept[metric] = s
-	}
-	s.q = append(s.q, n)
-	if over := len(s.q) - keep; over > 0 {
-		var dropped int64
-		for _, d := range s.q[:over] {
-			dropped += d
+	for i := range l.kept {
+		if k := &l.kept[i]; k.metric == metric {
+			l.add(-k.replace(int32(min(n, math.MaxInt32))))
+			return
 		}
-		s.q = append(s.q[:0], s.q[over:]...)
-		l.add(-dropped)
 	}
+}
+
+// replace keeps the size n of a new measurement and returns the size of
+// the one the engine drops for it (0 while fewer than keep are kept).
+func (k *keptSizes) replace(n int32) int64 {
+	if len(k.ring) < k.keep {
+		if k.ring == nil {
+			k.ring = make([]int32, 0, k.keep)
+		}
+		k.ring = append(k.ring, n)
+		return 0
+	}
+	dropped := k.ring[k.next]
+	k.ring[k.next] = n
+	k.next = (k.next + 1) % k.keep
+	return int64(dropped)
 }
 
 // Completed sets the size from the final state, which is what is kept.
 func (l *Ledger) Completed(final *api.Analysis) {
 	l.add(SizeOfAnalysis(final) - l.size.Load())
-	l.kept, l.retention = nil, nil
+	l.kept = nil
 }
 
 // Release takes the run's size off the sum, when it is evicted.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -153,9 +154,12 @@ type Analyses struct {
 	// backtests are the backtests running (backtests.go).
 	backtests *backtests
 	// reports is what the HTML reports share (report.Renderer), and
-	// renders a place for each report being drawn (report.go).
-	reports *report.Renderer
-	renders chan struct{}
+	// renders a place for each report being drawn (report.go);
+	// sharedSources the sources of the compiled specs analyses share
+	// (SharedSources).
+	reports       *report.Renderer
+	renders       chan struct{}
+	sharedSources *lru.Cache[*compile.Compiled, map[string]report.Source]
 	// started is when this set was made, to the millisecond: the start of
 	// this run, whose Epoch its ids carry. An id with an earlier epoch was
 	// made by an earlier run (Restarted).
@@ -294,8 +298,13 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 			return nil, err
 		}
 	}
+	shared, err := lru.New[*compile.Compiled, map[string]report.Source](sharedSourcesSize)
+	if err != nil {
+		return nil, err
+	}
 	started := time.UnixMilli(opts.Clock.Now().UnixMilli())
 	a := &Analyses{
+		sharedSources:      shared,
 		started:            started,
 		epoch:              ids.Epoch(started),
 		backtests:          bt,
@@ -453,7 +462,6 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	}
 	id := a.epoch + NewID()
 	so.Args = RedactArgs(so.Args)
-	log := a.log.With(zap.String("analysis_id", id))
 	var writer *persister
 	if a.opts.Store != nil {
 		// Stored before it runs, outside the lock: a slow store holds
@@ -468,7 +476,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		writer = newPersister(a, lease, log)
+		writer = newPersister(a, lease, a.log.With(zap.String("analysis_id", id)))
 		if a.draining {
 			// The shutdown began meanwhile: it does not start here,
 			// nor elsewhere.
@@ -479,13 +487,18 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	if writer != nil && so.Webhook != nil {
 		writer.hookOpen = true
 	}
-	return a.launchLocked(plan, so, id, log, writer, nil)
+	return a.launchLocked(plan, so, id, writer, nil)
 }
 
 // launchLocked runs plan as the analysis id (resumed from resume when it
 // is set), its writes to the store by writer when there is one. a.mu is
 // held.
-func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, log *zap.Logger, writer *persister, resumed *resumption) (*Run, error) {
+//
+// What the run keeps is what it needs: the plan and the arguments by
+// reference, the observer alone of so (not the posted document, which a
+// closure over so would keep), and no logger of its own (a child logger
+// holds a buffer of a kilobyte): its lines name it with analysis_id.
+func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, writer *persister, resumed *resumption) (*Run, error) {
 	led := NewLedger(&a.retained, plan, id, so.Template, so.Args)
 	var resume *api.Analysis
 	if resumed != nil {
@@ -495,7 +508,8 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	if err != nil {
 		return nil, err
 	}
-	streams := NewHub(a.opts.StreamBuffer, hook, log)
+	streams := NewHub(a.opts.StreamBuffer, hook, a.log, id)
+	observer := so.Observer
 	// The observer runs on the run's goroutine. Holding a.mu across Start
 	// means a run that completes at once still finds itself registered.
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{
@@ -521,10 +535,10 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 			if hook != nil {
 				hook.Send(ev)
 			}
-			a.observe(log, led, ev)
+			a.observe(led, ev)
 			streams.Publish(ev)
-			if so.Observer != nil {
-				so.Observer(ev)
+			if observer != nil {
+				observer(ev)
 			}
 		},
 	})
@@ -541,16 +555,16 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	}
 	a.metrics.started.Inc()
 	a.metrics.running.Set(float64(len(a.running)))
-	fields := []zap.Field{zap.Strings("metrics", MetricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args)}
+	fields := []zap.Field{zap.String("analysis_id", id), zap.Strings("metrics", MetricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args)}
 	if hook != nil {
 		// The URL as Status shows it: without userinfo, its query
 		// (often a token) redacted.
 		fields = append(fields, zap.String("webhook", hook.Status().URL), zap.Strings("webhook_events", so.Webhook.Events))
 	}
 	if resume != nil {
-		log.Info("analysis resumed: its lease was taken over from another replica", fields...)
+		a.log.Info("analysis resumed: its lease was taken over from another replica", fields...)
 	} else {
-		log.Info("analysis started", fields...)
+		a.log.Info("analysis started", fields...)
 	}
 	return run, nil
 }
@@ -608,7 +622,7 @@ func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, re
 // observe counts and logs an event of a run; on the completed event it
 // moves the run to the finished analyses. It must not block: it is called
 // on the run's goroutine.
-func (a *Analyses) observe(log *zap.Logger, led *Ledger, ev api.Event) {
+func (a *Analyses) observe(led *Ledger, ev api.Event) {
 	switch ev.Type {
 	case api.EventMeasurement:
 		led.Measured(ev.Metric, ev.Measurement)
@@ -620,7 +634,7 @@ func (a *Analyses) observe(log *zap.Logger, led *Ledger, ev api.Event) {
 			a.mu.Unlock()
 		}
 		a.metrics.measurements.WithLabelValues(string(ev.Measurement.Phase)).Inc()
-		log.Debug("measurement", zap.String("metric", ev.Metric), zap.String("phase", string(ev.Measurement.Phase)),
+		a.log.Debug("measurement", zap.String("analysis_id", ev.AnalysisID), zap.String("metric", ev.Metric), zap.String("phase", string(ev.Measurement.Phase)),
 			zap.String("value", ev.Measurement.Value), zap.String("message", ev.Measurement.Message),
 			zap.String("metric_phase", string(ev.MetricPhase)))
 	case api.EventCompleted:
@@ -635,11 +649,11 @@ func (a *Analyses) observe(log *zap.Logger, led *Ledger, ev api.Event) {
 		a.pruneLocked()
 		a.mu.Unlock()
 		a.metrics.finished.WithLabelValues(string(final.Phase)).Inc()
-		fields := []zap.Field{zap.String("phase", string(final.Phase)), zap.String("message", final.Message)}
+		fields := []zap.Field{zap.String("analysis_id", ev.AnalysisID), zap.String("phase", string(final.Phase)), zap.String("message", final.Message)}
 		if final.StartedAt != nil && final.CompletedAt != nil {
 			fields = append(fields, zap.Duration("duration", final.CompletedAt.Sub(*final.StartedAt)))
 		}
-		log.Info("analysis finished", fields...)
+		a.log.Info("analysis finished", fields...)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analyses"
+	"github.com/canaryd/canaryd/internal/report"
 )
 
 // ProblemReplicaRestarted is the 410, with memory:, of a request for an
@@ -84,7 +85,7 @@ func handleCreateAnalysis(log *zap.Logger, svc *Analyses, read requestReader, he
 func start(log *zap.Logger, svc *Analyses, req *specRequest, kind string, w http.ResponseWriter, r *http.Request) (*Run, bool) {
 	so := StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
 		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
-		Sources: svc.ReportSources(req.compiled.Spec, req.compiled.Args), Kind: kind}
+		Sources: reportSources(svc, req), Kind: kind}
 	if kind != "" {
 		so.Series = analyses.SeriesOf(kind, req.template, req.document, req.args, infoOf(r).caller)
 	}
@@ -120,6 +121,17 @@ func start(log *zap.Logger, svc *Analyses, req *specRequest, kind string, w http
 		log.Info("analysis requested", append([]zap.Field{zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID())}, req.caller...)...)
 	}
 	return run, true
+}
+
+// reportSources are how req's metrics query, for its analysis' HTML
+// report: made once for a compiled spec that the compiled cache keeps (a
+// template's, or a body of up to maxCachedBody), which every analysis of
+// it shares.
+func reportSources(svc *Analyses, req *specRequest) map[string]report.Source {
+	if len(req.document) <= maxCachedBody {
+		return svc.SharedSources(req.compiled)
+	}
+	return svc.ReportSources(req.compiled.Spec, req.compiled.Args)
 }
 
 // absoluteURL returns the URL of path on this service as the caller
@@ -259,7 +271,7 @@ func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Durat
 		if result.Phase == api.PhaseError {
 			status = http.StatusServiceUnavailable
 		}
-		writeRound(w, status, result)
+		writeJSON(w, status, roundOf(result))
 	})
 }
 
