@@ -173,8 +173,10 @@ demo: prometheus build
 # shared under a memory-driven GC), 100,000 analyses created through
 # POST /v1/analyses on a canaryd serve process of their own (about five
 # minutes), each variant in a process of its own so
-# that none inherits another's memory, and 1,000 analyses on three replicas
-# and one PostgreSQL with one replica SIGKILLed. Every section is headed by
+# that none inherits another's memory, 1,000 analyses on three replicas
+# and one PostgreSQL with one replica SIGKILLed, and 10,000 analyses at 10 s
+# intervals on three replicas and one PostgreSQL (group commit, about three
+# minutes). Every section is headed by
 # the load average: other work on the machine shows in the numbers, so run
 # it on a quiet one.
 BENCH_OUT ?= bench.txt
@@ -202,6 +204,7 @@ bench: prometheus postgresql
 	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench ServeAnalyses -benchtime 1x -timeout 30m ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench StoreReplicas -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench StoreScale -benchtime 1x -timeout 30m ./cmd/canaryd/ $(BENCH_ONCE); \
 	echo "results in $$out"
 
 # judge-bench runs the open canary benchmark (internal/canarybench): every
@@ -217,7 +220,7 @@ judge-bench:
 # figures it writes mean nothing.
 bench-once:
 	@out="$$(mktemp)"; trap 'rm -f "$$out"' EXIT; \
-	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_SERVE_ANALYSES=100 CANARYD_BENCH_SERVE_INTERVAL=2s CANARYD_BENCH_STORE_ANALYSES=20 CANARYD_BENCH_JUDGE_LOOKS=1000 \
+	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_SERVE_ANALYSES=100 CANARYD_BENCH_SERVE_INTERVAL=2s CANARYD_BENCH_STORE_ANALYSES=20 CANARYD_BENCH_STORE_SCALE_ANALYSES=30 CANARYD_BENCH_STORE_SCALE_SECONDS=3 CANARYD_BENCH_JUDGE_LOOKS=1000 \
 		$(MAKE) --no-print-directory bench BENCH_OUT="$$out" BENCH_ONCE='-benchtime 1x' || { cat "$$out"; exit 1; }
 
 clean:

@@ -22,8 +22,12 @@ import (
 // for, and the lease of this replica), then each step in one transaction
 // (store.Store.Commit): the webhook events it now owes, the measurements
 // that finished, the state they led to, and the webhook events done, up to
-// the final state. Every write carries the run's lease, and the renew loop
-// extends the leases this replica holds every LeaseTTL/3.
+// the final state. canaryd serve's store groups the steps of all the runs
+// of this replica into one transaction per short interval (store.Grouped):
+// a writer's Commit waits, on the writer's own goroutine, for its batch,
+// and is told its own step's outcome. Every write carries the run's
+// lease, and the renew loop extends the leases this replica holds every
+// LeaseTTL/3.
 //
 // The writes are made by a writer per run (persister), never on the run's
 // goroutine: a store that is slow or down does not hold the analysis up.

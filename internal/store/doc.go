@@ -45,6 +45,17 @@
 // webhook id chosen once per event, which every attempt on any replica
 // sends; an event is recorded as owed before its first attempt.
 //
+// Group commit. canaryd serve also wraps its store in Grouped: the
+// commits of all the analyses a replica runs, made within
+// DefaultCommitInterval of each other, share one transaction (a
+// BatchCommitter's CommitBatch), at most DefaultMaxBatchRows rows and one
+// transaction at a time. Each write is still fenced by its own lease
+// token (the batch's rows locked in the order of their ids), and each
+// writer is told its own write's outcome once the transaction has ended:
+// a lost lease fails that write alone, an error of the transaction fails
+// every write of the batch, written by none, for each writer to try
+// again.
+//
 // Notifications. Subscribe tells a reader of every write of an analysis:
 // in postgres a trigger sends NOTIFY canaryd_analyses with "ID VERSION", a
 // store's one listening connection hands it to the subscriptions of ID; in
