@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -34,6 +33,9 @@ var (
 	jsonMediaTypes = []string{"application/json"}
 	yamlMediaTypes = []string{"application/yaml", "application/x-yaml", "text/yaml"}
 )
+
+// acceptedMediaTypes lists the media types of bodies, for the 415.
+var acceptedMediaTypes = strings.Join(append(slices.Clone(jsonMediaTypes), yamlMediaTypes...), ", ")
 
 // argPrefix starts the query parameters that override arguments:
 // arg.namespace=echo.
@@ -154,11 +156,10 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 	if p != nil {
 		return nil, nil, p
 	}
-	release, p := in.acquireDecode(r.Context())
-	if p != nil {
+	if p := in.acquireDecode(r.Context()); p != nil {
 		return nil, nil, p
 	}
-	defer release()
+	defer in.decodes.release()
 
 	req := &specRequest{document: body}
 	overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
@@ -217,13 +218,13 @@ func ptr[T any](v T) *T { return &v }
 // acquireDecode takes one of the MaxDecodes slots for decoding a body
 // that has been read, waiting for one as decodeGate allows, or returns the
 // 429: a burst of costly bodies holds no more memory than the bound's
-// worth, and no more requests wait than MaxDecodeWaiters.
-func (in *inputReader) acquireDecode(ctx context.Context) (release func(), p *api.Problem) {
-	release, ok := in.decodes.acquire(ctx)
-	if !ok {
-		return nil, ptr(tooManyDecodes(int64(cap(in.decodes.slots))))
+// worth, and no more requests wait than MaxDecodeWaiters. When it returns
+// no problem, the caller releases the slot (in.decodes.release) once.
+func (in *inputReader) acquireDecode(ctx context.Context) *api.Problem {
+	if !in.decodes.acquire(ctx) {
+		return ptr(tooManyDecodes(int64(cap(in.decodes.slots))))
 	}
-	return release, nil
+	return nil
 }
 
 // decodeGate bounds the bodies decoded at once to its slots' capacity. A
@@ -242,17 +243,17 @@ func newDecodeGate(slots, maxWaiters int, wait time.Duration, gauge prometheus.G
 	return &decodeGate{slots: make(chan struct{}, slots), maxWaiters: int64(maxWaiters), wait: wait, gauge: gauge}
 }
 
-// acquire takes a slot, waiting as the gate allows; ok is false when it
-// could not.
-func (g *decodeGate) acquire(ctx context.Context) (release func(), ok bool) {
+// acquire takes a slot, waiting as the gate allows, and reports whether it
+// did; a slot taken is given back with release, once.
+func (g *decodeGate) acquire(ctx context.Context) bool {
 	select {
 	case g.slots <- struct{}{}:
-		return g.releaser(), true
+		return true
 	default:
 	}
 	if g.waiting.Add(1) > g.maxWaiters {
 		g.waiting.Add(-1)
-		return nil, false
+		return false
 	}
 	g.gauge.Inc()
 	defer func() {
@@ -263,17 +264,15 @@ func (g *decodeGate) acquire(ctx context.Context) (release func(), ok bool) {
 	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:
-		return g.releaser(), true
+		return true
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return nil, false
+	return false
 }
 
-func (g *decodeGate) releaser() func() {
-	var once sync.Once
-	return func() { once.Do(func() { <-g.slots }) }
-}
+// release gives back a slot acquire took.
+func (g *decodeGate) release() { <-g.slots }
 
 // tooManyDecodes is the 429 beyond MaxDecodes.
 func tooManyDecodes(max int64) api.Problem {
@@ -284,8 +283,13 @@ func tooManyDecodes(max int64) api.Problem {
 // bodyMediaType checks the request's Content-Type and reports whether it
 // is JSON.
 func bodyMediaType(r *http.Request) (isJSON bool, p *api.Problem) {
-	accepted := strings.Join(append(slices.Clone(jsonMediaTypes), yamlMediaTypes...), ", ")
 	ct := r.Header.Get("Content-Type")
+	if ct == "application/json" {
+		// What Argo Rollouts' web provider and most clients send, read
+		// without mime's parser.
+		return true, nil
+	}
+	accepted := acceptedMediaTypes
 	if ct == "" {
 		return false, ptr(problem(http.StatusUnsupportedMediaType, ProblemUnsupportedMedia,
 			"the request has no Content-Type; send the document as one of "+accepted))
@@ -328,7 +332,7 @@ func (in *inputReader) readBody(w http.ResponseWriter, r *http.Request) ([]byte,
 	if rc.SetReadDeadline(time.Now().Add(bodyReadTimeout)) == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, in.maxBody+1))
+	body, err := readAtMost(r.Body, in.maxBody+1, r.ContentLength)
 	if err != nil {
 		return nil, ptr(invalidInput([]api.FieldError{inBody(api.FieldError{Field: fieldBody,
 			Message: "the request body could not be read: " + err.Error()})}))
@@ -343,6 +347,33 @@ func (in *inputReader) readBody(w http.ResponseWriter, r *http.Request) ([]byte,
 			line, col, at+1)})}))
 	}
 	return body, nil
+}
+
+// readAtMost reads r to its end, or up to limit bytes, as
+// io.ReadAll(io.LimitReader(r, limit)) does, into a buffer the size of the
+// length the request declared (when it declared one): a body is read in
+// one allocation rather than grown into.
+func readAtMost(r io.Reader, limit, declared int64) ([]byte, error) {
+	size := int64(512)
+	if declared >= 0 {
+		size = declared + 1 // room to read the end without growing
+	}
+	b := make([]byte, 0, min(size, limit))
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		room := min(int64(cap(b)-len(b)), limit-int64(len(b)))
+		n, err := r.Read(b[len(b) : len(b)+int(room)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // invalidUTF8 returns the offset of the first byte of data that is not

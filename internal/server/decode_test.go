@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"testing"
+	"testing/iotest"
 )
 
 func TestNegotiate(t *testing.T) {
@@ -28,6 +31,38 @@ func TestNegotiate(t *testing.T) {
 		}
 		if got := negotiate(r); got != tc.want {
 			t.Errorf("Accept %q: mode %d, want %d", tc.accept, got, tc.want)
+		}
+	}
+}
+
+// TestReadAtMost holds readAtMost to io.ReadAll(io.LimitReader(r, limit)):
+// the same bytes, or an error when it fails, whether the request declared
+// its length or not, and however the reader hands out its bytes.
+func TestReadAtMost(t *testing.T) {
+	for _, n := range []int{0, 1, 511, 512, 513, 4000, 10000} {
+		data := bytes.Repeat([]byte("canaryd "), n/8+1)[:n]
+		for _, limit := range []int64{1, 512, 4001, 10001} {
+			// A body declares its true length, or none; one declared
+			// longer than the limit is refused before it is read.
+			declares := []int64{-1}
+			if int64(n) < limit {
+				declares = append(declares, int64(n))
+			}
+			for _, declared := range declares {
+				for name, reader := range map[string]func() io.Reader{
+					"whole":    func() io.Reader { return bytes.NewReader(data) },
+					"bytewise": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(data)) },
+					"failing":  func() io.Reader { return iotest.TimeoutReader(bytes.NewReader(data)) },
+				} {
+					want, wantErr := io.ReadAll(io.LimitReader(reader(), limit))
+					got, err := readAtMost(reader(), limit, declared)
+					// After an error the bytes read are not used.
+					if (wantErr == nil && !bytes.Equal(got, want)) || (err == nil) != (wantErr == nil) {
+						t.Errorf("%d bytes, limit %d, declared %d, %s: %d bytes, %v; want %d bytes, %v",
+							n, limit, declared, name, len(got), err, len(want), wantErr)
+					}
+				}
+			}
 		}
 	}
 }

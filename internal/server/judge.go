@@ -60,12 +60,11 @@ func handleJudge(in *inputReader, maxLooks int) http.Handler {
 		}
 		// A body of looks takes a decode slot as a spec's does: decoding
 		// a MiB of looks and judging them holds a few MB.
-		release, p := in.acquireDecode(r.Context())
-		if p != nil {
+		if p := in.acquireDecode(r.Context()); p != nil {
 			writeProblem(w, r, *p)
 			return
 		}
-		defer release()
+		defer in.decodes.release()
 		req, errs := decodeJudge(body, maxLooks)
 		if len(errs) > 0 {
 			writeProblem(w, r, invalidInput(errs))

@@ -203,11 +203,10 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 			if p != nil {
 				return nil, p
 			}
-			release, p := in.acquireDecode(r.Context())
-			if p != nil {
+			if p := in.acquireDecode(r.Context()); p != nil {
 				return nil, p
 			}
-			defer release()
+			defer in.decodes.release()
 			var berrs []api.FieldError
 			tb, berrs = decodeTemplateBody(body, isJSON, flagger)
 			errs = append(errs, berrs...)
