@@ -23,8 +23,9 @@ import (
 // Prometheus, beside the same query sent straight to Prometheus, in
 // interleaved rounds (rotating which goes first) so that all see the same
 // conditions. It reports p50 and p99 of each and their ratios (targets:
-// p50 ratio ≤ 1.10, p99 ratio ≤ 1.25). CANARYD_BENCH_PAIRS sets the number
-// of rounds (2,000).
+// p50 ratio ≤ 1.10, p99 ratio ≤ 1.25), and canaryd's beside the do-nothing
+// gateway's below (gateway-p50-ratio, target ≤ 1.10). CANARYD_BENCH_PAIRS
+// sets the number of rounds (2,000).
 //
 // A third leg is the floor of any gateway: a process that reads the
 // request, sends the same query with Go's client and copies the answer
@@ -129,6 +130,10 @@ func evaluateVsDirect(b *testing.B, promURL, base, query string) {
 		b.ReportMetric(ratio(ev, dq, 0.99), "p99-ratio")
 		b.ReportMetric(ratio(px, dq, 0.50), "proxy-p50-ratio")
 		b.ReportMetric(ratio(px, dq, 0.99), "proxy-p99-ratio")
+		// canaryd beside the do-nothing gateway, measured side by side
+		// (target: p50 ≤ 1.10).
+		b.ReportMetric(ratio(ev, px, 0.50), "gateway-p50-ratio")
+		b.ReportMetric(ratio(ev, px, 0.99), "gateway-p99-ratio")
 	}
 }
 
