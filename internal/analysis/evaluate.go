@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
@@ -23,33 +24,21 @@ func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
 		opts.Clock = clock.Real{}
 	}
 	r := &Run{plan: plan, opts: opts, clock: opts.Clock}
-	started := opts.Clock.Now()
+	// The round's start and end in one allocation.
+	times := new([2]time.Time)
+	times[0] = opts.Clock.Now()
+	// Each metric's one measurement: the results' lists are slices of it.
 	measurements := make([]api.Measurement, len(plan.Metrics))
-	var wg sync.WaitGroup
-	for i := range plan.Metrics {
-		if i == len(plan.Metrics)-1 {
-			// The last metric is measured on this goroutine, while the
-			// others are measured on theirs: a round of one metric, the
-			// web provider's usual, then waits on no other goroutine.
-			measurements[i] = r.measure(ctx, i)
-			break
-		}
-		wg.Add(1)
-		// Ends when the source returns; sources honour ctx.
-		go func(i int) {
-			defer wg.Done()
-			measurements[i] = r.measure(ctx, i)
-		}(i)
-	}
-	wg.Wait()
+	measureAll(ctx, r, measurements)
 
-	a := api.Analysis{ID: opts.ID, StartedAt: &started, Template: opts.Template, Args: opts.Args, Kind: opts.Kind, Series: opts.Series}
+	a := api.Analysis{ID: opts.ID, StartedAt: &times[0], Template: opts.Template, Args: opts.Args, Kind: opts.Kind, Series: opts.Series,
+		MetricResults: make([]api.MetricResult, 0, len(plan.Metrics))}
 	worst := api.Phase("")
 	for i := range plan.Metrics {
 		m := &plan.Metrics[i]
 		ms := measurements[i]
 		res := api.MetricResult{Name: m.Name, Phase: ms.Phase, DryRun: m.DryRun, Metadata: m.Metadata,
-			Measurements: []api.Measurement{ms}}
+			Measurements: measurements[i : i+1 : i+1]}
 		switch ms.Phase {
 		case api.PhaseSuccessful:
 			res.Count, res.Successful, res.ConsecutiveSuccess = 1, 1, 1
@@ -100,7 +89,34 @@ func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
 			}
 		}
 	}
-	completed := opts.Clock.Now()
-	a.CompletedAt = &completed
+	times[1] = opts.Clock.Now()
+	a.CompletedAt = &times[1]
 	return a
+}
+
+// measureAll takes the round's measurements into measurements, one per
+// metric of r's plan, at once. The last metric is measured on this
+// goroutine, while the others are measured on theirs: a round of one
+// metric, the web provider's usual, then waits on no other goroutine and
+// allocates nothing to wait with.
+func measureAll(ctx context.Context, r *Run, measurements []api.Measurement) {
+	last := len(measurements) - 1
+	if last < 0 {
+		return
+	}
+	if last == 0 {
+		measurements[0] = r.measure(ctx, 0)
+		return
+	}
+	wg := new(sync.WaitGroup)
+	for i := range last {
+		wg.Add(1)
+		// Ends when the source returns; sources honour ctx.
+		go func() {
+			defer wg.Done()
+			measurements[i] = r.measure(ctx, i)
+		}()
+	}
+	measurements[last] = r.measure(ctx, last)
+	wg.Wait()
 }
