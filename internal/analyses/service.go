@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analyses/durable"
@@ -555,7 +557,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	}
 	a.metrics.started.Inc()
 	a.metrics.running.Set(float64(len(a.running)))
-	fields := []zap.Field{zap.String("analysis_id", id), zap.Strings("metrics", MetricNames(plan)), zap.String("template", so.Template), zap.Any("args", so.Args)}
+	fields := []zap.Field{zap.String("analysis_id", id), zap.Strings("metrics", MetricNames(plan)), zap.String("template", so.Template), zap.Object("args", logArgs(so.Args))}
 	if hook != nil {
 		// The URL as Status shows it: without userinfo, its query
 		// (often a token) redacted.
@@ -567,6 +569,19 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		a.log.Info("analysis started", fields...)
 	}
 	return run, nil
+}
+
+// logArgs are an analysis' arguments in a log line: an object of them
+// by name, as zap.Any writes a map, but without encoding/json's
+// reflection: the line is written for every analysis started.
+type logArgs map[string]string
+
+// MarshalLogObject writes the arguments in name order.
+func (m logArgs) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		enc.AddString(k, m[k])
+	}
+	return nil
 }
 
 // openWebhook opens the run's webhook stream, when it asks for one (nil
