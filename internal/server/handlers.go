@@ -271,7 +271,7 @@ func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Durat
 		if result.Phase == api.PhaseError {
 			status = http.StatusServiceUnavailable
 		}
-		writeJSON(w, status, roundOf(result))
+		writeRound(w, status, result)
 	})
 }
 
