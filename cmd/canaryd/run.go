@@ -16,6 +16,7 @@ import (
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/outbound"
@@ -498,12 +499,14 @@ func (e *environment) runWithProgress(plan *analysis.Plan, args map[string]strin
 		refused  = map[string]bool{}
 	)
 	run = analysis.Start(e.ctx, plan, analysis.Options{
-		ID:                 "cli",
+		ID: "cli",
+		// A scheduler of its own, a worker per metric: one analysis.
+		Scheduler:          analysis.NewScheduler(clock.Real{}, len(plan.Metrics)),
 		ErrorRetryInterval: errorRetry,
 		Args:               args,
-		// Called from the run's goroutine after each measurement, with
-		// the run's lock released: the snapshot holds this measurement's
-		// counters and no later one's.
+		// Called from the scheduler's goroutines after each measurement,
+		// one event at a time, with the run's lock released: the snapshot
+		// holds this measurement's counters and no later one's.
 		Observer: func(ev api.Event) {
 			if ev.Type != api.EventMeasurement {
 				return

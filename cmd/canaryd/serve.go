@@ -21,6 +21,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
@@ -283,6 +285,7 @@ func analysesOptions(cfg *config.Config, log *zap.Logger, reg promclient.Registe
 		Logger:                log,
 		Registerer:            reg,
 		MaxRunning:            cfg.MaxAnalyses,
+		Scheduler:             analysis.NewScheduler(clock.Real{}, cfg.Workers),
 		MaxFinished:           cfg.MaxFinished,
 		Retention:             cfg.Retention,
 		ErrorRetryInterval:    cfg.ErrorRetry,

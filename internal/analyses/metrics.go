@@ -2,6 +2,7 @@ package analyses
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -21,7 +22,22 @@ type analysisMetrics struct {
 	// leaseLosses counts the runs stopped here because another replica
 	// claimed their lease (persist.go); nil without a store.
 	leaseLosses prometheus.Counter
+	// lateness and late measure how long after they were due the
+	// measurements of the analyses started (analysis.Options.Lateness);
+	// observeLateness is given to every run, made once.
+	lateness        prometheus.Histogram
+	late            prometheus.Counter
+	observeLateness func(time.Duration)
 }
+
+// LateAfter is how late a measurement must start, after it was due, to
+// count in canaryd_measurements_late_total: far beyond a scheduler that
+// keeps up (well under 100 ms), well within an interval.
+const LateAfter = time.Second
+
+// latenessBuckets are canaryd_measurement_lateness_seconds' buckets, from
+// 100 µs (on time) to a minute (an interval missed).
+var latenessBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
 	f, registered := promreg.With(reg)
@@ -50,6 +66,21 @@ func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
 			Name: "canaryd_rounds_not_kept_total",
 			Help: "Rounds answered but not kept: the results held were at --max-finished or --max-retained-bytes, none older than --min-retention.",
 		}),
+		lateness: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "canaryd_measurement_lateness_seconds",
+			Help:    "Time from when an analysis' measurement was due to when its query was sent.",
+			Buckets: latenessBuckets,
+		}),
+		late: f.NewCounter(prometheus.CounterOpts{
+			Name: "canaryd_measurements_late_total",
+			Help: "Measurements of analyses that started more than 1 s after they were due: the workers (--workers) did not keep up.",
+		}),
+	}
+	m.observeLateness = func(d time.Duration) {
+		m.lateness.Observe(d.Seconds())
+		if d > LateAfter {
+			m.late.Inc()
+		}
 	}
 	if err := registerErr(registered()); err != nil {
 		return nil, err

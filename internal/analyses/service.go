@@ -56,6 +56,10 @@ type AnalysesOptions struct {
 	// Clock tells the time to the engine and to retention; the wall clock
 	// when nil.
 	Clock clock.Clock
+	// Scheduler runs the analyses: its timer and its pool of measurement
+	// workers (canaryd serve's --workers). When nil, each run takes the
+	// engine's default (analysis.Options.Scheduler). It must be on Clock.
+	Scheduler *analysis.Scheduler
 	// MaxRunning is how many analyses may run at once; more get ErrTooMany.
 	MaxRunning int
 	// MaxFinished is how many finished analyses are kept; the oldest go
@@ -517,6 +521,8 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{
 		ID:                 id,
 		Clock:              a.clock,
+		Scheduler:          a.opts.Scheduler,
+		Lateness:           a.metrics.observeLateness,
 		ErrorRetryInterval: a.opts.ErrorRetryInterval,
 		MaxDuration:        a.opts.MaxDuration,
 		Template:           so.Template,

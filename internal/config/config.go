@@ -93,6 +93,9 @@ type Config struct {
 	AuthTokens    []Secret
 	// MaxAnalyses is how many analyses may run at once.
 	MaxAnalyses int
+	// Workers is how many measurements the analyses take at once: the
+	// scheduler's pool of workers (analysis.Scheduler).
+	Workers int
 	// MaxFinished is how many finished analyses are kept readable; the
 	// oldest are dropped first.
 	MaxFinished int
@@ -158,6 +161,7 @@ const (
 	DefaultListen              = ":8080"
 	DefaultPrometheusURL       = "http://localhost:9090"
 	DefaultMaxAnalyses         = limits.MaxAnalyses
+	DefaultWorkers             = analysis.DefaultWorkers
 	DefaultMaxFinished         = limits.MaxFinished
 	DefaultRetention           = time.Hour
 	DefaultShutdownGrace       = 30 * time.Second
@@ -179,6 +183,7 @@ func Default() *Config {
 		LogLevel:      zapcore.InfoLevel,
 		Datasources:   []Datasource{{URL: DefaultPrometheusURL}},
 		MaxAnalyses:   DefaultMaxAnalyses,
+		Workers:       DefaultWorkers,
 		MaxFinished:   DefaultMaxFinished,
 		Retention:     DefaultRetention,
 		ShutdownGrace: DefaultShutdownGrace,

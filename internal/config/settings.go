@@ -379,6 +379,8 @@ func settings() []setting {
 			func(c *Config) *string { return &c.AuthTokenFile }), "none: the API is open"),
 		atLeast(intSetting(groupAnalyses, "max-analyses", "analyses running at once before new ones get 429",
 			func(c *Config) *int { return &c.MaxAnalyses }), 1, ""),
+		atLeast(intSetting(groupAnalyses, "workers", "measurements the analyses take at once, each a query in flight: 256 queries of 50 ms make 5,000 measurements a second. One due while all are busy waits for a worker and starts late (canaryd_measurement_lateness_seconds, canaryd_measurements_late_total)",
+			func(c *Config) *int { return &c.Workers }), 1, ""),
 		atLeast(intSetting(groupAnalyses, "max-finished", "finished analyses kept readable; the oldest are dropped first",
 			func(c *Config) *int { return &c.MaxFinished }), 1, "a finished analysis must stay readable by its id"),
 		withStoreDefault(positive(durationSetting(groupAnalyses, "retention", "how long a finished analysis stays readable",
