@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/limits"
@@ -136,6 +137,9 @@ type options struct {
 	leaseTTL time.Duration
 	// prometheusExternalURL is AnalysesOptions.PrometheusExternalURL.
 	prometheusExternalURL string
+	// scheduler is AnalysesOptions.Scheduler: the engine's default when
+	// nil.
+	scheduler *analysis.Scheduler
 }
 
 // testServer is the API on a real loopback listener (streams and hang-ups
@@ -242,6 +246,7 @@ func start(t *testing.T, o options) *testServer {
 		Logger:                log,
 		Registerer:            reg,
 		Clock:                 o.clock,
+		Scheduler:             o.scheduler,
 		MaxRunning:            o.maxRunning,
 		MaxFinished:           o.maxFinished,
 		Retention:             o.retention,
