@@ -160,6 +160,10 @@ type endpoint struct {
 	// queryURL and rangeURL are the endpoints as client_golang builds them
 	// from the datasource's address.
 	queryURL, rangeURL string
+	// queryRequest and rangeRequest are POSTs to them with neither body
+	// nor context: each query's request is a copy (newQuery), so that the
+	// URL is parsed once per endpoint rather than once per query.
+	queryRequest, rangeRequest *http.Request
 }
 
 func newEndpoint(ds *datasource, rt http.RoundTripper) (*endpoint, error) {
@@ -171,12 +175,19 @@ func newEndpoint(ds *datasource, rt http.RoundTripper) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &endpoint{
+	e := &endpoint{
 		client:   client,
 		prom:     prom,
 		queryURL: prom.URL(queryPath, nil).String(),
 		rangeURL: prom.URL(queryRangePath, nil).String(),
-	}, nil
+	}
+	if e.queryRequest, err = http.NewRequest(http.MethodPost, e.queryURL, nil); err != nil {
+		return nil, err
+	}
+	if e.rangeRequest, err = http.NewRequest(http.MethodPost, e.rangeURL, nil); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // New validates the options and builds the datasources' transports.

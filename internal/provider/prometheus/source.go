@@ -5,16 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	promapi "github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
 	"github.com/canaryd/canaryd/internal/analysis"
@@ -43,6 +46,10 @@ type source struct {
 	// requests carried (defence in depth: the transports are written not to
 	// put them there in the first place, but a server may echo them).
 	secrets []string
+	// succeeded is the query durations' series of this source's
+	// datasource and the outcome success, found on its first success.
+	succeededOnce sync.Once
+	succeeded     prometheus.Observer
 }
 
 type rangeQuery struct {
@@ -164,16 +171,11 @@ func formatTime(t time.Time) string {
 // reading the body fails, the context's error if it is done and the read's
 // error otherwise, with no body.
 func (s *source) post(ctx context.Context, buf *bytes.Buffer, form string) (*http.Response, []byte, error) {
-	endpoint, header := s.ep.queryURL, s.p.instantHeader
+	proto, header := s.ep.queryRequest, s.p.instantHeader
 	if s.rng != nil {
-		endpoint, header = s.ep.rangeURL, s.p.rangeHeader
+		proto, header = s.ep.rangeRequest, s.p.rangeHeader
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header = header
-	resp, err := s.ep.client.Do(req)
+	resp, err := s.ep.client.Do(newQuery(ctx, proto, header, form))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,6 +189,34 @@ func (s *source) post(ctx context.Context, buf *bytes.Buffer, form string) (*htt
 	}
 	return resp, buf.Bytes(), nil
 }
+
+// newQuery is the request http.NewRequestWithContext(ctx, POST, URL,
+// strings.NewReader(form)) makes, with header, made from proto (the
+// endpoint's request, whose URL it shares: nothing changes a request's
+// URL) in three allocations rather than six, the URL not parsed again.
+func newQuery(ctx context.Context, proto *http.Request, header http.Header, form string) *http.Request {
+	req := proto.WithContext(ctx)
+	req.Header = header
+	req.ContentLength = int64(len(form))
+	if form == "" {
+		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return req
+	}
+	body := &formBody{}
+	body.Reset(form)
+	req.Body = body
+	req.GetBody = func() (io.ReadCloser, error) {
+		again := &formBody{}
+		again.Reset(form)
+		return again, nil
+	}
+	return req
+}
+
+// formBody is a query's body: its form, read once.
+type formBody struct{ strings.Reader }
+
+func (*formBody) Close() error { return nil }
 
 // replay is a client_golang client that answers its first request with the
 // response the source has already received (the request is the same), and
@@ -335,6 +365,12 @@ func scrub(err error, secrets []string) error {
 // observe records the query's latency by outcome.
 func (s *source) observe(began time.Time, err error) {
 	if s.p.durations == nil {
+		return
+	}
+	if err == nil {
+		// The usual outcome's series, found once per source.
+		s.succeededOnce.Do(func() { s.succeeded = s.p.durations.WithLabelValues(s.ds.name, outcomeSuccess) })
+		s.succeeded.Observe(time.Since(began).Seconds())
 		return
 	}
 	s.p.durations.WithLabelValues(s.ds.name, outcome(err)).Observe(time.Since(began).Seconds())
