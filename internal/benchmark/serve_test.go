@@ -57,10 +57,15 @@ const serveSpec = `metrics:
 //   - lateness-p50-ms, lateness-p99-ms: how long after its schedule
 //     (the previous measurement's finish plus the interval) each
 //     measurement after the first started, as the analyses record it;
+//     metric-lateness-p99-le-ms, the bucket of canaryd's own histogram
+//     (canaryd_measurement_lateness_seconds, every measurement) that
+//     holds its p99;
 //   - heap-KiB/analysis: the live heap (as the last garbage collection
 //     marked it, from GODEBUG=gctrace=1) and goroutine stacks, and
 //     rss-KiB/analysis, canaryd's resident set from /proc, over those of
 //     the idle process, per running analysis;
+//   - retained-KiB/analysis: what canaryd's ledgers count them at
+//     (canaryd_analyses_retained_bytes, bounded by --max-retained-bytes);
 //   - healthz-max-ms: the slowest of the /healthz probes made every 100 ms
 //     while the analyses run; gc-max-pause-ms the longest stop-the-world
 //     pause of a collection (gctrace's), and gc-cycles their number.
@@ -238,7 +243,7 @@ func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
 	rss1 := rss(p.cmd.Process.Pid)
 
 	lateness := serveLateness(b, client, p.base, ids, interval)
-	metrics := scrapeLateness(client, p.base)
+	metrics, retained := scrapeMetrics(client, p.base)
 	per := func(after, before uint64) float64 {
 		return (float64(after) - float64(before)) / float64(n) / 1024
 	}
@@ -248,6 +253,7 @@ func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
 	b.ReportMetric(float64(percentile(lateness, 0.99))/1e6, "lateness-p99-ms")
 	b.ReportMetric(per(live+stacks, live0+stacks0), "heap-KiB/analysis")
 	b.ReportMetric(per(rss1, rss0), "rss-KiB/analysis")
+	b.ReportMetric(retained/float64(n)/1024, "retained-KiB/analysis")
 	b.ReportMetric(float64(healthz)/1e6, "healthz-max-ms")
 	b.ReportMetric(float64(pause)/1e6, "gc-max-pause-ms")
 	b.ReportMetric(float64(cycles), "gc-cycles")
@@ -256,7 +262,40 @@ func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
 		n, interval, serveCount, created.Round(time.Millisecond), serveClients, len(lateness), live>>20, stacks>>20, rss1>>20)
 	if metrics != "" {
 		fmt.Printf("canaryd_measurement_lateness_seconds: %s\n", metrics)
+		if le, ok := bucketAt(metrics, 0.99); ok {
+			b.ReportMetric(le*1000, "metric-lateness-p99-le-ms")
+		}
 	}
+}
+
+// bucketAt returns the upper bound of the histogram bucket (its lines as
+// scrapeMetrics joins them) that holds the quantile q.
+func bucketAt(lines string, q float64) (float64, bool) {
+	type bucket struct{ le, count float64 }
+	var buckets []bucket
+	var total float64
+	for _, line := range strings.Split(lines, "; ") {
+		name, value, _ := strings.Cut(line, " ")
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		if le, ok := strings.CutPrefix(name, `canaryd_measurement_lateness_seconds_bucket{le="`); ok {
+			bound, err := strconv.ParseFloat(strings.TrimSuffix(le, `"}`), 64)
+			if err == nil {
+				buckets = append(buckets, bucket{bound, v})
+			}
+		}
+		if name == "canaryd_measurement_lateness_seconds_count" {
+			total = v
+		}
+	}
+	for _, b := range buckets {
+		if total > 0 && b.count >= q*total {
+			return b.le, true
+		}
+	}
+	return 0, false
 }
 
 // postAnalysis creates an analysis of body and returns its id.
@@ -355,20 +394,25 @@ func getAnalysis(client *http.Client, base, id string) (api.Analysis, error) {
 	return a, json.NewDecoder(resp.Body).Decode(&a)
 }
 
-// scrapeLateness returns canaryd's own lateness histogram's lines from
-// /metrics, where it has one ("" otherwise).
-func scrapeLateness(client *http.Client, base string) string {
+// scrapeMetrics returns canaryd's own lateness histogram's lines from
+// /metrics, and the bytes its ledgers count the analyses held at
+// (canaryd_analyses_retained_bytes).
+func scrapeMetrics(client *http.Client, base string) (lateness string, retained float64) {
 	resp, err := client.Get(base + "/metrics")
 	if err != nil {
-		return ""
+		return "", 0
 	}
 	defer resp.Body.Close()
 	var lines []string
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, "canaryd_measurement_lateness_seconds") {
+		line := sc.Text()
+		if strings.HasPrefix(line, "canaryd_measurement_lateness_seconds") {
 			lines = append(lines, line)
 		}
+		if v, ok := strings.CutPrefix(line, "canaryd_analyses_retained_bytes "); ok {
+			retained, _ = strconv.ParseFloat(v, 64)
+		}
 	}
-	return strings.Join(lines, "; ")
+	return strings.Join(lines, "; "), retained
 }
