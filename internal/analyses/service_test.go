@@ -16,7 +16,7 @@ import (
 )
 
 // plan is one metric measured count times, 1 ms apart, always 1.
-func plan(t *testing.T, count int32) *analysis.Plan {
+func plan(t testing.TB, count int32) *analysis.Plan {
 	t.Helper()
 	judge, errs := condition.Compile("result == 1", "")
 	if len(errs) > 0 {
