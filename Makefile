@@ -203,6 +203,7 @@ bench: prometheus postgresql
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench ServeAnalyses -benchtime 1x -timeout 30m ./internal/benchmark/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench Ledger -benchtime 1x ./internal/analyses/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench StoreReplicas -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench StoreScale -benchtime 1x -timeout 30m ./cmd/canaryd/ $(BENCH_ONCE); \
 	echo "results in $$out"
