@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,5 +147,33 @@ func TestSharedSpecsRunConcurrently(t *testing.T) {
 		if a.Phase != api.PhaseSuccessful {
 			t.Errorf("analysis %s: %s, want Successful", a.ID, a.Phase)
 		}
+	}
+}
+
+// TestAnalysesOfOneBodyShareTheirSources checks that analyses started
+// from one cached body hold one map of how their metrics query (for their
+// HTML reports), made once, and that a body too large to be cached makes
+// its own for each.
+func TestAnalysesOfOneBodyShareTheirSources(t *testing.T) {
+	var c compileCounter
+	s := start(t, options{sources: c.sources})
+	sourcesOf := func(body string) uintptr {
+		t.Helper()
+		resp := s.do(http.MethodPost, "/v1/analyses?arg.q=good", jsonType, body)
+		if resp.status != http.StatusAccepted {
+			t.Fatalf("POST /v1/analyses: %d %s", resp.status, resp.body)
+		}
+		run, ok := s.analyses.Get(resp.analysis(t).ID)
+		if !ok || run.Sources() == nil {
+			t.Fatalf("analysis %s: held %v, with sources %v", resp.analysis(t).ID, ok, run.Sources())
+		}
+		return reflect.ValueOf(run.Sources()).Pointer()
+	}
+	if a, b := sourcesOf(argSpec), sourcesOf(argSpec); a != b {
+		t.Error("two analyses of one body hold two maps of sources, want one")
+	}
+	large := argSpec + strings.Repeat(" ", 64<<10)
+	if a, b := sourcesOf(large), sourcesOf(large); a == b {
+		t.Error("two analyses of a body over 64 KiB share one map of sources, want one each")
 	}
 }
