@@ -39,7 +39,11 @@ const (
 
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(stubAddrEnv); addr != "" {
-		serve(addr, stubHandler())
+		h := stubHandler()
+		if os.Getenv(stubArrivalsEnv) != "" {
+			h = recordArrivals(h)
+		}
+		serve(addr, h)
 		return
 	}
 	if v := os.Getenv(proxyEnv); v != "" {

@@ -32,7 +32,72 @@ const (
 	serveClients     = 8
 	serveAnalysesEnv = "CANARYD_BENCH_SERVE_ANALYSES"
 	serveIntervalEnv = "CANARYD_BENCH_SERVE_INTERVAL"
+	// stubArrivalsEnv makes the stub Prometheus record when each query
+	// arrived (recordArrivals).
+	stubArrivalsEnv = "CANARYD_BENCH_STUB_ARRIVALS"
 )
+
+// recordArrivals records, for every query h answers, when it arrived by
+// the instant it asks for (its time parameter, the measurement's start as
+// canaryd recorded it, to the microsecond), and answers GET /arrivals with
+// them: a line "instant arrival" each, in Unix microseconds.
+func recordArrivals(h http.Handler) http.Handler {
+	var mu sync.Mutex
+	arrivals := map[int64]int64{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now().UnixMicro()
+		if r.Method == http.MethodGet && r.URL.Path == "/arrivals" {
+			mu.Lock()
+			defer mu.Unlock()
+			bw := bufio.NewWriter(w)
+			for at, arrived := range arrivals {
+				fmt.Fprintf(bw, "%d %d\n", at, arrived)
+			}
+			_ = bw.Flush()
+			return
+		}
+		if t, err := strconv.ParseFloat(r.FormValue("time"), 64); err == nil {
+			mu.Lock()
+			arrivals[int64(math.Round(t*1e6))] = now
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// arrivalOf finds when the query of the measurement that started at
+// started arrived: the query's time parameter is a float of seconds, good
+// to a fraction of a microsecond, so the neighbouring microseconds are
+// looked at too.
+func arrivalOf(arrivals map[int64]int64, started time.Time) (time.Time, bool) {
+	us := started.UnixMicro()
+	for _, k := range []int64{us, us + 1, us - 1} {
+		if at, ok := arrivals[k]; ok {
+			return time.UnixMicro(at), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// fetchArrivals reads what recordArrivals recorded.
+func fetchArrivals(client *http.Client, stub string) (map[int64]int64, error) {
+	resp, err := client.Get(stub + "/arrivals")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[int64]int64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		at, arrived, _ := strings.Cut(sc.Text(), " ")
+		a, err1 := strconv.ParseInt(at, 10, 64)
+		b, err2 := strconv.ParseInt(arrived, 10, 64)
+		if err1 == nil && err2 == nil {
+			out[a] = b
+		}
+	}
+	return out, sc.Err()
+}
 
 // serveSpec is the document every analysis posts: the seed's success rate
 // against the stand-in, measured every %s, %d times.
@@ -57,6 +122,9 @@ const serveSpec = `metrics:
 //   - lateness-p50-ms, lateness-p99-ms: how long after its schedule
 //     (the previous measurement's finish plus the interval) each
 //     measurement after the first started, as the analyses record it;
+//     arrival-lateness-p50-ms, arrival-lateness-p99-ms, how long after
+//     it its query arrived at the stub (which records each query's
+//     arrival by the instant it asks for: the measurement's start);
 //     metric-lateness-p99-le-ms, the bucket of canaryd's own histogram
 //     (canaryd_measurement_lateness_seconds, every measurement) that
 //     holds its p99;
@@ -88,7 +156,9 @@ func BenchmarkServeAnalyses(b *testing.B) {
 		}
 	}
 	bin := proctest.Build(b, "../../cmd/canaryd")
-	stub, _ := stubPrometheus(b)
+	addr := freeAddr(b)
+	startHelper(b, addr, stubAddrEnv, addr, stubArrivalsEnv+"=1")
+	stub := "http://" + addr
 	for b.Loop() {
 		runServe(b, bin, stub, n, interval)
 	}
@@ -242,7 +312,11 @@ func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
 	cycles, live, stacks, pause := p.gc.snapshot()
 	rss1 := rss(p.cmd.Process.Pid)
 
-	lateness := serveLateness(b, client, p.base, ids, interval)
+	arrivals, err := fetchArrivals(client, stub)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lateness, arrived := serveLateness(b, client, p.base, ids, interval, arrivals)
 	metrics, retained := scrapeMetrics(client, p.base)
 	per := func(after, before uint64) float64 {
 		return (float64(after) - float64(before)) / float64(n) / 1024
@@ -251,6 +325,8 @@ func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
 	b.ReportMetric(float64(n)/created.Seconds(), "creates/s")
 	b.ReportMetric(float64(percentile(lateness, 0.50))/1e6, "lateness-p50-ms")
 	b.ReportMetric(float64(percentile(lateness, 0.99))/1e6, "lateness-p99-ms")
+	b.ReportMetric(float64(percentile(arrived, 0.50))/1e6, "arrival-lateness-p50-ms")
+	b.ReportMetric(float64(percentile(arrived, 0.99))/1e6, "arrival-lateness-p99-ms")
 	b.ReportMetric(per(live+stacks, live0+stacks0), "heap-KiB/analysis")
 	b.ReportMetric(per(rss1, rss0), "rss-KiB/analysis")
 	b.ReportMetric(retained/float64(n)/1024, "retained-KiB/analysis")
@@ -258,8 +334,8 @@ func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
 	b.ReportMetric(float64(pause)/1e6, "gc-max-pause-ms")
 	b.ReportMetric(float64(cycles), "gc-cycles")
 	b.ReportMetric(float64(n), "analyses")
-	fmt.Printf("%d analyses (interval %s, count %d) created in %s from %d clients; %d measurements after the first; live heap %d MiB, stacks %d MiB, RSS %d MiB\n",
-		n, interval, serveCount, created.Round(time.Millisecond), serveClients, len(lateness), live>>20, stacks>>20, rss1>>20)
+	fmt.Printf("%d analyses (interval %s, count %d) created in %s from %d clients; %d measurements after the first, %d of them found at the stub; live heap %d MiB, stacks %d MiB, RSS %d MiB\n",
+		n, interval, serveCount, created.Round(time.Millisecond), serveClients, len(lateness), len(arrived), live>>20, stacks>>20, rss1>>20)
 	if metrics != "" {
 		fmt.Printf("canaryd_measurement_lateness_seconds: %s\n", metrics)
 		if le, ok := bucketAt(metrics, 0.99); ok {
@@ -339,10 +415,10 @@ func probeHealthz(client *http.Client, base string, d time.Duration) time.Durati
 }
 
 // serveLateness reads every analysis and returns, sorted, how late each
-// measurement after the first started against its schedule.
-func serveLateness(b *testing.B, client *http.Client, base string, ids []string, interval time.Duration) []time.Duration {
+// measurement after the first started against its schedule, and how late
+// its query arrived at the stub (of those whose arrival was recorded).
+func serveLateness(b *testing.B, client *http.Client, base string, ids []string, interval time.Duration, arrivals map[int64]int64) (lateness, arrived []time.Duration) {
 	var mu sync.Mutex
-	var lateness []time.Duration
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range serveClients {
@@ -350,7 +426,7 @@ func serveLateness(b *testing.B, client *http.Client, base string, ids []string,
 		// Ends when every analysis has been read.
 		go func() {
 			defer wg.Done()
-			var mine []time.Duration
+			var mine, mineArrived []time.Duration
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(ids) {
@@ -364,20 +440,27 @@ func serveLateness(b *testing.B, client *http.Client, base string, ids []string,
 				for _, r := range a.MetricResults {
 					ms := r.Measurements
 					for k := 1; k < len(ms); k++ {
-						if ms[k-1].FinishedAt != nil && ms[k].StartedAt != nil {
-							mine = append(mine, ms[k].StartedAt.Sub(ms[k-1].FinishedAt.Add(interval)))
+						if ms[k-1].FinishedAt == nil || ms[k].StartedAt == nil {
+							continue
+						}
+						due := ms[k-1].FinishedAt.Add(interval)
+						mine = append(mine, ms[k].StartedAt.Sub(due))
+						if at, ok := arrivalOf(arrivals, *ms[k].StartedAt); ok {
+							mineArrived = append(mineArrived, at.Sub(due))
 						}
 					}
 				}
 			}
 			mu.Lock()
 			lateness = append(lateness, mine...)
+			arrived = append(arrived, mineArrived...)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	slices.Sort(lateness)
-	return lateness
+	slices.Sort(arrived)
+	return lateness, arrived
 }
 
 func getAnalysis(client *http.Client, base, id string) (api.Analysis, error) {
