@@ -117,7 +117,7 @@ func readScaleCounters(b *testing.B, dbURL, pgDir string, replicas []*chaosRepli
 		r.mu.Lock()
 		pid := r.cmd.Process.Pid
 		r.mu.Unlock()
-		c.replicaCPU = append(c.replicaCPU, processCPUTime(pid))
+		c.replicaCPU = append(c.replicaCPU, processCPUTime(pid, false))
 		m := scrape(b, r.base)
 		c.batches = append(c.batches, m[`canaryd_store_operations_total{op="commit_batch",outcome="ok"}`])
 		c.failed += m[`canaryd_store_operations_total{op="commit_batch",outcome="unavailable"}`] + m[`canaryd_store_operations_total{op="commit_batch",outcome="error"}`]
@@ -152,26 +152,36 @@ func scrape(b *testing.B, base string) map[string]float64 {
 }
 
 // processCPUTime is the CPU time a process has used (user and system),
-// from /proc; 0 when it cannot be read.
-func processCPUTime(pid int) time.Duration {
+// from /proc, with, when children is set, that of its children that have
+// exited; 0 when it cannot be read.
+func processCPUTime(pid int, children bool) time.Duration {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
 	// The fields after the command's name, which is in parentheses:
-	// utime and stime are the 12th and 13th (clock ticks, 100 a second).
+	// utime, stime, cutime and cstime are the 12th to the 15th (clock
+	// ticks, 100 a second).
 	s := string(data)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
+	if len(fields) < 15 {
 		return 0
 	}
-	u, _ := strconv.ParseInt(fields[11], 10, 64)
-	st, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond
+	last := 12
+	if children {
+		last = 14
+	}
+	var ticks int64
+	for _, f := range fields[11 : last+1] {
+		n, _ := strconv.ParseInt(f, 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
-// postgresCPU is the CPU time of the cluster in pgDir: its postmaster's
-// and its running backends' (the replicas' pools keep theirs).
+// postgresCPU is the CPU time of the cluster in pgDir: its postmaster's,
+// its running backends' and those of its backends that have exited (a
+// connection closed by a pool).
 func postgresCPU(b *testing.B, pgDir string) time.Duration {
 	b.Helper()
 	data, err := os.ReadFile(filepath.Join(pgDir, "data", "postmaster.pid"))
@@ -182,7 +192,7 @@ func postgresCPU(b *testing.B, pgDir string) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	total := processCPUTime(pm)
+	total := processCPUTime(pm, true)
 	procs, _ := os.ReadDir("/proc")
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
@@ -196,7 +206,7 @@ func postgresCPU(b *testing.B, pgDir string) time.Duration {
 		s := string(stat)
 		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 		if len(fields) > 1 && fields[1] == strconv.Itoa(pm) {
-			total += processCPUTime(pid)
+			total += processCPUTime(pid, false)
 		}
 	}
 	return total
