@@ -78,6 +78,38 @@ type requestInfo struct {
 
 type requestInfoKey struct{}
 
+// observed is what observe keeps of a request, in one allocation: its
+// info, the context that carries it, its response's recorder and the
+// value of its X-Request-Id header.
+type observed struct {
+	info     requestInfo
+	ctx      infoContext
+	rec      recorder
+	idHeader [1]string
+}
+
+// infoContext is context.WithValue(Context, requestInfoKey{}, info).
+type infoContext struct {
+	context.Context
+	info *requestInfo
+}
+
+func (c *infoContext) Value(key any) any {
+	if key == (requestInfoKey{}) {
+		return c.info
+	}
+	return c.Context.Value(key)
+}
+
+// newObserved gives r its id, and w the X-Request-Id header that names it.
+func newObserved(w http.ResponseWriter, r *http.Request) *observed {
+	o := &observed{info: requestInfo{id: requestID(r)}, rec: recorder{ResponseWriter: w}}
+	o.ctx = infoContext{Context: r.Context(), info: &o.info}
+	o.idHeader[0] = o.info.id
+	w.Header()[requestIDHeader] = o.idHeader[:]
+	return o
+}
+
 func infoOf(r *http.Request) *requestInfo {
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		return info
@@ -151,10 +183,9 @@ func quietRoute(route string) bool {
 func (s *server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		info := &requestInfo{id: requestID(r)}
-		w.Header().Set(requestIDHeader, info.id)
-		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
-		rec := &recorder{ResponseWriter: w}
+		o := newObserved(w, r)
+		info, rec := &o.info, &o.rec
+		r = r.WithContext(&o.ctx)
 		s.metrics.inFlight.Inc()
 
 		defer func() {

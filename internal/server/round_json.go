@@ -27,8 +27,8 @@ func writeRound(w http.ResponseWriter, status int, a api.Analysis) {
 		writeJSON(w, status, roundOf(a))
 		return
 	}
-	w.Header().Set("Content-Type", jsonContentType)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	h["Content-Type"], h["X-Content-Type-Options"] = roundContentType, roundNoSniff
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 	if cap(b) <= maxPooledRound {
@@ -41,6 +41,11 @@ func writeRound(w http.ResponseWriter, status int, a api.Analysis) {
 // many metrics or long messages is written into a buffer of its own, which
 // is not kept.
 const maxPooledRound = 16 << 10
+
+// roundContentType and roundNoSniff are the values of a round's headers,
+// shared by every round's (nothing changes a header's values in place, and
+// one added to them is appended to a copy: their capacity is their length).
+var roundContentType, roundNoSniff = []string{jsonContentType}[:1:1], []string{"nosniff"}[:1:1]
 
 var roundBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
