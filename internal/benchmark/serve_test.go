@@ -32,6 +32,11 @@ const (
 	serveClients     = 8
 	serveAnalysesEnv = "CANARYD_BENCH_SERVE_ANALYSES"
 	serveIntervalEnv = "CANARYD_BENCH_SERVE_INTERVAL"
+	// serveSpreadEnv spreads the POSTs evenly over a duration (the
+	// i-th is not sent before i/n of it has passed), so that the
+	// measurements fall due evenly; 0, the default, posts them as fast
+	// as canaryd takes them.
+	serveSpreadEnv = "CANARYD_BENCH_SERVE_SPREAD"
 	// stubArrivalsEnv makes the stub Prometheus record when each query
 	// arrived (recordArrivals).
 	stubArrivalsEnv = "CANARYD_BENCH_STUB_ARRIVALS"
@@ -138,8 +143,9 @@ const serveSpec = `metrics:
 //     while the analyses run; gc-max-pause-ms the longest stop-the-world
 //     pause of a collection (gctrace's), and gc-cycles their number.
 //
-// Run it with -benchtime 1x; it takes about the creation time plus two
-// intervals.
+// CANARYD_BENCH_SERVE_SPREAD spreads the POSTs over a duration rather
+// than send them as fast as canaryd takes them. Run it with -benchtime 1x;
+// it takes about the creation time plus two intervals.
 func BenchmarkServeAnalyses(b *testing.B) {
 	n := serveAnalyses
 	if s := os.Getenv(serveAnalysesEnv); s != "" {
@@ -155,12 +161,19 @@ func BenchmarkServeAnalyses(b *testing.B) {
 			b.Fatalf("%s=%q: want a duration of at least 1s", serveIntervalEnv, s)
 		}
 	}
+	var spread time.Duration
+	if s := os.Getenv(serveSpreadEnv); s != "" {
+		var err error
+		if spread, err = time.ParseDuration(s); err != nil || spread < 0 {
+			b.Fatalf("%s=%q: want a duration", serveSpreadEnv, s)
+		}
+	}
 	bin := proctest.Build(b, "../../cmd/canaryd")
 	addr := freeAddr(b)
 	startHelper(b, addr, stubAddrEnv, addr, stubArrivalsEnv+"=1")
 	stub := "http://" + addr
 	for b.Loop() {
-		runServe(b, bin, stub, n, interval)
+		runServe(b, bin, stub, n, interval, spread)
 	}
 }
 
@@ -259,7 +272,7 @@ func rss(pid int) uint64 {
 	return 0
 }
 
-func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
+func runServe(b *testing.B, bin, stub string, n int, interval, spread time.Duration) {
 	p := startServeProcess(b, bin, stub, n)
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: serveClients}}
 	body := []byte(fmt.Sprintf(serveSpec, interval, serveCount))
@@ -288,6 +301,7 @@ func runServe(b *testing.B, bin, stub string, n int, interval time.Duration) {
 				if i >= n {
 					return
 				}
+				time.Sleep(time.Until(began.Add(spread * time.Duration(i) / time.Duration(n))))
 				id, err := postAnalysis(client, p.base, body)
 				if err != nil {
 					if failed.Add(1) == 1 {
