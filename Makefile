@@ -199,6 +199,7 @@ bench: prometheus postgresql
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench JudgeLooks -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench EvaluateInProcess -benchmem -benchtime 2000x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
