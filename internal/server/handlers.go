@@ -68,12 +68,12 @@ func handleCreateAnalysis(log *zap.Logger, svc *Analyses, read requestReader, he
 					writeProblem(w, r, handedOver())
 					return
 				}
-				writeJSON(w, http.StatusOK, run.Snapshot())
+				writeAnalysis(w, http.StatusOK, run.Snapshot())
 			case <-r.Context().Done():
 				hangUp()
 			}
 		default:
-			writeJSON(w, http.StatusAccepted, run.Snapshot())
+			writeAnalysis(w, http.StatusAccepted, run.Snapshot())
 		}
 	})
 }
@@ -196,7 +196,7 @@ func handleGetAnalysis(svc *Analyses, heartbeat time.Duration) http.Handler {
 			streamRun(w, r, run, mode, heartbeat, func() {})
 			return
 		}
-		writeJSON(w, http.StatusOK, run.Snapshot())
+		writeAnalysis(w, http.StatusOK, run.Snapshot())
 	})
 }
 
@@ -253,7 +253,7 @@ func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Durat
 		plan := req.roundPlan()
 		result, kept, err := svc.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args,
 			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
-			Sources: svc.ReportSources(req.compiled.Spec, req.compiled.Args),
+			Sources: reportSources(svc, req),
 			Series:  analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)})
 		switch {
 		case errors.Is(err, analyses.ErrTooManyRounds):
