@@ -167,7 +167,8 @@ demo: prometheus build
 # bench runs the benchmarks behind docs/performance.md (about
 # ten minutes) and writes what they print to bench.txt: the conditions
 # beside compiling them per measurement, the judge's statistics, canaryd judge on a million looks, a day's backtest (the engine alone,
-# and against a real Prometheus), /v1/evaluate beside the same query sent
+# and against a real Prometheus), the engine's scheduler alone and a
+# million analyses in-process on it (about three minutes), /v1/evaluate beside the same query sent
 # straight to Prometheus and through a do-nothing proxy, and 10,000
 # concurrent analyses (conditions compiled per analysis or shared, and
 # shared under a memory-driven GC), 100,000 analyses created through
@@ -196,6 +197,8 @@ bench: prometheus postgresql
 	run $(GO) test -run '^$$' -bench . -benchmem ./internal/condition/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench . -benchmem ./internal/judge/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem ./internal/analysis/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench 'Scheduler$$' -benchmem ./internal/analysis/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench MillionAnalyses -benchtime 1x -timeout 30m ./internal/analysis/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench JudgeLooks -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
@@ -222,7 +225,7 @@ judge-bench:
 # figures it writes mean nothing.
 bench-once:
 	@out="$$(mktemp)"; trap 'rm -f "$$out"' EXIT; \
-	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_SERVE_ANALYSES=100 CANARYD_BENCH_SERVE_INTERVAL=2s CANARYD_BENCH_STORE_ANALYSES=20 CANARYD_BENCH_STORE_SCALE_ANALYSES=30 CANARYD_BENCH_STORE_SCALE_SECONDS=3 CANARYD_BENCH_JUDGE_LOOKS=1000 \
+	CANARYD_BENCH_PAIRS=20 CANARYD_BENCH_ANALYSES=100 CANARYD_BENCH_COUNT=2 CANARYD_BENCH_SERVE_ANALYSES=100 CANARYD_BENCH_SERVE_INTERVAL=2s CANARYD_BENCH_STORE_ANALYSES=20 CANARYD_BENCH_STORE_SCALE_ANALYSES=30 CANARYD_BENCH_STORE_SCALE_SECONDS=3 CANARYD_BENCH_JUDGE_LOOKS=1000 CANARYD_BENCH_SCHED_ANALYSES=1000 CANARYD_BENCH_SCHED_DURATION=2s CANARYD_BENCH_SCHED_INTERVAL=500ms \
 		$(MAKE) --no-print-directory bench BENCH_OUT="$$out" BENCH_ONCE='-benchtime 1x' || { cat "$$out"; exit 1; }
 
 clean:

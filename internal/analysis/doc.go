@@ -52,6 +52,28 @@
 // them as they were, so that its snapshot, with the run's own phase,
 // message and completedAt taken off, is the analysis as it goes on.
 //
+// Live runs are driven by a Scheduler (scheduler.go, course.go), not by
+// goroutines of their own: one binary heap holds each run's next instant
+// (a measurement due, its deadline, or a stop asked for), and one timer of
+// the clock fires at the earliest. The scheduler's dispatcher takes the
+// runs that are due off the heap and hands their due measurements to a
+// bounded pool of workers through a queue as long as the pool; a worker
+// takes the measurement (Source.Measure, then the judge), records it and
+// sets the run's next instant. When every worker is busy, a due
+// measurement waits in the queue and starts late: its lateness, from when
+// it was due to when its source was asked, goes to Options.Lateness. It
+// is never dropped nor taken twice. A run is driven by one goroutine at a
+// time (its lock, Run.drive), so its Observer is called one event at a
+// time, in order, from the dispatcher or a worker. Pushing, moving and
+// popping the heap and handing a measurement over allocate nothing. A
+// stop (Terminate, Abort, Suspend, the end of Start's context through
+// context.AfterFunc) cancels the measurements in flight at once and puts
+// the run first on the heap; the run ends once they have returned. The
+// scheduler's goroutines run while it has runs. Runs on the wall clock
+// share a default scheduler of DefaultWorkers unless given one
+// (Options.Scheduler); a run on another clock, and a backtest, gets one of
+// its own.
+//
 // Argo's phase rules are in one file, phase.go (AssessLimits, AssessMetric,
 // AssessRun). A plan with Scoring is decided instead as Kayenta decides a
 // canary (AssessScored, score.go): every metric runs to its end and the
@@ -63,8 +85,9 @@
 // counts) reads it there, live, resumed and in a backtest alike; Evaluate's
 // round has none.
 //
-// Time comes from Options.Clock (internal/clock), the wall clock when nil:
-// with a fake one, a ten-minute schedule is tested in milliseconds. What
+// Time comes from the scheduler's clock, Options.Clock (internal/clock)
+// when the run is given no scheduler, the wall clock when neither: with a
+// fake one, a ten-minute schedule is tested in milliseconds. What
 // is kept is bounded: a metric's newest measurements (Metric.Retention), a
 // measurement's value and message (MaxValueBytes, MaxMessageBytes), and
 // the events a slow watcher may fall behind.

@@ -90,9 +90,6 @@ func NewScheduler(clk clock.Clock, workers int) *Scheduler {
 	return &Scheduler{clock: clk, workers: workers, armed: never}
 }
 
-// Workers returns the size of the scheduler's pool.
-func (s *Scheduler) Workers() int { return s.workers }
-
 // defaultScheduler runs the analyses started on the wall clock with no
 // scheduler of their own; its goroutines start with its first run.
 var defaultScheduler = NewScheduler(clock.Real{}, DefaultWorkers)
