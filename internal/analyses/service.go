@@ -413,7 +413,7 @@ type StartOptions struct {
 	// event counting as failed in the analysis' webhook field.
 	Webhook *WebhookRequest
 	// Observer, when set, also receives every event of the run, in order,
-	// on the run's goroutine; it must not block.
+	// one at a time, on the scheduler's goroutines; it must not block.
 	Observer func(api.Event)
 	// Document, RawArgs and Credentials are what a store keeps of the
 	// analysis (AnalysesOptions.Store): the posted document (nil for a
@@ -516,8 +516,9 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	}
 	streams := NewHub(a.opts.StreamBuffer, hook, a.log, id)
 	observer := so.Observer
-	// The observer runs on the run's goroutine. Holding a.mu across Start
-	// means a run that completes at once still finds itself registered.
+	// The observer runs on the scheduler's goroutines, never within
+	// Start. Holding a.mu across Start means a run that completes at once
+	// still finds itself registered.
 	engineRun := analysis.Start(context.Background(), plan, analysis.Options{
 		ID:                 id,
 		Clock:              a.clock,
@@ -642,7 +643,7 @@ func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, re
 
 // observe counts and logs an event of a run; on the completed event it
 // moves the run to the finished analyses. It must not block: it is called
-// on the run's goroutine.
+// on the scheduler's goroutines, which serve every analysis.
 func (a *Analyses) observe(led *Ledger, ev api.Event) {
 	switch ev.Type {
 	case api.EventMeasurement:
