@@ -173,15 +173,19 @@ func startServe(tb testing.TB, prometheusURL string) string {
 	}
 	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	addr := make(chan string, 1)
-	// Ends when the process exits and closes its stderr.
+	// Ends when the process exits and closes its stderr. Past the address,
+	// the log is read and dropped unparsed: decoding each round's lines
+	// would take the benchmark's CPU while it times the rounds.
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			var line struct{ Msg, Address string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
 				addr <- line.Address
+				break
 			}
 		}
+		_, _ = io.Copy(io.Discard, stderr)
 	}()
 	select {
 	case a := <-addr:
