@@ -68,12 +68,12 @@ func handleCreateAnalysis(log *zap.Logger, svc *Analyses, read requestReader, he
 					writeProblem(w, r, handedOver())
 					return
 				}
-				writeJSON(w, http.StatusOK, run.Snapshot())
+				writeAnalysis(w, http.StatusOK, run.Snapshot())
 			case <-r.Context().Done():
 				hangUp()
 			}
 		default:
-			writeJSON(w, http.StatusAccepted, run.Snapshot())
+			writeAnalysis(w, http.StatusAccepted, run.Snapshot())
 		}
 	})
 }
@@ -196,7 +196,7 @@ func handleGetAnalysis(svc *Analyses, heartbeat time.Duration) http.Handler {
 			streamRun(w, r, run, mode, heartbeat, func() {})
 			return
 		}
-		writeJSON(w, http.StatusOK, run.Snapshot())
+		writeAnalysis(w, http.StatusOK, run.Snapshot())
 	})
 }
 
