@@ -254,3 +254,84 @@ func TestSchedulerObserverOneAtATime(t *testing.T) {
 		t.Errorf("the observer was called %d times while a call for the same run was under way", overlaps.Load())
 	}
 }
+
+// TestSchedulerStops runs many analyses on a small pool on the wall clock
+// and stops some of them every way while their measurements are due or in
+// flight: every run ends, once, with the phase its stop gives, and what
+// its observer was told matches its final state.
+func TestSchedulerStops(t *testing.T) {
+	const runs = 120
+	sched := NewScheduler(clock.Real{}, 3)
+	type watched struct {
+		run          *Run
+		measurements atomic.Int32
+		completed    atomic.Int32
+	}
+	all := make([]*watched, runs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range all {
+		w := &watched{}
+		runCtx := context.Background()
+		if i%5 == 4 {
+			runCtx = ctx
+		}
+		m := metric("m", func(m *Metric) {
+			m.Interval, m.Count = time.Millisecond, i32(1000)
+			m.Source = SourceFunc(func(ctx context.Context, _ time.Time) Observation {
+				runtime.Gosched()
+				return Observation{Value: api.PhaseSuccessful}
+			})
+			m.Judge = phaseJudge{}
+		})
+		w.run = Start(runCtx, &Plan{Metrics: []Metric{m, m}}, Options{ID: fmt.Sprint(i), Scheduler: sched,
+			Observer: func(ev api.Event) {
+				switch ev.Type {
+				case api.EventMeasurement:
+					w.measurements.Add(1)
+				case api.EventCompleted:
+					w.completed.Add(1)
+				}
+			}})
+		all[i] = w
+	}
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	for i, w := range all {
+		switch i % 5 {
+		case 0:
+			w.run.Terminate()
+		case 1:
+			w.run.Abort("stopped")
+		case 2:
+			w.run.Suspend("handed over")
+		case 3:
+			w.run.Terminate()
+			w.run.Abort("too late: the terminate came first")
+		}
+	}
+	for i, w := range all {
+		<-w.run.Done()
+		a := w.run.Snapshot()
+		want := api.PhaseSuccessful
+		if i%5 == 1 || i%5 == 2 {
+			want = api.PhaseError
+		}
+		if a.Phase != want || a.CompletedAt == nil {
+			t.Errorf("run %d: %s (%s), want %s", i, a.Phase, a.Message, want)
+		}
+		taken := int32(0)
+		for _, res := range a.MetricResults {
+			taken += res.Count + res.Error
+			for _, ms := range res.Measurements {
+				if ms.FinishedAt == nil {
+					t.Errorf("run %d: a measurement in flight kept after the run ended: %+v", i, ms)
+				}
+			}
+		}
+		if got := w.measurements.Load(); got != taken || w.completed.Load() != 1 {
+			t.Errorf("run %d: observer told of %d measurements and %d completions; the run counts %d measurements and completed once",
+				i, got, w.completed.Load(), taken)
+		}
+	}
+}
