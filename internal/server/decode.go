@@ -352,11 +352,13 @@ func (in *inputReader) readBody(w http.ResponseWriter, r *http.Request) ([]byte,
 // readAtMost reads r to its end, or up to limit bytes, as
 // io.ReadAll(io.LimitReader(r, limit)) does, into a buffer the size of the
 // length the request declared (when it declared one): a body is read in
-// one allocation rather than grown into.
+// one allocation rather than grown into. A declared length is believed up
+// to maxPresized only: a caller that declares a large body and sends it
+// slowly makes canaryd hold no more than the bytes it has sent.
 func readAtMost(r io.Reader, limit, declared int64) ([]byte, error) {
 	size := int64(512)
 	if declared >= 0 {
-		size = declared + 1 // room to read the end without growing
+		size = min(declared+1, maxPresized) // room to read the end without growing
 	}
 	b := make([]byte, 0, min(size, limit))
 	for int64(len(b)) < limit {
@@ -375,6 +377,11 @@ func readAtMost(r io.Reader, limit, declared int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// maxPresized is the largest buffer readAtMost makes before a body's
+// bytes arrive: the largest body whose compiled spec is cached, larger
+// than the documents callers send again and again.
+const maxPresized = maxCachedBody
 
 // invalidUTF8 returns the offset of the first byte of data that is not
 // part of valid UTF-8, or -1 when all of it is.

@@ -39,9 +39,9 @@ func TestNegotiate(t *testing.T) {
 // the same bytes, or an error when it fails, whether the request declared
 // its length or not, and however the reader hands out its bytes.
 func TestReadAtMost(t *testing.T) {
-	for _, n := range []int{0, 1, 511, 512, 513, 4000, 10000} {
+	for _, n := range []int{0, 1, 511, 512, 513, 4000, 10000, maxPresized, maxPresized + 1, 3 * maxPresized} {
 		data := bytes.Repeat([]byte("canaryd "), n/8+1)[:n]
-		for _, limit := range []int64{1, 512, 4001, 10001} {
+		for _, limit := range []int64{1, 512, 4001, 10001, 4 * maxPresized} {
 			// A body declares its true length, or none; one declared
 			// longer than the limit is refused before it is read.
 			declares := []int64{-1}
@@ -64,5 +64,14 @@ func TestReadAtMost(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReadAtMostBelievesLittle checks that a declared length past
+// maxPresized makes no buffer larger than it before the bytes arrive.
+func TestReadAtMostBelievesLittle(t *testing.T) {
+	got, err := readAtMost(bytes.NewReader([]byte("{}")), 100<<20, 100<<20-1)
+	if err != nil || string(got) != "{}" || cap(got) > maxPresized {
+		t.Errorf("a 2-byte body declared as 100 MiB: %q, %v, a buffer of %d bytes; want {} in at most %d", got, err, cap(got), maxPresized)
 	}
 }
