@@ -21,6 +21,10 @@ const (
 	millionIntervalEnv = "CANARYD_BENCH_SCHED_INTERVAL" // default 60s
 )
 
+// millionSettle is how long after the collection that follows the starts
+// the measured interval begins.
+const millionSettle = 5 * time.Second
+
 // atOnce is a source that answers at once, without I/O.
 type atOnce struct{}
 
@@ -94,8 +98,9 @@ func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
 // Scheduler (DefaultWorkers) on the wall clock: one metric whose source
 // answers at once, every 60 s, ten times; their starts spread over the
 // first interval (or over half the run when it is shorter). Once all have
-// started, and a collection has settled the heap they grew, it measures
-// for the rest of the run (another interval by default): the lateness of
+// started, a collection has settled the heap they grew and the
+// measurements it delayed have been taken (millionSettle), it measures for
+// the rest of the run (most of another interval by default): the lateness of
 // the measurements taken then (from when each was due to when its source
 // was asked), the allocations per measurement (the measurement's own: the
 // scheduler's part allocates nothing, see BenchmarkScheduler), the
@@ -110,9 +115,10 @@ func BenchmarkMillionAnalyses(b *testing.B) {
 	for range b.N {
 		sched := NewScheduler(nil, 0)
 		steady := new(latencies)
-		// The measurements counted are those due once the starts and the
-		// collection after them are over (steadyFrom, Unix nanoseconds):
-		// those due while the collection ran start late, and are left out.
+		// The measurements counted are those due once the starts, the
+		// collection after them and settle more are over (steadyFrom, Unix
+		// nanoseconds): those due while a collection of the million's
+		// heap runs start late, and delay those due just after it.
 		var measured, steadyFrom atomic.Int64
 		steadyFrom.Store(math.MaxInt64)
 		lateness := func(d time.Duration) {
@@ -133,11 +139,13 @@ func BenchmarkMillionAnalyses(b *testing.B) {
 		}
 		started := time.Since(start)
 		runtime.GC()
+		settle := min(millionSettle, (duration-spread)/4)
+		time.Sleep(settle)
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		steadyFrom.Store(time.Now().UnixNano())
 		atSteady := measured.Load()
-		time.Sleep(duration - spread)
+		time.Sleep(duration - spread - settle)
 		steadyFrom.Store(math.MaxInt64)
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
