@@ -16,7 +16,7 @@ type course struct {
 	ctx        context.Context
 	mctx       context.Context
 	mcancel    context.CancelFunc
-	stopWatch  func() bool // stops the watch on ctx (context.AfterFunc)
+	stopWatch  func() bool // stops the watch on ctx (context.AfterFunc); nil when ctx cannot end
 	states     []metricState
 	startedAt  time.Time
 	deadlineAt time.Time // MaxDuration's end; zero when there is none
@@ -32,7 +32,15 @@ type course struct {
 // enter puts the run on its scheduler, to be visited at once.
 func (r *Run) enter(ctx context.Context) {
 	r.ctx = ctx
-	r.mctx, r.mcancel = context.WithCancel(context.WithoutCancel(ctx))
+	// A context that can never end (the service's runs have
+	// context.Background) needs neither detaching from nor watching: that
+	// saves a run two contexts and an AfterFunc registration.
+	endless := ctx.Done() == nil
+	parent := ctx
+	if !endless {
+		parent = context.WithoutCancel(ctx)
+	}
+	r.mctx, r.mcancel = context.WithCancel(parent)
 	for i := range r.states {
 		r.retakes = r.retakes || r.states[i].retake
 	}
@@ -41,7 +49,9 @@ func (r *Run) enter(ctx context.Context) {
 	}
 	r.sched.add(r)
 	// The end of ctx terminates the run, as Terminate does.
-	r.stopWatch = context.AfterFunc(ctx, func() { r.send(control{}) })
+	if !endless {
+		r.stopWatch = context.AfterFunc(ctx, func() { r.send(control{}) })
+	}
 	r.sched.set(r, urgent)
 }
 
@@ -55,7 +65,9 @@ func (r *Run) cancel() {
 // leave ends the run's part in its scheduler once it has finished: no more
 // visits, Done closed. r.drive must be held.
 func (r *Run) leave() {
-	r.stopWatch()
+	if r.stopWatch != nil {
+		r.stopWatch()
+	}
 	r.mcancel()
 	r.sched.remove(r)
 	close(r.done)

@@ -23,7 +23,7 @@ func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
-	r := &Run{plan: plan, opts: opts, clock: opts.Clock}
+	r := &Run{plan: plan, opts: opts.kept(), clock: opts.Clock}
 	// The round's start and end in one allocation.
 	times := new([2]time.Time)
 	times[0] = opts.Clock.Now()
