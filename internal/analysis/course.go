@@ -29,8 +29,12 @@ type course struct {
 	ended      bool
 }
 
-// enter puts the run on its scheduler, to be visited at once.
+// enter puts the run on its scheduler, to be visited at once. It holds
+// r.drive throughout: once the run is on its scheduler, or ctx's end has
+// asked for its stop, the dispatcher may visit it, and must find it whole.
 func (r *Run) enter(ctx context.Context) {
+	r.drive.Lock()
+	defer r.drive.Unlock()
 	r.ctx = ctx
 	// A context that can never end (the service's runs have
 	// context.Background) needs neither detaching from nor watching: that
