@@ -95,10 +95,12 @@ scipy:
 	fi
 
 # test runs everything: lint, every test with the race detector (real
-# Prometheus and PostgreSQL included, nothing skipped), a short run of each
-# fuzz target.
+# Prometheus and PostgreSQL included, nothing skipped), the test that
+# compares the providers' allocations again without it (the race detector
+# allocates for itself), a short run of each fuzz target.
 test: prometheus xmllint postgresql chromium scipy lint
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run '^TestMeasureCost$$' ./internal/benchmark/
 	cd deploy && $(GO) test -count=1 ./...
 	cd test && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
