@@ -439,6 +439,35 @@ func TestRunRetention(t *testing.T) {
 	}
 }
 
+// TestRunMeasurementListGrows checks that a metric's list of measurements
+// grows as they come, and to no more than the metric keeps: room for
+// ten at the second measurement would be held for the run's whole life.
+func TestRunMeasurementListGrows(t *testing.T) {
+	listCap := func(r *Run) int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return cap(r.results[0].Measurements)
+	}
+	for _, tc := range []struct {
+		count, retention, final int
+	}{
+		{count: 10, retention: 10, final: 10}, // the count, not append's 16
+		{count: 25, retention: 3, final: 4},   // the retention and one in progress
+	} {
+		m := metric("m", withCount(int32(tc.count)), func(m *Metric) { m.Retention = tc.retention })
+		m.Source, m.Judge = phases(api.PhaseSuccessful), phaseJudge{}
+		h := start(t, &Plan{Metrics: []Metric{m}})
+		h.waitMeasurements(2)
+		if got := listCap(h.run); got > 4 {
+			t.Errorf("count %d, retention %d: room for %d measurements after 2, want at most 4", tc.count, tc.retention, got)
+		}
+		h.finish()
+		if got := listCap(h.run); got != tc.final {
+			t.Errorf("count %d, retention %d: room for %d measurements at the end, want %d", tc.count, tc.retention, got, tc.final)
+		}
+	}
+}
+
 func TestRunEventsAndWatch(t *testing.T) {
 	m := metric("m", withCount(3))
 	m.Source, m.Judge = phases(api.PhaseSuccessful), phaseJudge{}
