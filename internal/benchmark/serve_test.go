@@ -40,7 +40,45 @@ const (
 	// stubArrivalsEnv makes the stub Prometheus record when each query
 	// arrived (recordArrivals).
 	stubArrivalsEnv = "CANARYD_BENCH_STUB_ARRIVALS"
+	// serveTraceEnv names a file that gets, for reading side by side,
+	// canaryd's gctrace lines and each measurement's lateness, each
+	// line after the wall time it stands for (Unix milliseconds): "gc
+	// <read at> <gctrace line>" and "late <due> <recorded µs>
+	// <arrival µs, -1 when not found>".
+	serveTraceEnv = "CANARYD_BENCH_SERVE_TRACE"
 )
+
+// serveTrace opens the file of serveTraceEnv; nil when it is not set.
+func serveTrace(b *testing.B) io.Writer {
+	path := os.Getenv(serveTraceEnv)
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &lockedWriter{w: bufio.NewWriter(f)}
+	b.Cleanup(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		_ = w.w.Flush()
+		_ = f.Close()
+	})
+	return w
+}
+
+// lockedWriter is a writer for several goroutines, a line each write.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bufio.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
 
 // recordArrivals records, for every query h answers, when it arrived by
 // the instant it asks for (its time parameter, the measurement's start as
@@ -144,7 +182,10 @@ const serveSpec = `metrics:
 //     pause of a collection (gctrace's), and gc-cycles their number.
 //
 // CANARYD_BENCH_SERVE_SPREAD spreads the POSTs over a duration rather
-// than send them as fast as canaryd takes them. Run it with -benchtime 1x;
+// than send them as fast as canaryd takes them. CANARYD_BENCH_SERVE_TRACE
+// names a file for canaryd's collections and every measurement's
+// lateness, by wall time, to see which late measurements fell due
+// during a collection. Run it with -benchtime 1x;
 // it takes about the creation time plus two intervals.
 func BenchmarkServeAnalyses(b *testing.B) {
 	n := serveAnalyses
@@ -193,6 +234,8 @@ type gcTrace struct {
 	live   uint64 // the heap marked live by the latest cycle, in bytes
 	stacks uint64 // the goroutine stacks at the latest cycle, in bytes
 	pause  time.Duration
+	// trace, when set, gets each gctrace line (serveTraceEnv).
+	trace io.Writer
 }
 
 // gctrace's line: "gc 12 @3.1s 2%: 0.02+1.2+0.01 ms clock, ..., 4->5->3 MB,
@@ -204,6 +247,9 @@ func (g *gcTrace) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
+		if g.trace != nil && strings.HasPrefix(sc.Text(), "gc ") {
+			fmt.Fprintf(g.trace, "gc %d %s\n", time.Now().UnixMilli(), sc.Text())
+		}
 		m := gcLine.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
@@ -225,7 +271,7 @@ func (g *gcTrace) snapshot() (cycles int, live, stacks uint64, pause time.Durati
 	return g.cycles, g.live, g.stacks, g.pause
 }
 
-func startServeProcess(b *testing.B, bin, stub string, n int) *serveProcess {
+func startServeProcess(b *testing.B, bin, stub string, n int, trace io.Writer) *serveProcess {
 	addr := freeAddr(b)
 	cmd := exec.Command(bin, "serve", "--listen", addr, "--store", "memory:", "--prometheus-url", stub,
 		"--max-analyses", strconv.Itoa(n+1), "--max-retained-bytes", "16GiB")
@@ -238,7 +284,7 @@ func startServeProcess(b *testing.B, bin, stub string, n int) *serveProcess {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	p := &serveProcess{cmd: cmd, base: "http://" + addr, done: make(chan struct{})}
+	p := &serveProcess{cmd: cmd, base: "http://" + addr, done: make(chan struct{}), gc: gcTrace{trace: trace}}
 	// Ends when the process exits and its standard error closes.
 	go func() { defer close(p.done); p.gc.read(stderr) }()
 	b.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done; _ = cmd.Wait() })
@@ -273,7 +319,8 @@ func rss(pid int) uint64 {
 }
 
 func runServe(b *testing.B, bin, stub string, n int, interval, spread time.Duration) {
-	p := startServeProcess(b, bin, stub, n)
+	trace := serveTrace(b)
+	p := startServeProcess(b, bin, stub, n, trace)
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: serveClients}}
 	body := []byte(fmt.Sprintf(serveSpec, interval, serveCount))
 	// A first analysis warms up what every analysis shares (the compiled
@@ -330,7 +377,7 @@ func runServe(b *testing.B, bin, stub string, n int, interval, spread time.Durat
 	if err != nil {
 		b.Fatal(err)
 	}
-	lateness, arrived := serveLateness(b, client, p.base, ids, interval, arrivals)
+	lateness, arrived := serveLateness(b, client, p.base, ids, interval, arrivals, trace)
 	metrics, retained := scrapeMetrics(client, p.base)
 	per := func(after, before uint64) float64 {
 		return (float64(after) - float64(before)) / float64(n) / 1024
@@ -431,7 +478,7 @@ func probeHealthz(client *http.Client, base string, d time.Duration) time.Durati
 // serveLateness reads every analysis and returns, sorted, how late each
 // measurement after the first started against its schedule, and how late
 // its query arrived at the stub (of those whose arrival was recorded).
-func serveLateness(b *testing.B, client *http.Client, base string, ids []string, interval time.Duration, arrivals map[int64]int64) (lateness, arrived []time.Duration) {
+func serveLateness(b *testing.B, client *http.Client, base string, ids []string, interval time.Duration, arrivals map[int64]int64, trace io.Writer) (lateness, arrived []time.Duration) {
 	var mu sync.Mutex
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -459,8 +506,13 @@ func serveLateness(b *testing.B, client *http.Client, base string, ids []string,
 						}
 						due := ms[k-1].FinishedAt.Add(interval)
 						mine = append(mine, ms[k].StartedAt.Sub(due))
+						arrival := time.Duration(-1000)
 						if at, ok := arrivalOf(arrivals, *ms[k].StartedAt); ok {
-							mineArrived = append(mineArrived, at.Sub(due))
+							arrival = at.Sub(due)
+							mineArrived = append(mineArrived, arrival)
+						}
+						if trace != nil {
+							fmt.Fprintf(trace, "late %d %d %d\n", due.UnixMilli(), ms[k].StartedAt.Sub(due).Microseconds(), arrival.Microseconds())
 						}
 					}
 				}
