@@ -656,9 +656,13 @@ func (a *Analyses) observe(led *Ledger, ev api.Event) {
 			a.mu.Unlock()
 		}
 		a.metrics.measurements.WithLabelValues(string(ev.Measurement.Phase)).Inc()
-		a.log.Debug("measurement", zap.String("analysis_id", ev.AnalysisID), zap.String("metric", ev.Metric), zap.String("phase", string(ev.Measurement.Phase)),
-			zap.String("value", ev.Measurement.Value), zap.String("message", ev.Measurement.Message),
-			zap.String("metric_phase", string(ev.MetricPhase)))
+		// Checked first: the line's fields, made for every measurement,
+		// would be garbage (about 380 bytes) when debug lines are off.
+		if ce := a.log.Check(zap.DebugLevel, "measurement"); ce != nil {
+			ce.Write(zap.String("analysis_id", ev.AnalysisID), zap.String("metric", ev.Metric), zap.String("phase", string(ev.Measurement.Phase)),
+				zap.String("value", ev.Measurement.Value), zap.String("message", ev.Measurement.Message),
+				zap.String("metric_phase", string(ev.MetricPhase)))
+		}
 	case api.EventCompleted:
 		final := ev.Analysis
 		led.Completed(final)
