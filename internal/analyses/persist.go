@@ -70,15 +70,20 @@ type persister struct {
 
 	mu sync.Mutex
 	// state is where the writer stands (writerState).
-	state    writerState
-	lease    store.Lease
-	pending  []store.Measurement
-	dropped  int
-	dirty    bool
-	final    *api.Analysis
-	counts   map[string]int
-	wake     chan struct{}
-	done     chan struct{}
+	state   writerState
+	lease   store.Lease
+	pending []store.Measurement
+	dropped int
+	dirty   bool
+	final   *api.Analysis
+	counts  map[string]int
+	wake    chan struct{}
+	done    chan struct{}
+	// stored is closed once the writer has no more to do for the run's
+	// end: its final state is written, or the run is no longer this
+	// replica's, or the writer gave up (Run.AwaitStored).
+	stored   chan struct{}
+	settled  bool
 	stopping bool
 	// The webhook's deliveries (the writer is its stream's outbox):
 	// those to record as owed, those done, the ids recorded and the
@@ -121,7 +126,7 @@ func (s writerState) handing() bool { return s == writerHandingOver || s == writ
 
 func newPersister(a *Analyses, lease store.Lease, log *zap.Logger) *persister {
 	return &persister{a: a, st: a.opts.Store, log: log, lease: lease, counts: map[string]int{},
-		ready: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		ready: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}), stored: make(chan struct{}),
 		recorded: map[string]bool{}, waiters: map[string]chan struct{}{}}
 }
 
@@ -183,6 +188,7 @@ func (p *persister) loseLease() {
 		return
 	}
 	p.state = writerLost
+	p.settleLocked()
 	p.pending, p.owed, p.marks = nil, nil, nil
 	for id, w := range p.waiters {
 		close(w)
@@ -266,6 +272,11 @@ func (p *persister) renewed(l store.Lease) {
 // lease is lost, or stop gives up.
 func (p *persister) loop() {
 	defer close(p.done)
+	defer func() {
+		p.mu.Lock()
+		p.settleLocked()
+		p.mu.Unlock()
+	}()
 	backoff := storeRetryMin
 	for {
 		<-p.wake
@@ -347,6 +358,7 @@ func (p *persister) flush() (finished bool, err error) {
 	}
 	if err == nil && final != nil && p.state == writerRunning {
 		p.state = writerFinal
+		p.settleLocked()
 	}
 	// What was written leaves the queue; what came since stays.
 	if written > 0 {
@@ -391,6 +403,14 @@ func (p *persister) write(lease store.Lease, b batch) (enqueued, written, marked
 		return 0, 0, 0, err
 	}
 	return len(b.owed), len(b.pending), len(b.marks), nil
+}
+
+// settleLocked closes stored, once. p.mu is held.
+func (p *persister) settleLocked() {
+	if !p.settled {
+		p.settled = true
+		close(p.stored)
+	}
 }
 
 // endedLocked says whether the writer has nothing left to do: the run

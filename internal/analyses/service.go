@@ -248,6 +248,32 @@ type Run struct {
 	// gone says the run ended here without its analysis ending: another
 	// replica holds it now (persist.go).
 	gone atomic.Bool
+	// writer writes the run to the store; nil without one.
+	writer *persister
+}
+
+// AwaitStored waits, once the run is done, until the store holds its
+// final state, so that an answer with the verdict is one that every
+// replica reads and that outlives this one: at once without a store; at
+// most StoreTimeout with one, as a store that does not answer keeps the
+// writes queued and tried again (persist.go) while the caller gets the
+// verdict; or until ctx ends.
+func (r *Run) AwaitStored(ctx context.Context) {
+	if r.writer == nil {
+		return
+	}
+	select {
+	case <-r.writer.stored:
+		return
+	default:
+	}
+	t := time.NewTimer(StoreTimeout)
+	defer t.Stop()
+	select {
+	case <-r.writer.stored:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // DefaultStreamWriteTimeout is AnalysesOptions.StreamWriteTimeout when it
@@ -552,7 +578,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		},
 	})
 	run := &Run{Run: engineRun, hook: hook, ledger: led, hub: streams, streamWriteTimeout: a.streamWriteTimeout, maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)),
-		sources: so.Sources, template: so.Template, series: so.Series, args: so.Args}
+		sources: so.Sources, template: so.Template, series: so.Series, args: so.Args, writer: writer}
 	if started := engineRun.Snapshot().StartedAt; started != nil {
 		run.startedAt = *started
 	}

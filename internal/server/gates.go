@@ -81,6 +81,8 @@ func handleGate(log *zap.Logger, svc *Analyses, read requestReader, named bool) 
 		}
 		select {
 		case <-run.Done():
+			// With a store, the verdict answered is the one stored.
+			run.AwaitStored(r.Context())
 		case <-deadline:
 			async := "POST /v1/analyses"
 			if named {

@@ -64,6 +64,8 @@ func handleCreateAnalysis(log *zap.Logger, svc *Analyses, read requestReader, he
 		case req.wait:
 			select {
 			case <-run.Done():
+				// With a store, the verdict answered is the one stored.
+				run.AwaitStored(r.Context())
 				if run.Gone() {
 					writeProblem(w, r, handedOver())
 					return
