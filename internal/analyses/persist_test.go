@@ -69,17 +69,8 @@ func TestGroupCommitRetried(t *testing.T) {
 	f := &flakyBatches{Store: mem}
 	const failures = 3
 	f.fail.Store(failures)
-	a, err := NewAnalyses(AnalysesOptions{MaxRunning: 50, MaxFinished: 50, Retention: time.Hour, Replica: "r",
+	a := newTestAnalysesWith(t, AnalysesOptions{MaxRunning: 50, MaxFinished: 50, Retention: time.Hour, Replica: "r",
 		Store: store.Grouped(f, store.GroupOptions{Interval: 5 * time.Millisecond})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		a.Drain(ctx)
-		a.Close()
-	})
 	const runs, count = 20, 3
 	var started []*Run
 	for range runs {

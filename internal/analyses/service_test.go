@@ -36,7 +36,14 @@ func plan(t testing.TB, count int32) *analysis.Plan {
 
 func newTestAnalyses(t *testing.T, maxRunning int) *Analyses {
 	t.Helper()
-	a, err := NewAnalyses(AnalysesOptions{MaxRunning: maxRunning, MaxFinished: 10, Retention: time.Hour})
+	return newTestAnalysesWith(t, AnalysesOptions{MaxRunning: maxRunning, MaxFinished: 10, Retention: time.Hour})
+}
+
+// newTestAnalysesWith returns the analyses of opts, drained and closed
+// when the test ends.
+func newTestAnalysesWith(t *testing.T, opts AnalysesOptions) *Analyses {
+	t.Helper()
+	a, err := NewAnalyses(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +51,7 @@ func newTestAnalyses(t *testing.T, maxRunning int) *Analyses {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		a.Drain(ctx)
+		a.Close()
 	})
 	return a
 }

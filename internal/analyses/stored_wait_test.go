@@ -34,16 +34,7 @@ func TestAwaitStored(t *testing.T) {
 	mem := store.NewMemory(store.Options{})
 	t.Cleanup(mem.Close)
 	held := &heldFinal{Store: mem, release: make(chan struct{})}
-	a, err := NewAnalyses(AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, Replica: "r", Store: held})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		a.Drain(ctx)
-		a.Close()
-	})
+	a := newTestAnalysesWith(t, AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, Replica: "r", Store: held})
 	ctx := context.Background()
 	for _, release := range []bool{false, true} {
 		run, err := a.Start(plan(t, 1), StartOptions{})
