@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/canaryd/canaryd/api"
 )
@@ -17,29 +16,15 @@ import (
 // appendAnalysis says so. TestAppendAnalysis holds the two to the same
 // bytes, and to every field of the api types.
 func writeAnalysis(w http.ResponseWriter, status int, a api.Analysis) {
-	bp := analysisBuffers.Get().(*[]byte)
+	bp := jsonBuffers.Get().(*[]byte)
 	b, ok := appendAnalysis((*bp)[:0], &a)
 	if !ok {
-		analysisBuffers.Put(bp)
+		jsonBuffers.Put(bp)
 		writeJSON(w, status, a)
 		return
 	}
-	w.Header().Set("Content-Type", jsonContentType)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	if cap(b) <= maxPooledAnalysis {
-		*bp = b
-		analysisBuffers.Put(bp)
-	}
+	writeBuffered(w, status, bp, b)
 }
-
-// maxPooledAnalysis bounds the buffers kept for the next analysis: one of
-// many metrics or measurements is written into a buffer of its own, which
-// is not kept.
-const maxPooledAnalysis = 16 << 10
-
-var analysisBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // appendAnalysis appends the JSON of *a and a newline, as api.NewEncoder
 // encodes it; ok is false, and nothing is to be used, when a holds a field

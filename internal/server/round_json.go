@@ -20,34 +20,42 @@ import (
 // appendRound says so. TestAppendRound holds the two to the same bytes,
 // and to every field of the api types.
 func writeRound(w http.ResponseWriter, status int, a api.Analysis) {
-	bp := roundBuffers.Get().(*[]byte)
+	bp := jsonBuffers.Get().(*[]byte)
 	b, ok := appendRound((*bp)[:0], &a)
 	if !ok {
-		roundBuffers.Put(bp)
+		jsonBuffers.Put(bp)
 		writeJSON(w, status, roundOf(a))
 		return
 	}
+	writeBuffered(w, status, bp, b)
+}
+
+// writeBuffered answers with the JSON b, written into the pooled buffer
+// bp (writeRound, writeAnalysis), with writeJSON's headers, and gives the
+// buffer back to the pool unless it grew past maxPooledJSON.
+func writeBuffered(w http.ResponseWriter, status int, bp *[]byte, b []byte) {
 	h := w.Header()
-	h["Content-Type"], h["X-Content-Type-Options"] = roundContentType, roundNoSniff
+	h["Content-Type"], h["X-Content-Type-Options"] = jsonContentTypeValue, noSniffValue
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-	if cap(b) <= maxPooledRound {
+	if cap(b) <= maxPooledJSON {
 		*bp = b
-		roundBuffers.Put(bp)
+		jsonBuffers.Put(bp)
 	}
 }
 
-// maxPooledRound bounds the buffers kept for the next round: a round of
-// many metrics or long messages is written into a buffer of its own, which
-// is not kept.
-const maxPooledRound = 16 << 10
+// maxPooledJSON bounds the buffers kept for the next answer: a round or an
+// analysis of many metrics, measurements or long messages is written into
+// a buffer of its own, which is not kept.
+const maxPooledJSON = 16 << 10
 
-// roundContentType and roundNoSniff are the values of a round's headers,
-// shared by every round's (nothing changes a header's values in place, and
-// one added to them is appended to a copy: their capacity is their length).
-var roundContentType, roundNoSniff = []string{jsonContentType}[:1:1], []string{"nosniff"}[:1:1]
+// jsonContentTypeValue and noSniffValue are the values of an answer's
+// headers, shared by every answer's (nothing changes a header's values in
+// place, and one added to them is appended to a copy: their capacity is
+// their length).
+var jsonContentTypeValue, noSniffValue = []string{jsonContentType}[:1:1], []string{"nosniff"}[:1:1]
 
-var roundBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+var jsonBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // appendRound appends the JSON of roundOf(*a) and a newline, as
 // api.NewEncoder encodes it; ok is false, and nothing is to be used, when a
