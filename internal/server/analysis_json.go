@@ -13,7 +13,7 @@ import (
 // canaryd's work on a POST: a is written here without reflection, into a
 // pooled buffer, with the writers of a round (round_json.go). What it does
 // not know (a webhook, a score, the list's fields) goes to encoding/json:
-// appendAnalysis says so. TestAppendAnalysis holds the two to the same
+// appendAnalysis says so. TestAppendJSON holds the two to the same
 // bytes, and to every field of the api types.
 func writeAnalysis(w http.ResponseWriter, status int, a api.Analysis) {
 	bp := jsonBuffers.Get().(*[]byte)

@@ -17,7 +17,7 @@ import (
 // the largest part of canaryd's own work on it; the round is written here
 // without reflection into a pooled buffer instead. What this writer does
 // not know (a webhook, a score, the list's fields) goes to encoding/json:
-// appendRound says so. TestAppendRound holds the two to the same bytes,
+// appendRound says so. TestAppendJSON holds the two to the same bytes,
 // and to every field of the api types.
 func writeRound(w http.ResponseWriter, status int, a api.Analysis) {
 	bp := jsonBuffers.Get().(*[]byte)
