@@ -167,7 +167,7 @@ demo: prometheus build
 	./deploy/demo/demo.sh
 
 # bench runs the benchmarks behind docs/performance.md (about
-# ten minutes) and writes what they print to bench.txt: the conditions
+# twenty minutes) and writes what they print to bench.txt: the conditions
 # beside compiling them per measurement, the judge's statistics, canaryd judge on a million looks, a day's backtest (the engine alone,
 # and against a real Prometheus), the engine's scheduler alone and a
 # million analyses in-process on it (about three minutes), /v1/evaluate beside the same query sent
