@@ -223,7 +223,7 @@ judge-bench:
 	$(GO) run ./internal/canarybench/judgebench -scale $(JUDGE_BENCH_SCALE)
 
 # bench-once runs every benchmark of make bench once, with small
-# populations (about a minute): it shows that they all still run; the
+# populations (about two minutes): it shows that they all still run; the
 # figures it writes mean nothing.
 bench-once:
 	@out="$$(mktemp)"; trap 'rm -f "$$out"' EXIT; \
