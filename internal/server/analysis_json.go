@@ -31,7 +31,7 @@ func writeAnalysis(w http.ResponseWriter, status int, a api.Analysis) {
 // it does not write (a webhook's deliveries, a score, the list's reason
 // and phases), or a time encoding/json refuses.
 func appendAnalysis(b []byte, a *api.Analysis) (_ []byte, ok bool) {
-	if a.Webhook != nil || a.Score != nil || a.Reason != "" || a.Measured != nil {
+	if unwritten(a) {
 		return b, false
 	}
 	b = appendJSONString(append(b, `{"id":`...), a.ID)

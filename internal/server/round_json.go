@@ -62,7 +62,7 @@ var jsonBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return
 // holds a field it does not write (those a round never has), or a time
 // encoding/json refuses.
 func appendRound(b []byte, a *api.Analysis) (_ []byte, ok bool) {
-	if a.Webhook != nil || a.Score != nil || a.Reason != "" || a.Measured != nil {
+	if unwritten(a) {
 		return b, false
 	}
 	b = append(b, `{"id":`...)
@@ -77,12 +77,8 @@ func appendRound(b []byte, a *api.Analysis) (_ []byte, ok bool) {
 	}
 	b = appendSummary(append(b, `,"runSummary":`...), a.RunSummary)
 	b = appendSummary(append(b, `,"dryRunSummary":`...), a.DryRunSummary)
-	if a.Kind != "" {
-		b = appendJSONString(append(b, `,"kind":`...), a.Kind)
-	}
-	if a.Series != "" {
-		b = appendJSONString(append(b, `,"series":`...), a.Series)
-	}
+	b = appendOptionalString(b, `,"kind":`, a.Kind)
+	b = appendOptionalString(b, `,"series":`, a.Series)
 	b = appendJSONString(append(b, `,"message":`...), a.Message)
 	b = appendJSONString(append(b, `,"template":`...), a.Template)
 	b = appendStringMap(append(b, `,"args":`...), a.Args)
@@ -129,6 +125,13 @@ func appendMetricResult(b []byte, m *api.MetricResult) (_ []byte, ok bool) {
 		b = append(appendStringMap(append(b, `,"metadata":`...), ms.Metadata), '}')
 	}
 	return append(b, "]}"...), true
+}
+
+// unwritten says whether a holds a field that appendRound and
+// appendAnalysis leave to encoding/json: a webhook's deliveries, a score,
+// the list's reason and phases.
+func unwritten(a *api.Analysis) bool {
+	return a.Webhook != nil || a.Score != nil || a.Reason != "" || a.Measured != nil
 }
 
 func appendSummary(b []byte, s api.RunSummary) []byte {
