@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/pgtest"
 	"github.com/canaryd/canaryd/internal/promtest"
@@ -235,15 +237,21 @@ func TestRoundsKeptInTheStore(t *testing.T) {
 // counterValue is the value of the counter name in s' registry.
 func counterValue(t *testing.T, s *testServer, name string) float64 {
 	t.Helper()
+	return onlyMetric(t, s, name).GetCounter().GetValue()
+}
+
+// onlyMetric is the one series of the metric name in s' registry.
+func onlyMetric(t *testing.T, s *testServer, name string) *dto.Metric {
+	t.Helper()
 	families, err := s.registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range families {
 		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetCounter().GetValue()
+			return f.GetMetric()[0]
 		}
 	}
-	t.Fatalf("no counter %s", name)
-	return 0
+	t.Fatalf("no metric %s with one series", name)
+	return nil
 }

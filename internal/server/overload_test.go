@@ -104,17 +104,7 @@ func TestOverloadedWorkers(t *testing.T) {
 // histogramCount is the count of the registry's histogram name.
 func histogramCount(t *testing.T, s *testServer, name string) uint64 {
 	t.Helper()
-	families, err := s.registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() == name && len(f.GetMetric()) == 1 {
-			return f.GetMetric()[0].GetHistogram().GetSampleCount()
-		}
-	}
-	t.Fatalf("no histogram %s", name)
-	return 0
+	return onlyMetric(t, s, name).GetHistogram().GetSampleCount()
 }
 
 // measurementsTaken is canaryd_measurements_total over its phases.
