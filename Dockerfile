@@ -63,6 +63,7 @@ ARG COMMIT=unknown
 LABEL org.opencontainers.image.title="canaryd-ci" \
       org.opencontainers.image.description="canaryd for CI jobs: the canaryd binary with a shell, for canaryd run in a pipeline" \
       org.opencontainers.image.source="https://github.com/canaryd/canaryd" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${COMMIT}"
 
@@ -79,6 +80,7 @@ ARG COMMIT=unknown
 LABEL org.opencontainers.image.title="canaryd" \
       org.opencontainers.image.description="Stateless canary analysis over HTTP: Argo Rollouts AnalysisTemplates against Prometheus" \
       org.opencontainers.image.source="https://github.com/canaryd/canaryd" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${COMMIT}"
 
