@@ -178,6 +178,17 @@ type CountTest struct {
 	csCanaryBad  float64
 	lower, upper int // grid indices still inside the sequence, inclusive
 
+	// The terms of a look that depend on its odds alone, kept for the
+	// odds termsOdds (haveTerms once set): log(1 + r·o) of the grid's
+	// window and the alternatives' log(1 + τ·g·o) − log(1 + τ·o). A feed
+	// whose shares repeat (fixed totals, a simulation) adds them again
+	// without a logarithm; the sums are the same to the bit. The window
+	// only narrows, so terms kept for the same odds stay valid for it.
+	termsOdds            float64
+	haveTerms            bool
+	csTerms              [csGrid + 2*csMaxOffset]float64
+	failTerms, passTerms [len(countAlternatives)]float64
+
 	disp dispersion
 }
 
@@ -281,27 +292,44 @@ func (t *CountTest) update(ec, eb, nc, nb float64) {
 	if !ok {
 		return
 	}
+	if !t.haveTerms || o != t.termsOdds {
+		t.oddsTerms(o)
+	}
 	n := ec + eb
 	// Failure test: null ratio = tolerance, alternatives tolerance·g^sign.
 	// The log-likelihood ratio of ratio r1 against r0 for a look with
 	// canary odds o: ec·log(r1/r0) − n·(log(1+r1·o) − log(1+r0·o)).
-	to := t.cfg.Tolerance * o
-	base := math.Log1p(to)
 	for j, ls := range t.logAlt {
-		t.fail[j] += ec*ls - n*(math.Log1p(to*t.up[j])-base)
-		t.pass[j] += -ec*ls - n*(math.Log1p(to*t.down[j])-base)
+		t.fail[j] += ec*ls - n*t.failTerms[j]
+		t.pass[j] += -ec*ls - n*t.passTerms[j]
 	}
 	// Confidence sequence: n·log(1 + r·o) on the grid.
 	t.csCanaryBad += ec
 	// Ratios that left the sequence are never tested again, nor are the
 	// alternatives of ratios that left it, so only the sums of the
 	// remaining window are kept up to date.
+	hi := t.upper + 2*csMaxOffset
+	cs, terms := t.cs[t.lower:hi+1], t.csTerms[t.lower:hi+1]
+	for i := range cs {
+		cs[i] += n * terms[i]
+	}
+}
+
+// oddsTerms computes the terms of a look with odds o (see termsOdds).
+func (t *CountTest) oddsTerms(o float64) {
+	to := t.cfg.Tolerance * o
+	base := math.Log1p(to)
+	for j := range t.logAlt {
+		t.failTerms[j] = math.Log1p(to*t.up[j]) - base
+		t.passTerms[j] = math.Log1p(to*t.down[j]) - base
+	}
 	for i := t.lower; i <= t.upper+2*csMaxOffset; i++ {
 		// log(1+x) rather than log1p(x): it is faster, and where x is so
 		// small that 1+x rounds, the term's absolute error (what the sums'
 		// differences see) stays below 1e-16.
-		t.cs[i] += n * math.Log(1+t.csRatios[i]*o)
+		t.csTerms[i] = math.Log(1 + t.csRatios[i]*o)
 	}
+	t.termsOdds, t.haveTerms = o, true
 }
 
 // csRatio is the ratio at grid index i (0 is the smallest of the
@@ -419,10 +447,10 @@ func (t *CountTest) ratio(tempo float64) RatioEstimate {
 		return r
 	}
 	if t.lower > 0 {
-		r.Lower = csRatio(t.lower - 1)
+		r.Lower = t.csRatios[t.lower-1+csMaxOffset]
 	}
 	if t.upper < csGrid-1 {
-		r.Upper = csRatio(t.upper + 1)
+		r.Upper = t.csRatios[t.upper+1+csMaxOffset]
 	}
 	return r
 }

@@ -200,6 +200,46 @@ func TestCountConclude(t *testing.T) {
 	}
 }
 
+// TestCountOddsTermsReused: a look whose odds repeat the last look's
+// reuses that look's logarithms; the results are those of a test that
+// computes them again at every look, to the bit, with the window of the
+// confidence sequence narrowing in between.
+func TestCountOddsTermsReused(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, dir := range []Direction{DirectionIncrease, DirectionDecrease} {
+		reused := mustCountTest(t, CountConfig{Direction: dir, Tolerance: 1.2})
+		fresh := mustCountTest(t, CountConfig{Direction: dir, Tolerance: 1.2})
+		var l CountLook
+		reuses := 0
+		for k := range 400 {
+			// Runs of looks with the same totals, then a change of share.
+			nc, nb := 1000.0, 1000.0
+			if k/25%2 == 1 {
+				nc, nb = 300, 2000
+			}
+			l.Canary.Total += nc
+			l.Baseline.Total += nb
+			l.Canary.Bad += float64(binomial(r, int(nc), 0.02))
+			l.Baseline.Bad += float64(binomial(r, int(nb), 0.01))
+			if reused.haveTerms && reused.termsOdds == nc/nb {
+				reuses++
+			}
+			fresh.haveTerms = false
+			a, errA := reused.Observe(l)
+			b, errB := fresh.Observe(l)
+			if errA != nil || errB != nil {
+				t.Fatal(errA, errB)
+			}
+			if a != b {
+				t.Fatalf("%s look %d: reusing the terms gives %+v, computing them %+v", dir, k+1, a, b)
+			}
+		}
+		if reuses < 300 || reused.lower == 0 {
+			t.Errorf("%s: %d looks reused the terms, the sequence's lower index is %d: the stream does not exercise the reuse", dir, reuses, reused.lower)
+		}
+	}
+}
+
 // oracleCases are count streams with shares that change between looks,
 // bursts, both directions and several tolerances.
 func oracleCases() []map[string]any {
