@@ -280,13 +280,22 @@ func TestBounds(t *testing.T) {
 	for range 20_000 {
 		huge = append(huge, cbor.Float64(0.5))
 	}
-	b.SetBody(cbor.Encode(cbor.Map{"MetricDataResults": cbor.List{cbor.Map{"Id": cbor.String("rate"), "Values": huge}}}))
+	hugeBody := cbor.Encode(cbor.Map{"MetricDataResults": cbor.List{cbor.Map{"Id": cbor.String("rate"), "Values": huge}}})
+	b.SetBody(hugeBody)
 	// Without the short timeout: on a busy machine, reading the answer's
 	// first bytes can outlast 300 ms, and the bound tested here is the
 	// bytes'.
 	roomy := newProvider(t, b, cloudwatch.Options{MaxResultValues: 2})
-	if _, got := run(t, roomy, rateConfig, "true", ""); got.phase != api.PhaseError || !strings.Contains(got.message, "the answer is longer than the 67584 bytes canaryd reads of a CloudWatch answer") {
+	const tooLarge = "the answer is longer than the 67584 bytes canaryd reads of a CloudWatch answer (1024 for each of --max-result-values, and 65536)"
+	if _, got := run(t, roomy, rateConfig, "true", ""); got.phase != api.PhaseError || got.message != tooLarge {
 		t.Errorf("too large: %+v", got)
+	}
+	// Without its length, the answer is found too large as it is read,
+	// at its first byte over the bound, every time: the transport once
+	// closed the connection under it now and then (see TestChunkedTooLarge).
+	b.SetChunkedBody(hugeBody)
+	if _, got := run(t, roomy, rateConfig, "true", ""); got.phase != api.PhaseError || got.message != tooLarge {
+		t.Errorf("too large, chunked: %+v", got)
 	}
 	b.Set("values.json", 5*time.Second)
 	start := time.Now()
@@ -451,5 +460,51 @@ func TestNoCredentialInErrors(t *testing.T) {
 	}
 	if strings.Contains(got.message, token) || strings.Contains(got.message, cloudwatchtest.SecretKey) {
 		t.Errorf("the message shows a credential: %s", got.message)
+	}
+}
+
+// TestChunkedTooLarge: an answer over the bound, sent without its length
+// in flushed chunks, is an Error with the bound's message at every
+// measurement, and an answer under it, longer than the transport
+// buffers, is read whole at every measurement. The AWS SDK closes its
+// request body once the answer's headers are in, and the transport,
+// checking that body's end after the answer had begun, took the closed
+// body for a failed request and closed the connection under the answer
+// being read: now and then a measurement ended with "use of closed
+// network connection" instead.
+func TestChunkedTooLarge(t *testing.T) {
+	b := cloudwatchtest.NewBackend(t)
+	p := newProvider(t, b, cloudwatch.Options{MaxResultValues: 2})
+	src, _, errs := p.Source(json.RawMessage(rateConfig))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	values := func(n int) []byte {
+		list := cbor.List{}
+		for range n {
+			list = append(list, cbor.Float64(0.5))
+		}
+		return cbor.Encode(cbor.Map{"MetricDataResults": cbor.List{cbor.Map{"Id": cbor.String("rate"), "Values": list}}})
+	}
+	const tooLarge = "the answer is longer than the 67584 bytes canaryd reads of a CloudWatch answer (1024 for each of --max-result-values, and 65536)"
+	b.SetChunkedBody(values(20_000))
+	for i := range 100 {
+		if obs := src.Measure(context.Background(), at); obs.Err == nil || obs.Err.Error() != tooLarge {
+			t.Fatalf("measurement %d: %v, want %q", i, obs.Err, tooLarge)
+		}
+	}
+
+	roomy := newProvider(t, b, cloudwatch.Options{})
+	src, _, errs = roomy.Source(json.RawMessage(rateConfig))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	b.SetChunkedBody(values(3_000))
+	for i := range 100 {
+		obs := src.Measure(context.Background(), at)
+		results, _ := obs.Value.([]types.MetricDataResult)
+		if obs.Err != nil || len(results) != 1 || len(results[0].Values) != 3_000 {
+			t.Fatalf("measurement %d: %d results, %v; want 3000 values", i, len(results), obs.Err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package cloudwatch
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -231,6 +232,10 @@ type limitBody struct {
 }
 
 func (rt *limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
+	req, err := ownBody(req)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -240,6 +245,37 @@ func (rt *limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp.Body = &limitedBody{rc: resp.Body, left: rt.max, max: rt.max, declared: resp.ContentLength}
 	return resp, nil
 }
+
+// ownBody gives the transport a request whose body is its own: the
+// request's bytes read into memory, which the transport reads as it
+// pleases, and again (GetBody) to retry on a connection the server had
+// closed. The AWS SDK's request body is a reader it closes as soon as
+// the response's headers are back, and once closed, a WriteTo on it
+// fails with io.EOF: the transport, which reads a body once more after
+// its Content-Length to check that it ends, took that for a failed
+// request and closed the connection under the answer still being read
+// ("use of closed network connection" in place of the answer, or of its
+// bound's error). A GetMetricData request is a few hundred bytes of
+// CBOR, its length known.
+func ownBody(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody || req.ContentLength <= 0 || req.ContentLength > maxRequestBytes {
+		return req, nil
+	}
+	payload := make([]byte, req.ContentLength)
+	_, err := io.ReadFull(req.Body, payload)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("reading the request's body: %w", err)
+	}
+	out := *req
+	out.Body = io.NopCloser(bytes.NewReader(payload))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(payload)), nil }
+	return &out, nil
+}
+
+// maxRequestBytes bounds the request bodies ownBody reads into memory;
+// a GetMetricData request is far shorter (a configuration's queries).
+const maxRequestBytes = 1 << 20
 
 type limitedBody struct {
 	rc        io.ReadCloser

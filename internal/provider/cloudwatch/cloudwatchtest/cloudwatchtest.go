@@ -130,8 +130,10 @@ type Backend struct {
 	file  string
 	delay time.Duration
 	body  []byte // the answer's body, when set, instead of file's
-	got   cbor.Map
-	n     int
+	// chunked sends body without its length, a piece at a time.
+	chunked bool
+	got     cbor.Map
+	n       int
 }
 
 // NewBackend starts a stand-in, closed when the test ends.
@@ -149,15 +151,27 @@ func (b *Backend) URL() string { return b.srv.URL }
 func (b *Backend) Set(name string, delay time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.file, b.delay, b.body = name, delay, nil
+	b.file, b.delay, b.body, b.chunked = name, delay, nil, false
 }
 
 // SetBody answers 200 with body, CBOR.
 func (b *Backend) SetBody(body []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.file, b.delay, b.body = "", 0, body
+	b.file, b.delay, b.body, b.chunked = "", 0, body, false
 }
+
+// SetChunkedBody answers 200 with body, CBOR, without its length: in
+// chunks of ChunkBytes, each flushed as it is written, as a proxy that
+// streams the answer sends it.
+func (b *Backend) SetChunkedBody(body []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.file, b.delay, b.body, b.chunked = "", 0, body, true
+}
+
+// ChunkBytes is the size of the chunks of SetChunkedBody.
+const ChunkBytes = 1 << 10
 
 // Sent is the last request's body, decoded, and how many requests were
 // made.
@@ -169,7 +183,7 @@ func (b *Backend) Sent() (cbor.Map, int) {
 
 func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
-	t, file, delay, fixed := b.t, b.file, b.delay, b.body
+	t, file, delay, fixed, chunked := b.t, b.file, b.delay, b.body, b.chunked
 	b.mu.Unlock()
 	if r.Method != http.MethodPost || r.URL.Path != "/service/GraniteServiceVersion20100801/operation/GetMetricData" {
 		t.Errorf("request %s %s", r.Method, r.URL.Path)
@@ -200,6 +214,10 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 	if fixed != nil {
 		w.Header().Set("Content-Type", "application/cbor")
 		w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
+		if chunked {
+			writeChunked(w, fixed)
+			return
+		}
 		// As CloudWatch answers: with its length.
 		w.Header().Set("Content-Length", strconv.Itoa(len(fixed)))
 		_, _ = w.Write(fixed)
@@ -220,6 +238,22 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(a.Status)
 	_, _ = w.Write(body)
+}
+
+// writeChunked writes body in chunks of ChunkBytes, flushing each, until
+// it is written or the client has gone.
+func writeChunked(w http.ResponseWriter, body []byte) {
+	f, _ := w.(http.Flusher)
+	for len(body) > 0 {
+		n := min(ChunkBytes, len(body))
+		if _, err := w.Write(body[:n]); err != nil {
+			return
+		}
+		if f != nil {
+			f.Flush()
+		}
+		body = body[n:]
+	}
 }
 
 // Config points the AWS SDK at endpoint, with the fake credentials, and
