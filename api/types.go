@@ -4,9 +4,11 @@
 // reads `kubectl get analysisrun -o yaml` reads these.
 //
 // The package has no behaviour beyond how these are written as JSON
-// (NewEncoder, Marshal: every JSON canaryd writes goes through them): it is
-// imported by the engine, the HTTP layer and the command line alike, and
-// must stay free of their dependencies.
+// (NewEncoder, Marshal: every JSON canaryd writes goes through them, or
+// through AppendAnalysis and AppendRound, which write an analysis byte for
+// byte as NewEncoder does, without its reflection, on the HTTP API's
+// busiest answers): it is imported by the engine, the HTTP layer and the
+// command line alike, and must stay free of their dependencies.
 package api
 
 import "time"

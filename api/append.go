@@ -1,67 +1,115 @@
-package server
+package api
 
 import (
-	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/canaryd/canaryd/api"
 )
 
-// writeRound answers with the evaluated round a, as writeJSON would write
-// roundOf(a), byte for byte. A round is the answer Argo Rollouts' web
-// provider asks for at every interval, and encoding/json's reflection was
-// the largest part of canaryd's own work on it; the round is written here
-// without reflection into a pooled buffer instead. What this writer does
-// not know (a webhook, a score, the list's fields) goes to encoding/json:
-// appendRound says so. TestAppendJSON holds the two to the same bytes,
-// and to every field of the api types.
-func writeRound(w http.ResponseWriter, status int, a api.Analysis) {
-	bp := jsonBuffers.Get().(*[]byte)
-	b, ok := appendRound((*bp)[:0], &a)
-	if !ok {
-		jsonBuffers.Put(bp)
-		writeJSON(w, status, roundOf(a))
-		return
+// AppendAnalysis appends the JSON of *a and a newline, byte for byte as
+// NewEncoder encodes it, without encoding/json's reflection: it is the
+// answer of POST /v1/analyses and of GET /v1/analyses/{id}, where
+// reflection was a fifth of canaryd's work on a POST. ok is false, and
+// nothing appended is to be used, when a holds a field it does not write
+// (a webhook's deliveries, a score, the list's reason and phases), or a
+// time encoding/json refuses: the caller encodes a with NewEncoder then.
+func AppendAnalysis(b []byte, a *Analysis) (_ []byte, ok bool) {
+	if unwritten(a) {
+		return b, false
 	}
-	writeBuffered(w, status, bp, b)
+	b = appendJSONString(append(b, `{"id":`...), a.ID)
+	b = appendJSONString(append(b, `,"phase":`...), string(a.Phase))
+	b = appendOptionalString(b, `,"message":`, a.Message)
+	if b, ok = appendTimeField(b, `,"startedAt":`, a.StartedAt); !ok {
+		return b, false
+	}
+	if b, ok = appendTimeField(b, `,"completedAt":`, a.CompletedAt); !ok {
+		return b, false
+	}
+	b = append(b, `,"metricResults":`...)
+	if a.MetricResults == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range a.MetricResults {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = appendResult(b, &a.MetricResults[i]); !ok {
+				return b, false
+			}
+		}
+		b = append(b, ']')
+	}
+	b = appendSummary(append(b, `,"runSummary":`...), a.RunSummary)
+	b = appendSummary(append(b, `,"dryRunSummary":`...), a.DryRunSummary)
+	b = appendOptionalString(b, `,"template":`, a.Template)
+	if len(a.Args) > 0 {
+		b = appendStringMap(append(b, `,"args":`...), a.Args)
+	}
+	b = appendOptionalString(b, `,"kind":`, a.Kind)
+	b = appendOptionalString(b, `,"series":`, a.Series)
+	return append(b, "}\n"...), true
 }
 
-// writeBuffered answers with the JSON b, written into the pooled buffer
-// bp (writeRound, writeAnalysis), with writeJSON's headers, and gives the
-// buffer back to the pool unless it grew past maxPooledJSON.
-func writeBuffered(w http.ResponseWriter, status int, bp *[]byte, b []byte) {
-	h := w.Header()
-	h["Content-Type"], h["X-Content-Type-Options"] = jsonContentTypeValue, noSniffValue
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-	if cap(b) <= maxPooledJSON {
-		*bp = b
-		jsonBuffers.Put(bp)
+// appendResult appends a metric's result as MetricResult's JSON.
+func appendResult(b []byte, m *MetricResult) (_ []byte, ok bool) {
+	b = appendJSONString(append(b, `{"name":`...), m.Name)
+	b = appendJSONString(append(b, `,"phase":`...), string(m.Phase))
+	b = appendOptionalString(b, `,"message":`, m.Message)
+	b = appendInt(append(b, `,"count":`...), m.Count)
+	b = appendInt(append(b, `,"successful":`...), m.Successful)
+	b = appendInt(append(b, `,"failed":`...), m.Failed)
+	b = appendInt(append(b, `,"inconclusive":`...), m.Inconclusive)
+	b = appendInt(append(b, `,"error":`...), m.Error)
+	b = appendInt(append(b, `,"consecutiveError":`...), m.ConsecutiveError)
+	b = appendInt(append(b, `,"consecutiveSuccess":`...), m.ConsecutiveSuccess)
+	b = strconv.AppendBool(append(b, `,"dryRun":`...), m.DryRun)
+	if len(m.Metadata) > 0 {
+		b = appendStringMap(append(b, `,"metadata":`...), m.Metadata)
 	}
+	b = append(b, `,"measurements":`...)
+	if m.Measurements == nil {
+		return append(b, "null}"...), true
+	}
+	b = append(b, '[')
+	for i := range m.Measurements {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		ms := &m.Measurements[i]
+		b = appendJSONString(append(b, `{"phase":`...), string(ms.Phase))
+		b = appendOptionalString(b, `,"message":`, ms.Message)
+		if b, ok = appendTimeField(b, `,"startedAt":`, ms.StartedAt); !ok {
+			return b, false
+		}
+		if b, ok = appendTimeField(b, `,"finishedAt":`, ms.FinishedAt); !ok {
+			return b, false
+		}
+		b = appendJSONString(append(b, `,"value":`...), ms.Value)
+		if len(ms.Metadata) > 0 {
+			b = appendStringMap(append(b, `,"metadata":`...), ms.Metadata)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "]}"...), true
 }
 
-// maxPooledJSON bounds the buffers kept for the next answer: a round or an
-// analysis of many metrics, measurements or long messages is written into
-// a buffer of its own, which is not kept.
-const maxPooledJSON = 16 << 10
-
-// jsonContentTypeValue and noSniffValue are the values of an answer's
-// headers, shared by every answer's (nothing changes a header's values in
-// place, and one added to them is appended to a copy: their capacity is
-// their length).
-var jsonContentTypeValue, noSniffValue = []string{jsonContentType}[:1:1], []string{"nosniff"}[:1:1]
-
-var jsonBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
-
-// appendRound appends the JSON of roundOf(*a) and a newline, as
-// api.NewEncoder encodes it; ok is false, and nothing is to be used, when a
+// AppendRound appends *a as the evaluate endpoints answer an evaluated
+// round, and a newline, byte for byte as NewEncoder encodes internal/
+// server's round (its roundOf): Analysis with every key present, empty
+// or not, because Argo Rollouts' web provider reads one value of it with
+// a jsonPath and a key it does not find is an Error measurement. The
+// analysis' message, template and args, and each metric's and each
+// measurement's message and metadata, are written when empty too (an
+// absent map as {}), after the keys that Analysis writes as they are.
+// A round is the answer that Argo Rollouts asks for at every interval,
+// and encoding/json's reflection was the largest part of canaryd's own
+// work on it. ok is false, and nothing appended is to be used, when a
 // holds a field it does not write (those a round never has), or a time
 // encoding/json refuses.
-func appendRound(b []byte, a *api.Analysis) (_ []byte, ok bool) {
+func AppendRound(b []byte, a *Analysis) (_ []byte, ok bool) {
 	if unwritten(a) {
 		return b, false
 	}
@@ -87,14 +135,16 @@ func appendRound(b []byte, a *api.Analysis) (_ []byte, ok bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if b, ok = appendMetricResult(b, &a.MetricResults[i]); !ok {
+		if b, ok = appendRoundMetric(b, &a.MetricResults[i]); !ok {
 			return b, false
 		}
 	}
 	return append(b, "]}\n"...), true
 }
 
-func appendMetricResult(b []byte, m *api.MetricResult) (_ []byte, ok bool) {
+// appendRoundMetric appends a metric's result as a round writes it, with
+// every key present.
+func appendRoundMetric(b []byte, m *MetricResult) (_ []byte, ok bool) {
 	b = appendJSONString(append(b, `{"name":`...), m.Name)
 	b = appendJSONString(append(b, `,"phase":`...), string(m.Phase))
 	b = appendInt(append(b, `,"count":`...), m.Count)
@@ -127,14 +177,14 @@ func appendMetricResult(b []byte, m *api.MetricResult) (_ []byte, ok bool) {
 	return append(b, "]}"...), true
 }
 
-// unwritten says whether a holds a field that appendRound and
-// appendAnalysis leave to encoding/json: a webhook's deliveries, a score,
+// unwritten says whether a holds a field that AppendRound and
+// AppendAnalysis leave to encoding/json: a webhook's deliveries, a score,
 // the list's reason and phases.
-func unwritten(a *api.Analysis) bool {
+func unwritten(a *Analysis) bool {
 	return a.Webhook != nil || a.Score != nil || a.Reason != "" || a.Measured != nil
 }
 
-func appendSummary(b []byte, s api.RunSummary) []byte {
+func appendSummary(b []byte, s RunSummary) []byte {
 	b = appendInt(append(b, `{"count":`...), s.Count)
 	b = appendInt(append(b, `,"successful":`...), s.Successful)
 	b = appendInt(append(b, `,"failed":`...), s.Failed)
@@ -144,6 +194,14 @@ func appendSummary(b []byte, s api.RunSummary) []byte {
 }
 
 func appendInt(b []byte, v int32) []byte { return strconv.AppendInt(b, int64(v), 10) }
+
+// appendOptionalString appends key and s, unless s is empty (omitempty).
+func appendOptionalString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendJSONString(append(b, key...), s)
+}
 
 // appendTimeField appends key and *t as time.Time.MarshalJSON does, and
 // nothing when t is nil (omitempty); ok is false for a time MarshalJSON
@@ -164,7 +222,7 @@ func appendTimeField(b []byte, key string, t *time.Time) (_ []byte, ok bool) {
 }
 
 // appendStringMap appends m as an object with its keys in order, as
-// encoding/json does; a nil map is {}, as roundOf writes it.
+// encoding/json does; a nil map is {}, as a round writes it.
 func appendStringMap(b []byte, m map[string]string) []byte {
 	b = append(b, '{')
 	switch len(m) {
@@ -190,7 +248,7 @@ func appendStringMap(b []byte, m map[string]string) []byte {
 }
 
 // appendJSONString appends s quoted as encoding/json quotes a string with
-// HTML escaping off (api.NewEncoder): invalid UTF-8 as \ufffd, U+2028 and
+// HTML escaping off (NewEncoder): invalid UTF-8 as \ufffd, U+2028 and
 // U+2029 escaped, control characters as \n, \r, \t, \b, \f or \u00XX.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
