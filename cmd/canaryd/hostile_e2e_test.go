@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/web"
@@ -999,9 +1000,9 @@ func attackManyRounds(t *testing.T, c *capped, e *hostileEnv) {
 		}
 	}
 	t.Logf("%d rounds at once: %d held, %v", n, held, counts)
-	if held != server.DefaultMaxRounds || counts[http.StatusTooManyRequests] != n-server.DefaultMaxRounds {
+	if held != analyses.DefaultMaxRounds || counts[http.StatusTooManyRequests] != n-analyses.DefaultMaxRounds {
 		t.Errorf("%d rounds at once: %d held, %v; want --max-rounds (%d) held and answered, the rest refused with 429",
-			n, held, counts, server.DefaultMaxRounds)
+			n, held, counts, analyses.DefaultMaxRounds)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
@@ -100,7 +101,7 @@ func newLogger(level zapcore.Level, w io.Writer) *zap.Logger {
 //  2. running analyses get cfg.ShutdownGrace to finish, while the listener
 //     keeps serving, so waiters, streams and pollers still get answers;
 //  3. those still running then end with phase Error and
-//     server.ShutdownMessage, which every waiter, stream and webhook
+//     analyses.ShutdownMessage, which every waiter, stream and webhook
 //     receives;
 //  4. webhook deliveries still pending (those completed events among them)
 //     get what is left of the grace, and at least webhookShutdownFloor,
@@ -161,12 +162,12 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	}
 	planner := newPlanner(cfg, providers, store)
 
-	analyses, err := server.NewAnalyses(analysesOptions(cfg, log, reg, webhooks, analysesStore, planner))
+	svc, err := analyses.NewAnalyses(analysesOptions(cfg, log, reg, webhooks, analysesStore, planner))
 	if err != nil {
 		return err
 	}
 	// After the drain: the leases are renewed until every run is over.
-	defer analyses.Close()
+	defer svc.Close()
 
 	// Re-read every few seconds and on SIGHUP (tokens.go).
 	tokens, err := watchTokenFile(ctx, cfg, log, authTokenPollInterval, &background)
@@ -177,7 +178,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		Logger:          log,
 		Registerer:      reg,
 		Gatherer:        reg,
-		Analyses:        analyses,
+		Analyses:        svc,
 		Planner:         planner,
 		Tokens:          tokens,
 		Limits:          serverLimits(cfg),
@@ -203,7 +204,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	case <-ctx.Done():
 	}
 
-	return drain(cfg, log, analyses, srv, served)
+	return drain(cfg, log, svc, srv, served)
 }
 
 // newWebhooks is the sender of the analyses' webhooks, as cfg sets it.
@@ -279,8 +280,8 @@ func newRegistry() (*promclient.Registry, error) {
 // analysesOptions are the analyses' options of cfg: st keeps them (nil
 // for memory:), planner compiles those resumed from it.
 func analysesOptions(cfg *config.Config, log *zap.Logger, reg promclient.Registerer, webhooks *webhook.Sender, st store.Store,
-	planner *compile.Planner) server.AnalysesOptions {
-	return server.AnalysesOptions{
+	planner *compile.Planner) analyses.AnalysesOptions {
+	return analyses.AnalysesOptions{
 		Replica:               replicaName(cfg, log, os.Hostname),
 		Logger:                log,
 		Registerer:            reg,
@@ -307,14 +308,14 @@ func analysesOptions(cfg *config.Config, log *zap.Logger, reg promclient.Registe
 }
 
 // drain stops serve's service once its context is done: the analyses are
-// drained within the grace (server.Analyses.Drain), their webhooks get what
+// drained within the grace (analyses.Analyses.Drain), their webhooks get what
 // is left of it (at least webhookShutdownFloor) while the HTTP server shuts
 // down, and drain returns once srv has stopped serving (served).
-func drain(cfg *config.Config, log *zap.Logger, analyses *server.Analyses, srv *http.Server, served <-chan error) error {
+func drain(cfg *config.Config, log *zap.Logger, svc *analyses.Analyses, srv *http.Server, served <-chan error) error {
 	log.Info("draining: readiness off, no new analyses", zap.Duration("grace", cfg.ShutdownGrace))
 	graceEnd := time.Now().Add(cfg.ShutdownGrace)
 	grace, cancelGrace := context.WithDeadline(context.Background(), graceEnd)
-	aborted := analyses.Drain(grace)
+	aborted := svc.Drain(grace)
 	cancelGrace()
 	if aborted > 0 {
 		log.Warn("analyses ended with phase Error: the shutdown grace period ran out", zap.Int("aborted", aborted))
@@ -330,7 +331,7 @@ func drain(cfg *config.Config, log *zap.Logger, analyses *server.Analyses, srv *
 	hooksDone := make(chan int, 1)
 	// Ends when every pending delivery is made or given up, at the latest
 	// at hooksEnd, when they are abandoned.
-	go func() { hooksDone <- analyses.WaitWebhooks(hooksCtx) }()
+	go func() { hooksDone <- svc.WaitWebhooks(hooksCtx) }()
 
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
 )
@@ -81,8 +82,8 @@ func TestServeEndToEnd(t *testing.T) {
 
 	select {
 	case got := <-waiter:
-		if got.status != http.StatusOK || got.a.Phase != api.PhaseError || got.a.Message != server.ShutdownMessage {
-			t.Errorf("the waiter got %d, phase %s, message %q; want 200, Error, %q", got.status, got.a.Phase, got.a.Message, server.ShutdownMessage)
+		if got.status != http.StatusOK || got.a.Phase != api.PhaseError || got.a.Message != analyses.ShutdownMessage {
+			t.Errorf("the waiter got %d, phase %s, message %q; want 200, Error, %q", got.status, got.a.Phase, got.a.Message, analyses.ShutdownMessage)
 		}
 		if waited := time.Since(signalled); waited < grace-100*time.Millisecond {
 			t.Errorf("the analysis was stopped %s after SIGTERM, before its grace of %s", waited, grace)

@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/promtest"
-	"github.com/canaryd/canaryd/internal/server"
 )
 
 // hookReceiver is a webhook receiver on loopback that keeps the events it
@@ -131,8 +131,8 @@ func TestServeWebhookEndToEnd(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if got := rc.completed(running.ID, logs); got.Phase != api.PhaseError || got.Message != server.ShutdownMessage {
-		t.Errorf("the webhook got %s %q, want Error %q", got.Phase, got.Message, server.ShutdownMessage)
+	if got := rc.completed(running.ID, logs); got.Phase != api.PhaseError || got.Message != analyses.ShutdownMessage {
+		t.Errorf("the webhook got %s %q, want Error %q", got.Phase, got.Message, analyses.ShutdownMessage)
 	}
 	select {
 	case code := <-exited:

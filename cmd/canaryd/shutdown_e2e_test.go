@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
 )
@@ -124,8 +125,8 @@ func TestServeShutdownMany(t *testing.T) {
 
 	for range n {
 		got := <-waiters
-		if got.err != nil || got.status != http.StatusOK || got.a.Phase != api.PhaseError || got.a.Message != server.ShutdownMessage {
-			t.Errorf("a waiter got %d %s %q (%v), want 200 Error %q", got.status, got.a.Phase, got.a.Message, got.err, server.ShutdownMessage)
+		if got.err != nil || got.status != http.StatusOK || got.a.Phase != api.PhaseError || got.a.Message != analyses.ShutdownMessage {
+			t.Errorf("a waiter got %d %s %q (%v), want 200 Error %q", got.status, got.a.Phase, got.a.Message, got.err, analyses.ShutdownMessage)
 		}
 	}
 	if waited := time.Since(signalled); waited < grace-100*time.Millisecond {
@@ -133,7 +134,7 @@ func TestServeShutdownMany(t *testing.T) {
 	}
 	for range n {
 		last := <-streams
-		if last.Type != api.EventCompleted || last.Analysis == nil || last.Analysis.Phase != api.PhaseError || last.Analysis.Message != server.ShutdownMessage {
+		if last.Type != api.EventCompleted || last.Analysis == nil || last.Analysis.Phase != api.PhaseError || last.Analysis.Message != analyses.ShutdownMessage {
 			t.Errorf("the stream of %s ended with %+v, want the completed Error analysis", last.AnalysisID, last)
 		}
 	}
@@ -154,7 +155,7 @@ func TestServeShutdownMany(t *testing.T) {
 	defer mu.Unlock()
 	for _, a := range running {
 		got, ok := hooked[a.ID]
-		if !ok || got.Phase != api.PhaseError || got.Message != server.ShutdownMessage {
+		if !ok || got.Phase != api.PhaseError || got.Message != analyses.ShutdownMessage {
 			t.Errorf("the webhook of %s got %+v (%v), want its completed Error analysis before the process exited", a.ID, got.Phase, ok)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
@@ -90,7 +91,7 @@ func inProcessServe(b *testing.B, promURL string) http.Handler {
 	enc.EncodeDuration = zapcore.StringDurationEncoder
 	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(io.Discard)), zapcore.InfoLevel))
 	cfg := config.Default()
-	analyses, err := server.NewAnalyses(server.AnalysesOptions{Logger: log, Registerer: reg,
+	svc, err := analyses.NewAnalyses(analyses.AnalysesOptions{Logger: log, Registerer: reg,
 		MaxRunning: cfg.MaxAnalyses, MaxFinished: cfg.MaxFinished, Retention: cfg.Retention,
 		ErrorRetryInterval: cfg.ErrorRetry, MaxDuration: cfg.MaxAnalysisDuration, MaxBacktests: cfg.MaxBacktests,
 		MaxStreams: cfg.MaxStreams, MaxRounds: cfg.MaxRounds, MaxRetainedBytes: cfg.MaxRetainedBytes,
@@ -98,8 +99,8 @@ func inProcessServe(b *testing.B, promURL string) http.Handler {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(analyses.Close)
-	h, err := server.New(server.Options{Logger: log, Registerer: reg, Gatherer: reg, Analyses: analyses,
+	b.Cleanup(svc.Close)
+	h, err := server.New(server.Options{Logger: log, Registerer: reg, Gatherer: reg, Analyses: svc,
 		Providers: promAndJudge(provider.Source)})
 	if err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/promtest"
@@ -351,12 +352,12 @@ func TestAPI(t *testing.T) {
 			t.Errorf("Drain aborted %d analyses, want 2", n)
 		}
 		got := (<-waiter).analysis(t)
-		if got.Phase != api.PhaseError || got.Message != server.ShutdownMessage {
-			t.Errorf("the waiter got phase %s, message %q; want Error, %q", got.Phase, got.Message, server.ShutdownMessage)
+		if got.Phase != api.PhaseError || got.Message != analyses.ShutdownMessage {
+			t.Errorf("the waiter got phase %s, message %q; want Error, %q", got.Phase, got.Message, analyses.ShutdownMessage)
 		}
 		events := newEventReader(t, stream).all()
 		last := events[len(events)-1]
-		if last.Type != api.EventCompleted || last.Analysis.Phase != api.PhaseError || last.Analysis.Message != server.ShutdownMessage {
+		if last.Type != api.EventCompleted || last.Analysis.Phase != api.PhaseError || last.Analysis.Message != analyses.ShutdownMessage {
 			t.Errorf("the stream ended with %+v, want the completed Error analysis", last)
 		}
 	})

@@ -169,7 +169,7 @@ func measurementsWithin(plan *analysis.Plan, span time.Duration) int {
 // A caller that hangs up stops the backtest; a shutdown stops it at the end
 // of the grace period, and its caller gets a 503 rather than an analysis
 // that was cut short.
-func handleBacktest(log *zap.Logger, svc *Analyses, read requestReader, limits limits.Limits) http.Handler {
+func handleBacktest(log *zap.Logger, svc *analyses.Analyses, read requestReader, limits limits.Limits) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, ok := admit(svc, read, w, r)
 		if !ok {

@@ -49,7 +49,7 @@ type inputReader struct {
 	// decodes bounds the bodies decoded at once (Options.MaxDecodes).
 	decodes *decodeGate
 	sources compile.Providers
-	// checkWebhook says why a webhook URL is refused (Analyses.CheckWebhook).
+	// checkWebhook says why a webhook URL is refused (analyses.Analyses.CheckWebhook).
 	checkWebhook func(rawURL string) error
 	// planner compiles the specs, with the service's limits and its
 	// shared conditions (Argo's web provider posts the same body at every
@@ -83,7 +83,7 @@ type specRequest struct {
 	wait bool
 	// webhook is where the caller asked the events to be sent, checked;
 	// nil for none.
-	webhook *WebhookRequest
+	webhook *analyses.WebhookRequest
 	// timeout is the caller's deadline (?timeout=, Request-Timeout); 0
 	// when it set none.
 	timeout time.Duration
@@ -96,7 +96,7 @@ type specRequest struct {
 	window    backtestWindow
 	// document is the posted document as received (nil for a named
 	// template), and args the arguments the caller gave: what a store
-	// keeps of the analysis (AnalysesOptions.Store).
+	// keeps of the analysis (analyses.AnalysesOptions.Store).
 	document []byte
 	args     map[string]string
 }
@@ -116,7 +116,7 @@ type requestReader func(w http.ResponseWriter, r *http.Request) (*specRequest, *
 // admit reads a request to run a spec with read. When the service is
 // shutting down or the request is refused, it answers with the problem and
 // returns false, having started nothing.
-func admit(svc *Analyses, read requestReader, w http.ResponseWriter, r *http.Request) (*specRequest, bool) {
+func admit(svc *analyses.Analyses, read requestReader, w http.ResponseWriter, r *http.Request) (*specRequest, bool) {
 	if svc.Draining() {
 		writeProblem(w, r, shuttingDown())
 		return nil, false
@@ -557,7 +557,7 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 				errs = append(errs, api.FieldError{Field: key, Message: err.Error()})
 				continue
 			}
-			req.webhook = &WebhookRequest{URL: v}
+			req.webhook = &analyses.WebhookRequest{URL: v}
 		case key == fieldWebhookEvents:
 			eventsGiven = true
 			events, errs = webhookEvents(key, vs, events, errs)

@@ -19,23 +19,24 @@
 // Backtests (backtests.go) run a spec against history in virtual time and
 // answer at once; nothing of them is kept. Their work is bounded before
 // they run (window, starts, measurements: Limits) and while they run
-// (AnalysesOptions.MaxBacktests at once; a shutdown stops them).
+// (analyses.AnalysesOptions.MaxBacktests at once; a shutdown stops them).
 //
 // The limits (Options.Limits, limits.Limits) bound what one caller can
 // make the service do; each refusal is a 4xx or 429 naming its field and
 // the flag that sets it. The bearer tokens (Tokens) can be replaced while
 // serving, for a reloaded --auth-token-file.
 //
-// The analyses themselves are internal/analyses' (Analyses, the service):
-// it holds them in memory and, with a store (AnalysesOptions.Store, a
-// postgres --store), keeps each there as it runs, answers for an analysis
-// another replica runs, resumes those of replicas that stopped, and hands
-// the running ones over at shutdown. The handlers call it and answer what
-// it returns; any replica answers a read, a stream or a DELETE of an
-// analysis another runs from the store (stored.go). The process'
-// lifecycle (draining on SIGTERM, the grace period, the terminal Error result
-// of analyses that could not finish) is driven by the command through
-// Analyses.Drain and Analyses.WaitWebhooks; this package never reads the
+// The analyses themselves are internal/analyses' (analyses.Analyses, the
+// service): it holds them in memory and, with a store
+// (analyses.AnalysesOptions.Store, a postgres --store), keeps each there
+// as it runs, answers for an analysis another replica runs, resumes those
+// of replicas that stopped, and hands the running ones over at shutdown.
+// The handlers call it and answer what it returns; any replica answers a
+// read, a stream or a DELETE of an analysis another runs from the store
+// (stored.go). The process' lifecycle (draining on SIGTERM, the grace
+// period, the terminal Error result of analyses that could not finish) is
+// driven by the command through analyses.Analyses.Drain and
+// analyses.Analyses.WaitWebhooks; this package never reads the
 // environment, signals or flags, and never logs through a global logger.
 //
 // Webhooks: a request that asks for one (?webhook=URL, or the template

@@ -91,7 +91,7 @@ func FuzzFlaggerGate(f *testing.F) {
 	declared := []string{"name", "namespace", "threshold"}
 
 	f.Fuzz(func(t *testing.T, isJSON bool, query, body string) {
-		svc, err := NewAnalyses(AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, ErrorRetryInterval: time.Hour})
+		svc, err := analyses.NewAnalyses(analyses.AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, ErrorRetryInterval: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
@@ -39,11 +40,11 @@ func FuzzCreateAnalysis(f *testing.F) {
 	})
 
 	f.Fuzz(func(t *testing.T, contentType, query, accept, body string) {
-		analyses, err := NewAnalyses(AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, ErrorRetryInterval: time.Hour})
+		svc, err := analyses.NewAnalyses(analyses.AnalysesOptions{MaxRunning: 10, MaxFinished: 10, Retention: time.Hour, ErrorRetryInterval: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := New(Options{Analyses: analyses, Providers: sources, MaxBodyBytes: 64 << 10})
+		h, err := New(Options{Analyses: svc, Providers: sources, MaxBodyBytes: 64 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,8 +61,8 @@ func FuzzCreateAnalysis(f *testing.F) {
 
 		over, cancel := context.WithCancel(context.Background())
 		cancel()
-		running := analyses.Drain(over)
-		analyses.WaitWebhooks(over)
+		running := svc.Drain(over)
+		svc.WaitWebhooks(over)
 
 		if rec.Code >= 500 {
 			t.Fatalf("status %d for input: %s", rec.Code, rec.Body)

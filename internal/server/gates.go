@@ -43,7 +43,7 @@ func gateTimedOut(timeout time.Duration, async string) string {
 // and the answer is a 503 that carries it: the caller gets canaryd's answer
 // before its own timeout cuts the connection. A caller that hangs up
 // terminates the analysis, as on ?wait=true.
-func handleGate(log *zap.Logger, svc *Analyses, read requestReader, named bool) http.Handler {
+func handleGate(log *zap.Logger, svc *analyses.Analyses, read requestReader, named bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, ok := admit(svc, read, w, r)
 		if !ok {

@@ -38,7 +38,7 @@ type AnalysisList struct {
 // hangs up on a wait or a stream terminates the analysis, unless it asked
 // for a webhook: without one nobody else knows its id, so it would run
 // unread; with one the webhook is still owed the result.
-func handleCreateAnalysis(log *zap.Logger, svc *Analyses, read requestReader, heartbeat time.Duration) http.Handler {
+func handleCreateAnalysis(log *zap.Logger, svc *analyses.Analyses, read requestReader, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mode := negotiate(r)
 		req, ok := admit(svc, read, w, r)
@@ -84,8 +84,8 @@ func handleCreateAnalysis(log *zap.Logger, svc *Analyses, read requestReader, he
 // when it cannot, it answers with the problem and returns false. kind is
 // the resource's (api.KindGate for a gate, "" for an analysis); an
 // analysis of a kind is one of a series (analyses.SeriesOf).
-func start(log *zap.Logger, svc *Analyses, req *specRequest, kind string, w http.ResponseWriter, r *http.Request) (*Run, bool) {
-	so := StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
+func start(log *zap.Logger, svc *analyses.Analyses, req *specRequest, kind string, w http.ResponseWriter, r *http.Request) (*analyses.Run, bool) {
+	so := analyses.StartOptions{Template: req.template, Args: req.compiled.Args, Webhook: req.webhook,
 		Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
 		Sources: reportSources(svc, req), Kind: kind}
 	if kind != "" {
@@ -129,7 +129,7 @@ func start(log *zap.Logger, svc *Analyses, req *specRequest, kind string, w http
 // report: made once for a compiled spec that the compiled cache keeps (a
 // template's, or a body of up to maxCachedBody), which every analysis of
 // it shares.
-func reportSources(svc *Analyses, req *specRequest) map[string]report.Source {
+func reportSources(svc *analyses.Analyses, req *specRequest) map[string]report.Source {
 	if len(req.document) <= maxCachedBody {
 		return svc.SharedSources(req.compiled)
 	}
@@ -161,7 +161,7 @@ func absoluteURL(r *http.Request, path string) string {
 // first (list.go): optionally only those in the phases given by ?phase=,
 // ?limit= of them after ?cursor=, with their measurements only when
 // ?measurements=true.
-func handleListAnalyses(svc *Analyses) http.Handler {
+func handleListAnalyses(svc *analyses.Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o, errs := listQuery(r.URL.Query())
 		if len(errs) > 0 {
@@ -188,7 +188,7 @@ func handleListAnalyses(svc *Analyses) http.Handler {
 // handleGetAnalysis answers with one analysis, or follows it live for a
 // streaming Accept type. Hanging up on such a stream leaves the analysis
 // running: the caller that started it may still be waiting.
-func handleGetAnalysis(svc *Analyses, heartbeat time.Duration) http.Handler {
+func handleGetAnalysis(svc *analyses.Analyses, heartbeat time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		run, ok := lookupStored(svc, w, r, heartbeat)
 		if !ok {
@@ -209,7 +209,7 @@ func handleGetAnalysis(svc *Analyses, heartbeat time.Duration) http.Handler {
 // doing: a run that has not stopped by then (a measurement or condition
 // that does not return) is answered as it stands, 202, still Running with
 // its stop under way.
-func handleDeleteAnalysis(log *zap.Logger, svc *Analyses) http.Handler {
+func handleDeleteAnalysis(log *zap.Logger, svc *analyses.Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		run, ok := lookupStored(svc, w, r, 0)
 		if !ok {
@@ -236,14 +236,14 @@ func handleDeleteAnalysis(log *zap.Logger, svc *Analyses) http.Handler {
 // template (read decides): one measurement of every metric. An Error round
 // is a 503 with the same body, so that Argo's web provider counts an Error
 // measurement rather than read an outage as a verdict. The round is kept
-// under its id (Analyses.Evaluate), the Location of the answer, as one of its
+// under its id (analyses.Analyses.Evaluate), the Location of the answer, as one of its
 // series (analyses.SeriesOf).
 //
 // The round is answered within the caller's deadline (?timeout=,
 // Request-Timeout), or defaultTimeout: a measurement still running then is
 // an Error, "deadline exceeded", so the caller gets canaryd's answer rather
 // than a timeout of its own, and never a hang.
-func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Duration) http.Handler {
+func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, ok := admit(svc, read, w, r)
 		if !ok {
@@ -253,7 +253,7 @@ func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Durat
 		ctx, cancel := withRoundTimeout(r.Context(), timeout)
 		defer cancel()
 		plan := req.roundPlan()
-		result, kept, err := svc.Evaluate(ctx, plan, StartOptions{Template: req.template, Args: req.compiled.Args,
+		result, kept, err := svc.Evaluate(ctx, plan, analyses.StartOptions{Template: req.template, Args: req.compiled.Args,
 			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
 			Sources: reportSources(svc, req),
 			Series:  analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)})
@@ -277,7 +277,7 @@ func handleEvaluate(svc *Analyses, read requestReader, defaultTimeout time.Durat
 	})
 }
 
-func lookup(svc *Analyses, w http.ResponseWriter, r *http.Request) (*Run, bool) {
+func lookup(svc *analyses.Analyses, w http.ResponseWriter, r *http.Request) (*analyses.Run, bool) {
 	id := chi.URLParam(r, "id")
 	run, ok := svc.Get(id)
 	if earlier, restarted := svc.Restarted(id); !ok && restarted {

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/clock"
 	"github.com/canaryd/canaryd/internal/compile"
@@ -147,7 +148,7 @@ type options struct {
 type testServer struct {
 	t        *testing.T
 	url      string
-	analyses *server.Analyses
+	analyses *analyses.Analyses
 	registry *promclient.Registry
 	logs     *observer.ObservedLogs
 	// store serves the templates of options.templates; nil without.
@@ -242,7 +243,7 @@ func start(t *testing.T, o options) *testServer {
 		Run:       []compile.Option{compile.WithLimits(o.limits.SpecLimits(o.maxDuration))},
 		Backtest:  []compile.Option{compile.WithLimits(o.limits.SpecLimits(0))},
 		Templates: server.TemplateLookup(store)})
-	analyses, err := server.NewAnalyses(server.AnalysesOptions{
+	svc, err := analyses.NewAnalyses(analyses.AnalysesOptions{
 		Logger:                log,
 		Registerer:            reg,
 		Clock:                 o.clock,
@@ -268,12 +269,12 @@ func start(t *testing.T, o options) *testServer {
 	if err != nil {
 		t.Fatalf("NewAnalyses: %v", err)
 	}
-	t.Cleanup(analyses.Close)
+	t.Cleanup(svc.Close)
 	handler, err := server.New(server.Options{
 		Logger:            log,
 		Registerer:        reg,
 		Gatherer:          reg,
-		Analyses:          analyses,
+		Analyses:          svc,
 		Planner:           planner,
 		AuthTokens:        o.tokens,
 		Tokens:            o.tokenSet,
@@ -297,10 +298,10 @@ func start(t *testing.T, o options) *testServer {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		analyses.Drain(ctx)
-		analyses.WaitWebhooks(ctx)
+		svc.Drain(ctx)
+		svc.WaitWebhooks(ctx)
 	})
-	return &testServer{t: t, url: srv.URL, analyses: analyses, registry: reg, logs: logs, store: loaded}
+	return &testServer{t: t, url: srv.URL, analyses: svc, registry: reg, logs: logs, store: loaded}
 }
 
 // response is a whole response, already checked against openapi.yaml.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/canaryd/canaryd"
+	"github.com/canaryd/canaryd/internal/analyses"
 )
 
 // Health is the body of /healthz and /readyz when all is well.
@@ -20,8 +21,8 @@ func handleHealthz() http.Handler {
 
 // handleReadyz answers 503 from the moment the service starts draining, so
 // that load balancers stop sending it new analyses, and while its store
-// (AnalysesOptions.Store) does not answer.
-func handleReadyz(svc *Analyses) http.Handler {
+// (analyses.AnalysesOptions.Store) does not answer.
+func handleReadyz(svc *analyses.Analyses) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if svc.Draining() {
 			writeProblem(w, r, shuttingDown())

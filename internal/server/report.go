@@ -60,7 +60,7 @@ func wantsHTML(r *http.Request) bool {
 //
 // At most --max-report-renders reports are drawn at once (the request's
 // store read included); one more is a 429 naming the flag.
-func handleAnalysisReport(svc *Analyses, next http.Handler) http.Handler {
+func handleAnalysisReport(svc *analyses.Analyses, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !wantsHTML(r) {
 			next.ServeHTTP(w, r)

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/limits"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -43,10 +44,10 @@ type Options struct {
 	// Gatherer is served at /metrics; /metrics is not served when nil.
 	Gatherer prometheus.Gatherer
 	// Analyses runs and holds the analyses. Required.
-	Analyses *Analyses
+	Analyses *analyses.Analyses
 	// Planner compiles the specs of requests: the service's providers
 	// (they decide where a spec's metrics may send requests), limits and
-	// shared conditions. The analyses' planner (AnalysesOptions.Planner)
+	// shared conditions. The analyses' planner (analyses.AnalysesOptions.Planner)
 	// is the same one. When nil, one is made of Providers, Limits and
 	// Templates.
 	Planner *compile.Planner
@@ -55,7 +56,7 @@ type Options struct {
 	Providers compile.Providers
 	// AuthTokens, when any, are the bearer tokens every /v1 call needs.
 	// (Webhooks are the Analyses' to check and send: see
-	// AnalysesOptions.Webhooks.)
+	// analyses.AnalysesOptions.Webhooks.)
 	AuthTokens []string
 	// Tokens, when set, replaces AuthTokens: a set the caller may replace
 	// while the server runs (a reloaded --auth-token-file).
@@ -93,7 +94,7 @@ type Options struct {
 // server is what the handlers share.
 type server struct {
 	log       *zap.Logger
-	analyses  *Analyses
+	analyses  *analyses.Analyses
 	in        *inputReader
 	tokens    *Tokens
 	limits    limits.Limits
@@ -127,7 +128,7 @@ func TemplateLookup(ts TemplateStore) compile.TemplateLookup {
 const unmatchedRoute = "unmatched"
 
 // New returns the HTTP API. The handler does not own the analyses: the
-// caller drains them (Analyses.Drain) before shutting the HTTP server down,
+// caller drains them (analyses.Analyses.Drain) before shutting the HTTP server down,
 // so that waiters and streams receive their final result.
 func New(opts Options) (http.Handler, error) {
 	if opts.Analyses == nil || (opts.Planner == nil && opts.Providers == nil) {

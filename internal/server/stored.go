@@ -16,12 +16,12 @@ import (
 // store has it as its owner last saved it (at every measurement). GET
 // answers with that state; a stream follows it through the store's
 // notifications (Subscribe: LISTEN/NOTIFY in postgres), fetching each new
-// measurement and the state; the list is the store's (Analyses.ListPage).
+// measurement and the state; the list is the store's (analyses.Analyses.ListPage).
 
 // answerStored answers a request for the analysis id, which this replica
 // does not hold, from the store. It returns false, having written
 // nothing, when the store has no such analysis either.
-func answerStored(svc *Analyses, w http.ResponseWriter, r *http.Request, id string, heartbeat time.Duration) bool {
+func answerStored(svc *analyses.Analyses, w http.ResponseWriter, r *http.Request, id string, heartbeat time.Duration) bool {
 	a, err := svc.Stored(r.Context(), id)
 	switch {
 	case errors.Is(err, analyses.ErrNotFound):
@@ -53,10 +53,10 @@ func answerStored(svc *Analyses, w http.ResponseWriter, r *http.Request, id stri
 }
 
 // terminateStored terminates an analysis another replica runs
-// (Analyses.TerminateStored), and answers as handleDeleteAnalysis does:
+// (analyses.Analyses.TerminateStored), and answers as handleDeleteAnalysis does:
 // 200 with the analysis when it ended within analyses.StopTimeout, 202 with
 // the analysis as it stands otherwise.
-func terminateStored(svc *Analyses, w http.ResponseWriter, r *http.Request, a *analyses.StoredAnalysis) {
+func terminateStored(svc *analyses.Analyses, w http.ResponseWriter, r *http.Request, a *analyses.StoredAnalysis) {
 	state, completed, err := svc.TerminateStored(r.Context(), a)
 	var se *analyses.StoreError
 	switch {
@@ -73,7 +73,7 @@ func terminateStored(svc *Analyses, w http.ResponseWriter, r *http.Request, a *a
 
 // streamStored follows a stored analysis: the measurements it has, then
 // each new one as the store tells of it, and last the completed event.
-func streamStored(w http.ResponseWriter, r *http.Request, svc *Analyses, id string, state api.Analysis, mode responseMode, heartbeat time.Duration) {
+func streamStored(w http.ResponseWriter, r *http.Request, svc *analyses.Analyses, id string, state api.Analysis, mode responseMode, heartbeat time.Duration) {
 	follow, err := svc.FollowFromStore(r.Context(), id)
 	switch {
 	case errors.Is(err, analyses.ErrTooManySubscribers):
@@ -139,7 +139,7 @@ func streamStored(w http.ResponseWriter, r *http.Request, svc *Analyses, id stri
 
 // lookupStored finds the analysis of the request here or, with a store,
 // answers it from the store (answerStored); false when it has answered.
-func lookupStored(svc *Analyses, w http.ResponseWriter, r *http.Request, heartbeat time.Duration) (*Run, bool) {
+func lookupStored(svc *analyses.Analyses, w http.ResponseWriter, r *http.Request, heartbeat time.Duration) (*analyses.Run, bool) {
 	if svc.HasStore() {
 		id := chi.URLParam(r, "id")
 		if _, ok := svc.Get(id); !ok && answerStored(svc, w, r, id, heartbeat) {

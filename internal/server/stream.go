@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 )
 
 // eventCutOff is the type of the last event of a stream that fell
-// AnalysesOptions.StreamBuffer events behind: it says so, and the stream
+// analyses.AnalysesOptions.StreamBuffer events behind: it says so, and the stream
 // ends. The analysis goes on; GET /v1/analyses/{id} has it, or a new
 // stream replays it.
 const eventCutOff api.EventType = "cutoff"
@@ -27,12 +28,12 @@ const eventHeartbeat api.EventType = "heartbeat"
 // as they stand). hangUp is called when the client goes away before the
 // end.
 //
-// At most AnalysesOptions.MaxStreams streams follow one analysis: one more
+// At most analyses.AnalysesOptions.MaxStreams streams follow one analysis: one more
 // is a 429 problem, and hangUp is not called. Each live event is encoded
 // once for every stream of the analysis (hub.go); a stream that falls
-// AnalysesOptions.StreamBuffer events behind is cut off, with a last
+// analyses.AnalysesOptions.StreamBuffer events behind is cut off, with a last
 // event that says so, and ends (the analysis goes on).
-func streamRun(w http.ResponseWriter, r *http.Request, run *Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
+func streamRun(w http.ResponseWriter, r *http.Request, run *analyses.Run, mode responseMode, heartbeat time.Duration, hangUp func()) {
 	release, ok := run.Follow()
 	if !ok {
 		writeProblem(w, r, problem(http.StatusTooManyRequests, ProblemTooManyStreams, fmt.Sprintf(

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
 )
@@ -31,7 +32,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // ends once a write has made no progress for the write timeout, instead of
 // holding its goroutine and connection for as long as the analysis runs.
 func TestStreamWriteTimeout(t *testing.T) {
-	a, err := NewAnalyses(AnalysesOptions{MaxRunning: 1, MaxFinished: 10, Retention: time.Hour, StreamWriteTimeout: 200 * time.Millisecond})
+	a, err := analyses.NewAnalyses(analyses.AnalysesOptions{MaxRunning: 1, MaxFinished: 10, Retention: time.Hour, StreamWriteTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestStreamWriteTimeout(t *testing.T) {
 		Source: analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
 			return analysis.Observation{Value: 1.0, Display: big}
 		}),
-	}}}, StartOptions{})
+	}}}, analyses.StartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

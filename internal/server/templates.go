@@ -223,7 +223,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 				if err := in.checkWebhook(tb.webhook.url); err != nil {
 					errs = append(errs, tb.at(fieldWebhookURL, err.Error()))
 				} else {
-					req.webhook = &WebhookRequest{URL: tb.webhook.url, Events: tb.webhook.events}
+					req.webhook = &analyses.WebhookRequest{URL: tb.webhook.url, Events: tb.webhook.events}
 				}
 			}
 		}

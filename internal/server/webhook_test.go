@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/analyses"
 	"github.com/canaryd/canaryd/internal/promtest"
 	"github.com/canaryd/canaryd/internal/server"
 )
@@ -520,8 +521,8 @@ func TestWebhookDrain(t *testing.T) {
 		t.Error(err)
 	}
 	ev := got[0].event(t)
-	if ev.AnalysisID != toUp.ID || ev.Type != api.EventCompleted || ev.Analysis.Phase != api.PhaseError || ev.Analysis.Message != server.ShutdownMessage {
-		t.Errorf("the webhook got %s, want the completed Error analysis with %q", got[0].body, server.ShutdownMessage)
+	if ev.AnalysisID != toUp.ID || ev.Type != api.EventCompleted || ev.Analysis.Phase != api.PhaseError || ev.Analysis.Message != analyses.ShutdownMessage {
+		t.Errorf("the webhook got %s, want the completed Error analysis with %q", got[0].body, analyses.ShutdownMessage)
 	}
 	if st := s.webhookOf(toUp.ID); st.Delivered != 1 || st.Failed != 0 {
 		t.Errorf("delivered webhook: status %+v, want 1 delivered", st)
