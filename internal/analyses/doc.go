@@ -9,12 +9,14 @@
 //     finished ones for their retention, by id; Start, Get, List, Evaluate,
 //     Drain and WaitWebhooks. Its errors (ErrDraining, ErrTooMany, ...) are
 //     what the HTTP layer answers as problems.
-//   - persist.go, resume.go, stored.go: durability in a store
-//     (AnalysesOptions.Store). Each run started here has a writer that
-//     commits its steps under the run's lease; the renew loop extends the
-//     leases, claims those of replicas that stopped and resumes their
-//     analyses; Drain hands the running analyses over instead of ending
-//     them. A store's failure reaches the caller as a StoreError.
+//   - persist.go, stored.go: durability in a store
+//     (AnalysesOptions.Store), the service's side of it. Each run started
+//     here has a writer (durable.Writer) that commits its steps under the
+//     run's lease; the service's durable.Keeper renews the leases, claims
+//     those of replicas that stopped and has the service resume their
+//     analyses (Room, Resume, DeliverOwed: durable.Host); Drain hands the
+//     running analyses over instead of ending them. A store's failure
+//     reaches the caller as a StoreError.
 //   - retention.go, retained.go: what the analyses held take, in bytes.
 //     Each run keeps an estimate of its size (Ledger), from what it
 //     recorded; the service keeps the sum, and evicts finished analyses to
@@ -33,11 +35,10 @@
 //     (Hub.Publish); it is encoded once and handed to every stream that
 //     follows the run, each with a bounded buffer, and a stream that falls
 //     behind is cut off rather than waited for.
-//   - durable/: what keeps the analyses in a store and needs no registry.
-//     So far the writer of the rounds kept (durable.RoundWriter).
-//
-// Each run's writer, its leases, adoption and hand-over are still methods
-// of Analyses, and move to durable/ next.
+//   - durable/: what keeps the analyses in a store and needs no registry:
+//     each run's writer, the leases, adoption and hand-over
+//     (durable.Keeper), and the writer of the rounds kept
+//     (durable.RoundWriter).
 //
 // What it must not do: import net/http, or speak a provider's protocol.
 package analyses

@@ -69,7 +69,7 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 // credentials, which a round does not keep) and the arguments the caller
 // gave, those that hold secrets left out.
 func (a *Analyses) storedRound(so StartOptions, result api.Analysis) store.NewAnalysis {
-	n := store.NewAnalysis{ID: result.ID, Template: so.Template, State: result, Owner: a.owner}
+	n := store.NewAnalysis{ID: result.ID, Template: so.Template, State: result, Owner: a.keeper.Owner()}
 	if !so.Credentials {
 		n.Document = so.Document
 	}

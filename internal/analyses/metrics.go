@@ -20,7 +20,7 @@ type analysisMetrics struct {
 	// could be evicted for them (kept.go).
 	roundsNotKept prometheus.Counter
 	// leaseLosses counts the runs stopped here because another replica
-	// claimed their lease (persist.go); nil without a store.
+	// claimed their lease (durable.Keeper); nil without a store.
 	leaseLosses prometheus.Counter
 	// lateness and late measure how long after they were due the
 	// measurements of the analyses started (analysis.Options.Lateness);

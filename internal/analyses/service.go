@@ -113,7 +113,7 @@ type AnalysesOptions struct {
 	// alone, as with --store memory:.
 	Store store.Store
 	// Planner compiles the plan of an analysis read from the store: one
-	// claimed from a replica that stopped (resume.go), or one whose report
+	// claimed from a replica that stopped (persist.go), or one whose report
 	// is drawn here. Without it none is claimed.
 	Planner *compile.Planner
 	// LeaseTTL is the store's lease length (store.Options.LeaseTTL): the
@@ -193,18 +193,11 @@ type Analyses struct {
 	// WaitWebhooks must still find it at shutdown.
 	hooks map[*webhook.Stream]string
 
-	// With a store (persist.go): this process' name as the owner of
-	// leases, the lease length, the writers of the runs started here by
-	// id, the analyses being created, and the renew loop.
-	owner     string
-	leaseTTL  time.Duration
-	writers   map[string]*persister
+	// With a store (persist.go): the writers of the runs started here
+	// and their leases (durable.Keeper), and the analyses being created.
+	keeper    *durable.Keeper
 	reserved  int
-	renewStop chan struct{}
-	renewDone chan struct{}
 	closeOnce sync.Once
-	// lastDelete is when the renew loop last removed expired analyses.
-	lastDelete time.Time
 	// roundWriter writes the rounds kept here to the store (kept.go).
 	roundWriter *durable.RoundWriter
 	// storedStreams counts the streams following, from the store, each
@@ -249,28 +242,28 @@ type Run struct {
 	// replica holds it now (persist.go).
 	gone atomic.Bool
 	// writer writes the run to the store; nil without one.
-	writer *persister
+	writer *durable.Writer
 }
 
 // AwaitStored waits, once the run is done, until the store holds its
 // final state, so that an answer with the verdict is one that every
 // replica reads and that outlives this one: at once without a store; at
 // most StoreTimeout with one, as a store that does not answer keeps the
-// writes queued and tried again (persist.go) while the caller gets the
+// writes queued and tried again (durable.Writer) while the caller gets the
 // verdict; or until ctx ends.
 func (r *Run) AwaitStored(ctx context.Context) {
 	if r.writer == nil {
 		return
 	}
 	select {
-	case <-r.writer.stored:
+	case <-r.writer.Stored():
 		return
 	default:
 	}
 	t := time.NewTimer(StoreTimeout)
 	defer t.Stop()
 	select {
-	case <-r.writer.stored:
+	case <-r.writer.Stored():
 	case <-t.C:
 	case <-ctx.Done():
 	}
@@ -358,15 +351,22 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		return nil, err
 	}
 	if opts.Store != nil {
-		// Unique to this process: a restarted replica renews none of
-		// the leases of its earlier run, which other replicas adopt.
-		a.owner = cmp.Or(opts.Replica, "canaryd") + "-" + a.epoch + NewID()[:8]
-		a.leaseTTL = cmp.Or(opts.LeaseTTL, store.DefaultLeaseTTL)
-		a.writers = map[string]*persister{}
 		a.storedStreams = map[string]int{}
-		a.renewStop, a.renewDone = make(chan struct{}), make(chan struct{})
-		go a.renewLoop(a.renewStop, a.renewDone)
 		a.roundWriter = durable.NewRoundWriter(opts.Store, opts.Logger)
+		a.keeper = durable.NewKeeper(durable.KeeperOptions{
+			Store: opts.Store,
+			// Unique to this process: a restarted replica renews none
+			// of the leases of its earlier run, which other replicas
+			// adopt.
+			Owner:       cmp.Or(opts.Replica, "canaryd") + "-" + a.epoch + NewID()[:8],
+			LeaseTTL:    opts.LeaseTTL,
+			Retention:   opts.Retention,
+			Clock:       opts.Clock,
+			Logger:      opts.Logger,
+			Host:        a,
+			StopTimeout: StopTimeout,
+			OnLeaseLost: a.metrics.leaseLosses.Inc,
+		})
 	}
 	return a, nil
 }
@@ -415,7 +415,7 @@ func (a *Analyses) registerMetrics(reg prometheus.Registerer) error {
 		f.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "canaryd_store_measurements_pending",
 			Help: "Measurements taken here and not yet written to the store (--store): a store that is slow or down holds them, at most 1000 an analysis.",
-		}, a.pendingMeasurements)
+		}, func() float64 { return float64(a.keeper.Pending()) })
 		a.metrics.leaseLosses = f.NewCounter(prometheus.CounterOpts{
 			Name: "canaryd_store_lease_losses_total",
 			Help: "Analyses this replica stopped running because another replica claimed their lease (this one was cut off from the store for longer than --store-lease).",
@@ -494,30 +494,30 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	}
 	id := a.epoch + NewID()
 	so.Args = RedactArgs(so.Args)
-	var writer *persister
+	var writer *durable.Writer
 	if a.opts.Store != nil {
 		// Stored before it runs, outside the lock: a slow store holds
 		// up this request only.
 		a.reserved++
 		a.mu.Unlock()
 		now := a.clock.Now()
-		lease, err := a.createStored(id, so, api.Analysis{ID: id, Phase: api.PhaseRunning, StartedAt: &now, Template: so.Template, Args: so.Args,
+		w, err := a.createStored(id, so, api.Analysis{ID: id, Phase: api.PhaseRunning, StartedAt: &now, Template: so.Template, Args: so.Args,
 			Kind: so.Kind, Series: so.Series, MetricResults: pendingResults(plan)})
 		a.mu.Lock()
 		a.reserved--
 		if err != nil {
 			return nil, err
 		}
-		writer = newPersister(a, lease, a.log.With(zap.String("analysis_id", id)))
+		writer = w
 		if a.draining {
 			// The shutdown began meanwhile: it does not start here,
 			// nor elsewhere.
-			writer.notStarted(ErrDraining)
+			writer.NotStarted(ErrDraining)
 			return nil, ErrDraining
 		}
 	}
 	if writer != nil && so.Webhook != nil {
-		writer.hookOpen = true
+		writer.HookOpen()
 	}
 	return a.launchLocked(plan, so, id, writer, nil)
 }
@@ -530,11 +530,11 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 // reference, the observer alone of so (not the posted document, which a
 // closure over so would keep), and no logger of its own (a child logger
 // holds a buffer of a kilobyte): its lines name it with analysis_id.
-func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, writer *persister, resumed *resumption) (*Run, error) {
+func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, writer *durable.Writer, resumed *durable.Claimed) (*Run, error) {
 	led := NewLedger(&a.retained, plan, id, so.Template, so.Args)
 	var resume *api.Analysis
 	if resumed != nil {
-		resume = &resumed.state
+		resume = &resumed.Stored.State
 	}
 	hook, err := a.openWebhook(so, id, writer, resumed)
 	if err != nil {
@@ -558,7 +558,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		Series:             so.Series,
 		Resume:             resume,
 		Observer: func(ev api.Event) {
-			if writer != nil && !writer.observe(ev) {
+			if writer != nil && !writer.Observe(ev) {
 				// Another replica holds the analysis now: this run
 				// ends here, unseen.
 				a.dropLost(ev)
@@ -585,8 +585,7 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 	a.running[id] = run
 	a.byID[id] = run
 	if writer != nil {
-		a.writers[id] = writer
-		writer.start(run)
+		a.keeper.Start(writer, run)
 	}
 	a.metrics.started.Inc()
 	a.metrics.running.Set(float64(len(a.running)))
@@ -622,7 +621,7 @@ func (m logArgs) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // run's stream delivers what the analysis owed first. It fails with
 // webhook.ErrBacklogFull at --max-webhook-backlog, before anything runs.
 // a.mu is held.
-func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, resumed *resumption) (*webhook.Stream, error) {
+func (a *Analyses) openWebhook(so StartOptions, id string, writer *durable.Writer, resumed *durable.Claimed) (*webhook.Stream, error) {
 	if so.Webhook == nil {
 		return nil, nil
 	}
@@ -630,19 +629,21 @@ func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, re
 	var err error
 	if writer != nil {
 		// Each event is recorded in the store before its first
-		// attempt, and marked once done (persist.go).
-		hook, err = a.webhooks.StreamWith(id, so.Webhook.URL, so.Webhook.Events, writer.streamOptions(resumed))
+		// attempt, and marked once done (durable.Writer).
+		h := webhook.StreamOptions{Outbox: writer}
+		if resumed != nil {
+			h.FirstSeq = resumed.FirstSeq
+		}
+		hook, err = a.webhooks.StreamWith(id, so.Webhook.URL, so.Webhook.Events, h)
 	} else {
 		hook, err = a.webhooks.Stream(id, so.Webhook.URL, so.Webhook.Events)
 	}
 	if err != nil {
-		switch {
-		case writer != nil && resumed != nil:
-			// Another replica may have room for its webhook.
-			writer.release()
-		case writer != nil:
-			writer.notStarted(err)
+		if writer != nil && resumed == nil {
+			writer.NotStarted(err)
 		}
+		// A resumed one's lease is handed back (durable.Keeper):
+		// another replica may have room for its webhook.
 		return nil, err
 	}
 	a.hooks[hook] = id
@@ -655,13 +656,13 @@ func (a *Analyses) openWebhook(so StartOptions, id string, writer *persister, re
 		delete(a.hooks, hook)
 		a.mu.Unlock()
 		if writer != nil {
-			writer.hookEnded()
+			writer.HookEnded()
 		}
 	}()
 	if resumed != nil {
 		// What the analysis owed goes first, with its webhook-ids.
-		for _, d := range resumed.owed {
-			hook.Redeliver(d.WebhookID, d.typ, d.Event)
+		for _, d := range resumed.Owed {
+			hook.Redeliver(d.WebhookID, d.Type, d.Event)
 		}
 	}
 	return hook, nil
@@ -850,7 +851,7 @@ func (a *Analyses) Drain(ctx context.Context) int {
 	if a.opts.Store != nil {
 		// With a store the analyses outlive this replica: each is
 		// stopped here and handed over to the others at once.
-		a.handOver(ctx)
+		a.keeper.HandOver(ctx)
 	}
 
 	aborted := 0
@@ -893,7 +894,7 @@ func (a *Analyses) Drain(ctx context.Context) int {
 	if a.opts.Store != nil {
 		// Every run's last state to the store, as far as it takes it,
 		// and the rounds kept.
-		a.flushWrites(ctx)
+		a.keeper.Flush(ctx)
 		a.roundWriter.Close(ctx)
 	}
 	return aborted
