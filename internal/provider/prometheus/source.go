@@ -193,7 +193,12 @@ func (s *source) post(ctx context.Context, buf *bytes.Buffer, form string) (*htt
 // newQuery is the request http.NewRequestWithContext(ctx, POST, URL,
 // strings.NewReader(form)) makes, with header, made from proto (the
 // endpoint's request, whose URL it shares: nothing changes a request's
-// URL) in three allocations rather than six, the URL not parsed again.
+// URL) in four allocations rather than six, the URL not parsed again.
+//
+// The body is io.NopCloser of a *strings.Reader, as NewRequest makes it:
+// net/http writes the headers and a body it knows to be in memory in one
+// write, and flushes the headers on their own, in a write (a system call
+// and a packet) of their own, before any other body.
 func newQuery(ctx context.Context, proto *http.Request, header http.Header, form string) *http.Request {
 	req := proto.WithContext(ctx)
 	req.Header = header
@@ -202,21 +207,12 @@ func newQuery(ctx context.Context, proto *http.Request, header http.Header, form
 		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
 		return req
 	}
-	body := &formBody{}
-	body.Reset(form)
-	req.Body = body
+	req.Body = io.NopCloser(strings.NewReader(form))
 	req.GetBody = func() (io.ReadCloser, error) {
-		again := &formBody{}
-		again.Reset(form)
-		return again, nil
+		return io.NopCloser(strings.NewReader(form)), nil
 	}
 	return req
 }
-
-// formBody is a query's body: its form, read once.
-type formBody struct{ strings.Reader }
-
-func (*formBody) Close() error { return nil }
 
 // replay is a client_golang client that answers its first request with the
 // response the source has already received (the request is the same), and
