@@ -27,6 +27,13 @@ import (
 // gateway's below (gateway-p50-ratio, target ≤ 1.10). CANARYD_BENCH_PAIRS
 // sets the number of rounds (2,000).
 //
+// Beside the times, it reports the CPU that canaryd serve and the gateway
+// each spent a round (evaluate-cpu-us, proxy-cpu-us: their processes'
+// user and system time over the timed rounds, from /proc, in clock ticks
+// of 10 ms), which the load of a shared machine stretches less than it
+// stretches the times: on two busy cores a microsecond of CPU is several
+// of wall time.
+//
 // A third leg is the floor of any gateway: a process that reads the
 // request, sends the same query with Go's client and copies the answer
 // back, parsing, checking and logging nothing (serveProxy). What it adds
@@ -41,24 +48,24 @@ import (
 // of that cost.
 func BenchmarkEvaluateVsDirect(b *testing.B) {
 	prom := promtest.Start(b)
-	base := startServe(b, prom.URL)
+	base, servePid := startServe(b, prom.URL)
 	seed := promtest.SeedQuery("echo-good")
 	for _, q := range []struct{ name, query string }{
 		{"query=seed", seed},
 		{"query=seed-hour-average", "avg_over_time((" + seed + ")[1h:1s])"},
 	} {
-		b.Run(q.name, func(b *testing.B) { evaluateVsDirect(b, prom.URL, base, q.query) })
+		b.Run(q.name, func(b *testing.B) { evaluateVsDirect(b, prom.URL, base, servePid, q.query) })
 	}
 }
 
-func evaluateVsDirect(b *testing.B, promURL, base, query string) {
+func evaluateVsDirect(b *testing.B, promURL, base string, servePid int, query string) {
 	pairs := 2000
 	if s := os.Getenv("CANARYD_BENCH_PAIRS"); s != "" {
 		pairs, _ = strconv.Atoi(s)
 	}
 	prom := struct{ URL string }{promURL}
 	proxyAddr := freeAddr(b)
-	startHelper(b, proxyAddr, proxyEnv, proxyAddr+" "+prom.URL, proxyQueryEnv+"="+query)
+	proxyPid := startHelper(b, proxyAddr, proxyEnv, proxyAddr+" "+prom.URL, proxyQueryEnv+"="+query)
 	body, _ := json.Marshal(map[string]any{"metrics": []any{map[string]any{
 		"name":             "non-5xx-rate",
 		"successCondition": "result[0] >= 0.99",
@@ -106,12 +113,14 @@ func evaluateVsDirect(b *testing.B, promURL, base, query string) {
 	}
 	for b.Loop() {
 		took := make([][]time.Duration, len(legs))
+		serveCPU, proxyCPU := processCPU(servePid), processCPU(proxyPid)
 		for i := range pairs {
 			for k := range legs {
 				leg := (i + k) % len(legs)
 				took[leg] = append(took[leg], legs[leg]())
 			}
 		}
+		serveCPU, proxyCPU = processCPU(servePid)-serveCPU, processCPU(proxyPid)-proxyCPU
 		for _, t := range took {
 			sortDurations(t)
 		}
@@ -134,6 +143,9 @@ func evaluateVsDirect(b *testing.B, promURL, base, query string) {
 		// (target: p50 ≤ 1.10).
 		b.ReportMetric(ratio(ev, px, 0.50), "gateway-p50-ratio")
 		b.ReportMetric(ratio(ev, px, 0.99), "gateway-p99-ratio")
+		perRound := func(d time.Duration) float64 { return float64(d) / 1e3 / float64(pairs) }
+		b.ReportMetric(perRound(serveCPU), "evaluate-cpu-us")
+		b.ReportMetric(perRound(proxyCPU), "proxy-cpu-us")
 	}
 }
 
@@ -160,8 +172,8 @@ func proxyHandler(prom, query string) http.Handler {
 func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { return d[i] < d[j] }) }
 
 // startServe builds canaryd, starts `canaryd serve` on a free loopback port
-// against prometheusURL, and returns its base URL.
-func startServe(tb testing.TB, prometheusURL string) string {
+// against prometheusURL, and returns its base URL and process id.
+func startServe(tb testing.TB, prometheusURL string) (string, int) {
 	tb.Helper()
 	cmd := exec.Command(proctest.Build(tb, "../../cmd/canaryd"), "serve", "--listen", "127.0.0.1:0", "--prometheus-url", prometheusURL)
 	stderr, err := cmd.StderrPipe()
@@ -189,9 +201,9 @@ func startServe(tb testing.TB, prometheusURL string) string {
 	}()
 	select {
 	case a := <-addr:
-		return "http://" + a
+		return "http://" + a, cmd.Process.Pid
 	case <-time.After(30 * time.Second):
 		tb.Fatal("canaryd serve did not report its address")
-		return ""
+		return "", 0
 	}
 }
