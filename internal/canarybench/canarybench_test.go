@@ -201,3 +201,29 @@ func TestRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedDispersion holds what docs/judge.md says the dispersion's
+// estimate is for: on the published set's bursty A/A cases, read after
+// every event, the count judge with its dispersion fixed at 1 (bad events
+// taken as independent) raises more false alarms than with it estimated,
+// and more than alpha.
+func TestFixedDispersion(t *testing.T) {
+	var bursty []Case
+	for _, c := range Generate(Seed, 1) {
+		if c.Family == "aa-bursty" {
+			bursty = append(bursty, c)
+		}
+	}
+	falseAlarms := func(dispersion float64) float64 {
+		rows := Run(bursty, CountMethods(dispersion)[1:])
+		for _, rs := range rows {
+			return rs[0].Failed // A/A, all
+		}
+		return 0
+	}
+	fixed, estimated := falseAlarms(1), falseAlarms(0)
+	if fixed <= Alpha || fixed <= estimated {
+		t.Errorf("bursty A/A read after every event: %.1f%% false alarms with the dispersion fixed at 1, %.1f%% estimated", 100*fixed, 100*estimated)
+	}
+	t.Logf("bursty A/A read after every event: %.1f%% false alarms with the dispersion fixed at 1, %.1f%% estimated", 100*fixed, 100*estimated)
+}

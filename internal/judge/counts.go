@@ -61,6 +61,13 @@ type CountConfig struct {
 	// decrease: a falling one fails (for good events, such as successful
 	// checkouts).
 	Direction Direction
+	// Dispersion, when not 0, fixes the dispersion φ at that value (at
+	// least 1) instead of estimating it from blocks of looks: 1 takes bad
+	// events as independent. canaryd's API, `canaryd judge` and
+	// provider.judge.counts never set it; the open benchmark does
+	// (judgebench -dispersion), to measure what the estimate costs on
+	// independent events and what it protects on bursty ones.
+	Dispersion float64
 }
 
 // WithDefaults fills the zero fields.
@@ -94,6 +101,8 @@ func (c CountConfig) Validate() error {
 		return &FieldError{"tolerance", fmt.Sprintf("must be a finite number > 0, got %g", c.Tolerance)}
 	case c.Direction != DirectionIncrease && c.Direction != DirectionDecrease:
 		return &FieldError{"direction", fmt.Sprintf("must be increase or decrease, got %q", c.Direction)}
+	case c.Dispersion != 0 && !(c.Dispersion >= 1 && !math.IsInf(c.Dispersion, 0)):
+		return &FieldError{"dispersion", fmt.Sprintf("must be 0 (estimated) or a finite number ≥ 1, got %g", c.Dispersion)}
 	}
 	return nil
 }
@@ -203,6 +212,7 @@ func NewCountTest(cfg CountConfig) (*CountTest, error) {
 	if cfg.Direction == DirectionDecrease {
 		t.sign = -1
 	}
+	t.disp.fixed = cfg.Dispersion
 	for j, g := range countAlternatives {
 		t.logAlt[j] = t.sign * math.Log(g)
 		t.up[j] = math.Exp(t.logAlt[j])
@@ -488,7 +498,10 @@ func (t *CountTest) Conclude() CountResult {
 // read once an interval or after every event: a look of one event alone
 // could not tell a burst from chance.
 type dispersion struct {
-	c, b side
+	// fixed, when not 0, is the factor, not estimated
+	// (CountConfig.Dispersion).
+	fixed float64
+	c, b  side
 	// openC and openB are each side's counts in the block still gathering
 	// looks.
 	openC, openB blockSide
@@ -566,6 +579,9 @@ func (d *dispersion) add(ec, eb, nc, nb float64) {
 }
 
 func (d *dispersion) factor() float64 {
+	if d.fixed != 0 {
+		return d.fixed
+	}
 	xc, dc := d.c.pearson(d.openC)
 	xb, db := d.b.pearson(d.openB)
 	df := dc + db + dispersionWeight

@@ -40,6 +40,12 @@ func TestCountConfigValidate(t *testing.T) {
 		{CountConfig{Tolerance: math.NaN()}, "tolerance"},
 		{CountConfig{Direction: "either"}, "direction"},
 		{CountConfig{Direction: DirectionDecrease, Tolerance: 0.8}, ""},
+		{CountConfig{Dispersion: 1}, ""},
+		{CountConfig{Dispersion: 2.5}, ""},
+		{CountConfig{Dispersion: 0.9}, "dispersion"},
+		{CountConfig{Dispersion: -1}, "dispersion"},
+		{CountConfig{Dispersion: math.Inf(1)}, "dispersion"},
+		{CountConfig{Dispersion: math.NaN()}, "dispersion"},
 	} {
 		_, err := NewCountTest(tc.cfg)
 		var fe *FieldError
@@ -269,7 +275,12 @@ func oracleCases() []map[string]any {
 			cum[3] += n - nc
 			looks = append(looks, look(float64(cum[0]), float64(cum[1]), float64(cum[2]), float64(cum[3])))
 		}
-		cases = append(cases, map[string]any{"alpha": 0.05, "tolerance": tol, "direction": dir, "looks": looks})
+		c := map[string]any{"alpha": 0.05, "tolerance": tol, "direction": dir, "looks": looks}
+		if i%6 == 5 {
+			// A dispersion fixed rather than estimated (CountConfig.Dispersion).
+			c["dispersion"] = []float64{1, 2.5}[i/6%2]
+		}
+		cases = append(cases, c)
 	}
 	return cases
 }
@@ -321,7 +332,8 @@ func TestCountOracle(t *testing.T) {
 	checked, decided := 0, 0
 	for i, c := range cases {
 		dir := Direction(c["direction"].(string))
-		ct := mustCountTest(t, CountConfig{Alpha: 0.05, Tolerance: c["tolerance"].(float64), Direction: dir})
+		disp, _ := c["dispersion"].(float64)
+		ct := mustCountTest(t, CountConfig{Alpha: 0.05, Tolerance: c["tolerance"].(float64), Direction: dir, Dispersion: disp})
 		for k, l := range c["looks"].([]CountLook) {
 			r, err := ct.Observe(l)
 			if err != nil {

@@ -10,8 +10,9 @@ binomial log-pmf; the mixture is scipy's logsumexp; the dispersion is
 Pearson's statistic summed term by term over blocks of at least BLOCK bad
 events (the open block included), plus the prior, over Wilson and
 Hilferty's approximation of chi-square's 20% quantile, its normal score
-from scipy's norm.ppf. Nothing is shared with the Go code
-but the definition in internal/judge/doc.go.
+from scipy's norm.ppf; a case with a "dispersion" takes that value
+instead. Nothing is shared with the Go code but the definition in
+internal/judge/doc.go.
 
 It also answers {"dirichlet": [{"counts", "theta0", "k"}, ...]} with the
 log Bayes factors of Lindon & Malek's Dirichlet-multinomial test, from
@@ -94,6 +95,8 @@ def evalues(case):
         xc, dc = pearson([k[0] for k in bl], [k[1] for k in bl])
         xb, db = pearson([k[2] for k in bl], [k[3] for k in bl])
         phi = max(1.0, (xc + xb + WEIGHT * PRIOR) / chi2_lower(dc + db + WEIGHT))
+        if case.get("dispersion"):
+            phi = case["dispersion"]
         out.append(float(np.exp(logsumexp(sums / phi) - np.log(len(ratios)))))
     return out
 

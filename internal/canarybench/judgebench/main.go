@@ -3,7 +3,9 @@
 // table of its false alarms, detections and time to a verdict. `make
 // judge-bench` runs it at the scale docs/judge.md reports; `-write FILE`
 // writes the cases instead, one JSON object a line, as
-// testdata/benchmark/cases.ndjson holds them at scale 1.
+// testdata/benchmark/cases.ndjson holds them at scale 1; `-dispersion F`
+// scores the count judge alone with its dispersion fixed at F, to measure
+// what estimating it costs and protects.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/internal/canarybench"
+	"github.com/canaryd/canaryd/internal/judge"
 )
 
 func main() {
@@ -49,12 +52,16 @@ func run(args []string) error {
 	scale := fs.Int("scale", 12, "copies of every cell's cases (1 is the published set)")
 	write := fs.String("write", "", "write the cases to this file, one JSON object a line, instead of scoring them")
 	looks := fs.String("looks", "", "print the looks of the case with this id, one JSON object a line, as canaryd judge reads them")
+	dispersion := fs.Float64("dispersion", 0, "score the count judge alone, its dispersion fixed at this value (at least 1) instead of estimated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 
 	if *scale < 1 {
 		return fmt.Errorf("-scale must be at least 1")
+	}
+	if err := (judge.CountConfig{Dispersion: *dispersion}).WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("-%v", err)
 	}
 	cases := canarybench.Generate(*seed, *scale)
 	if *looks != "" {
@@ -73,6 +80,9 @@ func run(args []string) error {
 	}
 	start := time.Now()
 	methods := canarybench.Methods()
+	if *dispersion != 0 {
+		methods = canarybench.CountMethods(*dispersion)
+	}
 
 	res := canarybench.Run(cases, methods)
 	w := bufio.NewWriter(os.Stdout)
