@@ -135,7 +135,9 @@
 // errors weighs about as one. It makes the guarantee approximate rather
 // than exact under overdispersion, which is why the benchmark measures
 // false alarms on bursty A/A cases, read at every look and after every
-// event.
+// event. CountConfig.Dispersion fixes φ instead, for the benchmark alone
+// (judgebench -dispersion), to measure what the estimate costs and
+// protects.
 //
 // The rate ratio's confidence sequence is the set of ratios r on a grid
 // (steps of 2^(1/8), 2^−12 to 2^12) whose own two-sided mixture test has
