@@ -783,43 +783,6 @@ func (a *Analyses) List() []api.Analysis {
 	return out
 }
 
-// Evaluate takes one round of plan now (see analysis.Evaluate) and counts
-// its measurements. It fails with ErrDraining while the service shuts
-// down, and with ErrTooManyRounds when MaxRounds rounds and gates are
-// being answered. It returns at the latest stopGrace after ctx is done,
-// whatever the round's measurements and conditions are doing: a round
-// not finished by then is an Error round (see evaluateBounded).
-//
-// The round is kept as a finished analysis under its id, with so.Kind
-// KindRound (kept.go): kept says whether it could be within the bounds of
-// what is held.
-func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOptions) (result api.Analysis, kept bool, err error) {
-	if a.Draining() {
-		return api.Analysis{}, false, ErrDraining
-	}
-	release, ok := a.rounds.acquire()
-	if !ok {
-		return api.Analysis{}, false, ErrTooManyRounds
-	}
-	// An analysis' id: the round is kept as one, and with memory: its
-	// epoch says when a restart took it.
-	id := a.epoch + NewID()
-	so.Kind = api.KindRound
-	so.Args = RedactArgs(so.Args)
-	result = evaluateBounded(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args,
-		Kind: so.Kind, Series: so.Series}, release)
-	for _, m := range result.MetricResults {
-		for _, ms := range m.Measurements {
-			a.metrics.measurements.WithLabelValues(string(ms.Phase)).Inc()
-		}
-	}
-	a.metrics.evaluations.WithLabelValues(string(result.Phase)).Inc()
-	kept = a.keepRound(plan, so, result)
-	a.log.Info("round evaluated", zap.String("analysis_id", id), zap.String("phase", string(result.Phase)), zap.String("message", result.Message),
-		zap.String("series", so.Series), zap.Bool("kept", kept))
-	return result, kept, nil
-}
-
 // Draining reports whether Drain has been called.
 func (a *Analyses) Draining() bool {
 	a.mu.Lock()
