@@ -192,6 +192,7 @@ func judgeLooks(in io.Reader, out io.Writer, cfg judge.CountConfig, maxLooks int
 	sc.Buffer(make([]byte, 64<<10), maxLookLine)
 	var (
 		pending  []byte // the last look's line, while it may be the last
+		results  countjson.Writer
 		held     bool
 		decision string
 		line     int
@@ -229,7 +230,7 @@ func judgeLooks(in io.Reader, out io.Writer, cfg judge.CountConfig, maxLooks int
 				return decision, err
 			}
 		}
-		pending = append(countjson.AppendResult(pending[:0], r), '\n')
+		pending = append(results.Append(pending[:0], r), '\n')
 		held = r.Decision == judge.DecisionContinue
 		if held {
 			continue
@@ -255,7 +256,7 @@ func judgeLooks(in io.Reader, out io.Writer, cfg judge.CountConfig, maxLooks int
 	}
 	if held {
 		r := test.Conclude()
-		pending = append(countjson.AppendResult(pending[:0], r), '\n')
+		pending = append(results.Append(pending[:0], r), '\n')
 		decision = r.Decision
 	}
 	return finish(nil)

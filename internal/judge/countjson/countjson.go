@@ -370,21 +370,61 @@ func readNumber(d *json.Decoder, field string) (float64, error) {
 // A number that is not finite (an upper bound of +Inf, an estimate of
 // NaN) is null.
 func AppendResult(dst []byte, r judge.CountResult) []byte {
+	var w Writer
+	return w.Append(dst, r)
+}
+
+// A Writer appends results as AppendResult does, one look after another,
+// and keeps the text of the numbers it wrote last: of a test's looks, the
+// p-value and the confidence sequence's bounds change at few looks, and
+// a number equal to the one before (to the bit) is copied rather than
+// formatted again. The zero Writer is ready; it is not safe for
+// concurrent use.
+type Writer struct {
+	eValue, pValue, estimate, lower, upper numberText
+}
+
+// numberText is the text of the number whose bits are bits, n bytes of
+// text (0: none yet).
+type numberText struct {
+	bits uint64
+	n    uint8
+	text [32]byte
+}
+
+// Append appends r as AppendResult does.
+func (w *Writer) Append(dst []byte, r judge.CountResult) []byte {
 	dst = append(dst, `{"look":`...)
 	dst = strconv.AppendInt(dst, int64(r.Look), 10)
 	dst = append(dst, `,"eValue":`...)
-	dst = appendFloat(dst, r.EValue)
+	dst = w.eValue.append(dst, r.EValue)
 	dst = append(dst, `,"pValue":`...)
-	dst = appendFloat(dst, r.PValue)
+	dst = w.pValue.append(dst, r.PValue)
 	dst = append(dst, `,"ratio":{"estimate":`...)
-	dst = appendFloat(dst, r.Ratio.Estimate)
+	dst = w.estimate.append(dst, r.Ratio.Estimate)
 	dst = append(dst, `,"lower":`...)
-	dst = appendFloat(dst, r.Ratio.Lower)
+	dst = w.lower.append(dst, r.Ratio.Lower)
 	dst = append(dst, `,"upper":`...)
-	dst = appendFloat(dst, r.Ratio.Upper)
+	dst = w.upper.append(dst, r.Ratio.Upper)
 	dst = append(dst, `},"decision":"`...)
 	dst = append(dst, r.Decision...)
 	return append(dst, `"}`...)
+}
+
+// append appends f's text, copied when f is the number written last.
+func (t *numberText) append(dst []byte, f float64) []byte {
+	bits := math.Float64bits(f)
+	if t.n > 0 && t.bits == bits {
+		return append(dst, t.text[:t.n]...)
+	}
+	start := len(dst)
+	dst = appendFloat(dst, f)
+	if n := len(dst) - start; n <= len(t.text) {
+		t.bits, t.n = bits, uint8(copy(t.text[:], dst[start:]))
+	} else {
+		t.n = 0
+	}
+	return dst
 }
 
 // appendFloat writes f as encoding/json does, and null when it is not

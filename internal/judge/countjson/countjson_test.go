@@ -59,3 +59,19 @@ func FuzzParseLook(f *testing.F) {
 		}
 	})
 }
+
+// TestWriter: a Writer's lines are AppendResult's, look after look, as its
+// numbers repeat, change (0 to −0 too), turn null and come back.
+func TestWriter(t *testing.T) {
+	values := []float64{1, 1, 0.37579095474386115, 0.37579095474386115, 0, math.Copysign(0, -1), 0,
+		math.NaN(), math.NaN(), math.Inf(1), math.Inf(-1), 5.851924535820865e-152, 5.851924535820865e-152,
+		-1.2345678901234567e-300, -1.2345678901234567e-300, 1e20, 123456789.125, 1}
+	var w Writer
+	for i := range values {
+		r := judge.CountResult{Look: i + 1, EValue: values[i], PValue: values[(i+3)%len(values)], Decision: judge.DecisionContinue,
+			Ratio: judge.RatioEstimate{Estimate: values[(i+5)%len(values)], Lower: values[i/2], Upper: values[(len(values)-1-i)/3]}}
+		if got, want := string(w.Append(nil, r)), string(AppendResult(nil, r)); got != want {
+			t.Errorf("look %d: the Writer wrote\n%s\nAppendResult writes\n%s", i+1, got, want)
+		}
+	}
+}
