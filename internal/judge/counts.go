@@ -392,10 +392,18 @@ func mixture(ll []float64, tempo float64) float64 {
 	}
 	var s float64
 	for _, v := range ll {
-		s += math.Exp(v*tempo - m)
+		// A term math.Exp would round to 0 adds nothing: skipping it is
+		// exact, and spares the exponentials of a long test whose
+		// alternatives' evidence lies far apart.
+		if d := v*tempo - m; d >= expUnderflow {
+			s += math.Exp(d)
+		}
 	}
 	return math.Exp(m) * s / float64(len(ll))
 }
+
+// expUnderflow is the argument below which math.Exp returns 0.
+const expUnderflow = -7.45133219101941108420e+02
 
 // reaches tells whether the mixture of ll, tempered by tempo, reaches
 // exp(logThreshold), computing the mixture only when its largest term
