@@ -267,15 +267,15 @@ func (rt *requestSlots) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt.slots.Release(1)
 		return nil, err
 	}
-	resp.Body = &slotBody{ReadCloser: resp.Body, release: func() { rt.slots.Release(1) }}
+	resp.Body = &slotBody{ReadCloser: resp.Body, slots: rt.slots}
 	return resp, nil
 }
 
 // slotBody gives its request's slot back when it is closed.
 type slotBody struct {
 	io.ReadCloser
-	once    sync.Once
-	release func()
+	once  sync.Once
+	slots *semaphore.Weighted
 }
 
 func (b *slotBody) Close() error {
@@ -283,6 +283,8 @@ func (b *slotBody) Close() error {
 	b.once.Do(b.release)
 	return err
 }
+
+func (b *slotBody) release() { b.slots.Release(1) }
 
 // limitedConn gives its slot back when it is closed.
 type limitedConn struct {

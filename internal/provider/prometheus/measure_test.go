@@ -343,9 +343,10 @@ func TestCanceled(t *testing.T) {
 	}
 }
 
-// TestRedirects: only the datasource's own origin is followed.
+// TestRedirects: only the datasource's own origin is followed, and a
+// query that is redirected is sent once, then to where it was sent.
 func TestRedirects(t *testing.T) {
-	var elsewhere int
+	var elsewhere, old int
 	var mu sync.Mutex
 	other := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -356,6 +357,9 @@ func TestRedirects(t *testing.T) {
 	ds := fakeProm(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/old/api/v1/query":
+			mu.Lock()
+			old++
+			mu.Unlock()
 			http.Redirect(w, r, "/new/api/v1/query", http.StatusTemporaryRedirect)
 		case "/new/api/v1/query":
 			r.ParseForm()
@@ -389,8 +393,13 @@ func TestRedirects(t *testing.T) {
 			t.Errorf("%s: error shows a password", tc.address)
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if elsewhere != 0 {
 		t.Errorf("the other server got %d requests", elsewhere)
+	}
+	if old != 1 {
+		t.Errorf("the redirected query was sent %d times, want once", old)
 	}
 }
 

@@ -33,8 +33,7 @@ func (s *source) QuerySeries(ctx context.Context, q series.Query) (series.Set, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	sent := &sentCredentials{}
-	ctx = context.WithValue(ctx, sentCredentialsKey{}, sent)
+	ctx, sent := withSentCredentials(ctx)
 	fail := func(err error) (series.Set, error) {
 		return series.Set{}, scrub(err, append(sent.list(), s.secrets...))
 	}

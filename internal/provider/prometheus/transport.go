@@ -78,6 +78,27 @@ type sentCredentials struct {
 
 type sentCredentialsKey struct{}
 
+// withSentCredentials is ctx carrying a new sentCredentials, which
+// recordCredentials finds there: one allocation, where context.WithValue
+// and the collector took two.
+func withSentCredentials(ctx context.Context) (context.Context, *sentCredentials) {
+	c := &sentContext{Context: ctx}
+	return c, &c.sent
+}
+
+// sentContext is a context that carries a measurement's sentCredentials.
+type sentContext struct {
+	context.Context
+	sent sentCredentials
+}
+
+func (c *sentContext) Value(key any) any {
+	if key == (sentCredentialsKey{}) {
+		return &c.sent
+	}
+	return c.Context.Value(key)
+}
+
 func (c *sentCredentials) add(values ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
