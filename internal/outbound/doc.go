@@ -15,7 +15,8 @@
 //   - redirect policies: NoRedirects, and Redirects bounded in number and
 //     checked target by target (within an AllowList, or SameOrigin);
 //   - ReadBody: a response body read up to a bound, refused at the first
-//     byte over it; DrainAndClose;
+//     byte over it; DrainAndClose; Inflate, for a client that asks for
+//     gzip itself (AcceptGzip);
 //   - ValidHeaderName and ValidHeaderValue for headers a spec sets.
 //   - ProviderBounds and NewProviderTransport: what every metric
 //     provider's client shares, its answers' bounds and its transport.

@@ -1,6 +1,7 @@
 package outbound
 
 import (
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -274,5 +275,55 @@ func TestValidHeader(t *testing.T) {
 		if got := ValidHeaderValue(value); got != want {
 			t.Errorf("ValidHeaderValue(%q) = %v, want %v", value, got, want)
 		}
+	}
+}
+
+// TestInflate: an answer to a request that asked for gzip itself
+// (AcceptGzip) is read inflated when the server compressed it, and as it
+// came when it did not; a body that is not gzip is an error at its first
+// read.
+func TestInflate(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/broken":
+			w.Header().Set("Content-Encoding", "gzip")
+			_, _ = io.WriteString(w, "this is not gzip, but plain text")
+		case r.Header.Get("Accept-Encoding") == AcceptGzip:
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			_, _ = io.WriteString(zw, "inflated")
+			_ = zw.Close()
+		default:
+			_, _ = io.WriteString(w, "plain")
+		}
+	}))
+	defer srv.Close()
+	tr := NewTransport(TransportOptions{MaxConnsPerHost: 2})
+	defer tr.CloseIdleConnections()
+	get := func(path, accept string) (string, error) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if accept != "" {
+			req.Header.Set("Accept-Encoding", accept)
+		}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		Inflate(resp)
+		if resp.Header.Get("Content-Encoding") != "" || (resp.Uncompressed && resp.Header.Get("Content-Length") != "") {
+			t.Errorf("%s: headers %v after Inflate", path, resp.Header)
+		}
+		body, err := io.ReadAll(resp.Body)
+		return string(body), err
+	}
+	if body, err := get("/", AcceptGzip); err != nil || body != "inflated" {
+		t.Errorf("gzipped: %q, %v; want it inflated", body, err)
+	}
+	if body, err := get("/", "identity"); err != nil || body != "plain" {
+		t.Errorf("plain: %q, %v", body, err)
+	}
+	if _, err := get("/broken", AcceptGzip); !errors.Is(err, gzip.ErrHeader) {
+		t.Errorf("not gzip: %v, want %v", err, gzip.ErrHeader)
 	}
 }

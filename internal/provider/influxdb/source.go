@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/redact"
 )
 
@@ -56,7 +57,7 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	sc.req = http.Request{
 		Method: http.MethodPost, URL: e.url, Host: e.url.Host, Header: e.header,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Body: &sc.reader, ContentLength: int64(len(sc.body)),
+		Body: sc.rc, ContentLength: int64(len(sc.body)),
 	}
 	req := sc.req.WithContext(ctx)
 	// The transport's own round trip: no redirect is followed (a 3xx is
@@ -65,6 +66,7 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	if err != nil {
 		return analysis.Observation{Err: fmt.Errorf("POST %s/api/v2/query: %s", redact.URL(e.u), s.cause(ctx, e, err))}
 	}
+	outbound.Inflate(resp)
 	buf := &sc.answer
 	sc.limit = io.LimitedReader{R: resp.Body, N: s.p.maxBytes + 1}
 	_, err = buf.ReadFrom(&sc.limit)
@@ -151,7 +153,12 @@ func (r *result) display() string {
 type scratch struct {
 	req    http.Request
 	body   []byte
-	reader bodyReader
+	reader bytes.Reader
+	// rc is io.NopCloser(&reader), made with the scratch: a body the
+	// transport knows to be in memory, whose request it writes in one go,
+	// where it sends the headers of another body apart, first (a write,
+	// and an allocation, of their own).
+	rc     io.ReadCloser
 	limit  io.LimitedReader
 	answer bytes.Buffer
 	csv    csvReader
@@ -163,7 +170,9 @@ func (p *Provider) getScratch() *scratch {
 		sc.answer.Reset()
 		return sc
 	}
-	return &scratch{}
+	sc := &scratch{}
+	sc.rc = io.NopCloser(&sc.reader)
+	return sc
 }
 
 // putScratch keeps sc for the next measurement unless its answer was
@@ -181,9 +190,3 @@ func (p *Provider) putScratch(sc *scratch) {
 	sc.csv.b = nil
 	p.scratch.Put(sc)
 }
-
-// bodyReader is a request's body, read from the scratch's bytes.
-type bodyReader struct{ bytes.Reader }
-
-// Close: there is nothing to release.
-func (*bodyReader) Close() error { return nil }

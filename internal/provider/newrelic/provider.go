@@ -215,5 +215,9 @@ func newEndpoint(secret string, k keys) (*endpoint, error) {
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	h["Api-Key"] = []string{k.apiKey}
+	// Asked for as the transport would (it adds the header itself when a
+	// request has none, a header map and its value each time); answers
+	// are inflated by outbound.Inflate.
+	h.Set("Accept-Encoding", outbound.AcceptGzip)
 	return &endpoint{url: u, account: account, header: h, secrets: []string{k.apiKey}}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/canaryd/canaryd/internal/analysis"
+	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/redact"
 )
 
@@ -58,7 +59,7 @@ func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation 
 	sc.req = http.Request{
 		Method: http.MethodPost, URL: e.url, Host: e.url.Host, Header: e.header,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Body: &sc.reader, ContentLength: int64(len(sc.body)),
+		Body: sc.rc, ContentLength: int64(len(sc.body)),
 	}
 	// The transport's own round trip: no redirect is followed (a 3xx is
 	// an error status), and the headers are not copied for one.
@@ -66,6 +67,7 @@ func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation 
 	if err != nil {
 		return analysis.Observation{Err: fmt.Errorf("POST %s: %s", redact.URL(e.url), s.cause(ctx, e, err))}
 	}
+	outbound.Inflate(resp)
 	buf := &sc.answer
 	sc.limit = io.LimitedReader{R: resp.Body, N: s.p.maxBytes + 1}
 	_, err = buf.ReadFrom(&sc.limit)
@@ -130,10 +132,12 @@ func readAnswer(status int, body []byte, maxValues int) ([]map[string]any, error
 	var a answer
 	var decodeErr error
 	if !decodeAnswer(body, &a) {
-		a = answer{}
-		if decodeErr = json.Unmarshal(body, &a); decodeErr != nil {
-			a = answer{} // the client reads no error from a body that does not decode
+		// Apart, so that a stays on the stack when decodeAnswer reads it.
+		slow := &answer{}
+		if decodeErr = json.Unmarshal(body, slow); decodeErr != nil {
+			*slow = answer{} // the client reads no error from a body that does not decode
 		}
+		a = *slow
 	}
 	var messages []string
 	deprecated, unauthorized := false, false
@@ -309,7 +313,12 @@ func clip(s string) string {
 type scratch struct {
 	req    http.Request
 	body   []byte
-	reader bodyReader
+	reader bytes.Reader
+	// rc is io.NopCloser(&reader), made with the scratch: a body the
+	// transport knows to be in memory, whose request it writes in one go,
+	// where it sends the headers of another body apart, first (a write,
+	// and an allocation, of their own).
+	rc     io.ReadCloser
 	limit  io.LimitedReader
 	answer bytes.Buffer
 }
@@ -319,7 +328,9 @@ func (p *Provider) getScratch() *scratch {
 		sc.answer.Reset()
 		return sc
 	}
-	return &scratch{}
+	sc := &scratch{}
+	sc.rc = io.NopCloser(&sc.reader)
+	return sc
 }
 
 // putScratch keeps sc for the next measurement unless its answer was
@@ -332,9 +343,3 @@ func (p *Provider) putScratch(sc *scratch) {
 	sc.req = http.Request{}
 	p.scratch.Put(sc)
 }
-
-// bodyReader is a request's body, read from the scratch's bytes.
-type bodyReader struct{ bytes.Reader }
-
-// Close: there is nothing to release.
-func (*bodyReader) Close() error { return nil }
