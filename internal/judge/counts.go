@@ -437,23 +437,10 @@ func (t *CountTest) ratio(tempo float64) RatioEstimate {
 	// A grid ratio leaves the sequence when its two-sided mixture reaches
 	// 1/alpha; the sequence only narrows (a running intersection).
 	logThreshold := math.Log(t.threshold)
-	var ll [2 * len(csOffsets)]float64
-	rejected := func(i int) bool {
-		base := t.cs[i+csMaxOffset]
-		lr := float64(i-csRange*csSteps) / csSteps * math.Ln2
-		for k, d := range csOffsets {
-			for s, sgn := range [2]int{1, -1} {
-				j := i + sgn*d
-				lj := float64(j-csRange*csSteps) / csSteps * math.Ln2
-				ll[2*k+s] = t.csCanaryBad*(lj-lr) - (t.cs[j+csMaxOffset] - base)
-			}
-		}
-		return reaches(ll[:], tempo, logThreshold)
-	}
-	for t.lower <= t.upper && rejected(t.lower) {
+	for t.lower <= t.upper && t.csRejected(t.lower, tempo, logThreshold) {
 		t.lower++
 	}
-	for t.upper >= t.lower && rejected(t.upper) {
+	for t.upper >= t.lower && t.csRejected(t.upper, tempo, logThreshold) {
 		t.upper--
 	}
 	r := RatioEstimate{Estimate: est, Lower: 0, Upper: math.Inf(1)}
@@ -472,6 +459,30 @@ func (t *CountTest) ratio(tempo float64) RatioEstimate {
 	}
 	return r
 }
+
+// csRejected tells whether the grid ratio i is rejected: whether its
+// two-sided mixture, against the ratios csOffsets steps away, tempered by
+// tempo, reaches exp(logThreshold).
+func (t *CountTest) csRejected(i int, tempo, logThreshold float64) bool {
+	var ll [2 * len(csOffsets)]float64
+	e := i + csMaxOffset // i's index in cs
+	base, lr := t.cs[e], csLogRatios[e]
+	for k, d := range csOffsets {
+		up, down := e+d, e-d
+		ll[2*k] = t.csCanaryBad*(csLogRatios[up]-lr) - (t.cs[up] - base)
+		ll[2*k+1] = t.csCanaryBad*(csLogRatios[down]-lr) - (t.cs[down] - base)
+	}
+	return reaches(ll[:], tempo, logThreshold)
+}
+
+// csLogRatios are the logarithms of the ratios of the confidence
+// sequence's extended grid (csRatios), by index in cs.
+var csLogRatios = func() (l [csGrid + 2*csMaxOffset]float64) {
+	for i := range l {
+		l[i] = float64(i-csMaxOffset-csRange*csSteps) / csSteps * math.Ln2
+	}
+	return l
+}()
 
 // Conclude applies the rule of the last look to the latest result: a test
 // that has not decided ends Successful, unless its evidence against "no
