@@ -28,8 +28,10 @@ func benchJudgeLooks(b *testing.B) int {
 
 // aaStream is an A/A canary of n looks as NDJSON: each side serves 1,000
 // events a look, each bad with probability 1% (Poisson counts), from a
-// fixed seed.
-func aaStream(n int) []byte {
+// fixed seed. With varying, each side serves 900 to 1,100 events a look
+// instead (uniformly), so that the exposure odds change at every look, as
+// they do for totals counted from live traffic.
+func aaStream(n int, varying bool) []byte {
 	rng := rand.New(rand.NewPCG(1, 2))
 	poisson := func(lambda float64) float64 {
 		l, k, p := math.Exp(-lambda), 0.0, 1.0
@@ -52,6 +54,10 @@ func aaStream(n int) []byte {
 		l.Canary.Total += 1000
 		l.Baseline.Bad += poisson(10)
 		l.Baseline.Total += 1000
+		if varying {
+			l.Canary.Total += float64(rng.IntN(201) - 100)
+			l.Baseline.Total += float64(rng.IntN(201) - 100)
+		}
 		scratch = append(scratch[:0], lineStart...)
 		scratch = strconv.AppendFloat(scratch, l.Canary.Bad, 'f', -1, 64)
 		scratch = append(scratch, `,"total":`...)
@@ -70,19 +76,15 @@ func aaStream(n int) []byte {
 // the command's read-judge-write loop (judgeLooks) from memory to
 // io.Discard, and its two parts apart: the count test alone
 // (CountTest.Observe on the looks already read) and the command's own
-// work (reading each line and writing its result, on one fixed result).
-// Each reports looks/s and ns/look.
+// work (reading each line and writing one fixed result, every number
+// formatted: AppendResult, not the command's Writer, which copies a
+// number that repeats). Then the command and the count test again on a
+// stream whose totals vary at every look. Each reports looks/s and
+// ns/look.
 func BenchmarkJudgeLooks(b *testing.B) {
 	n := benchJudgeLooks(b)
-	stream := aaStream(n)
-	var looks []judge.CountLook
-	for line := range bytes.Lines(stream) {
-		l, err := countjson.ParseLook(line)
-		if err != nil {
-			b.Fatal(err)
-		}
-		looks = append(looks, l)
-	}
+	stream := aaStream(n, false)
+	looks := parseLooks(b, stream)
 	cfg := judge.CountConfig{}.WithDefaults()
 	report := func(b *testing.B) {
 		perLook := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n)
@@ -100,7 +102,7 @@ func BenchmarkJudgeLooks(b *testing.B) {
 		}
 		report(b)
 	})
-	b.Run("observe", func(b *testing.B) {
+	observe := func(b *testing.B, looks []judge.CountLook) {
 		for b.Loop() {
 			t, err := judge.NewCountTest(cfg)
 			if err != nil {
@@ -113,7 +115,8 @@ func BenchmarkJudgeLooks(b *testing.B) {
 			}
 		}
 		report(b)
-	})
+	}
+	b.Run("observe", func(b *testing.B) { observe(b, looks) })
 	b.Run("read-write", func(b *testing.B) {
 		b.SetBytes(int64(len(stream)))
 		t, err := judge.NewCountTest(cfg)
@@ -137,4 +140,35 @@ func BenchmarkJudgeLooks(b *testing.B) {
 		}
 		report(b)
 	})
+	// The same with totals that vary: no look repeats the odds of the one
+	// before, so the count test computes the grid's logarithms at every
+	// look with bad events.
+	stream, looks = nil, nil
+	varying := aaStream(n, true)
+	b.Run("command-varying-totals", func(b *testing.B) {
+		b.SetBytes(int64(len(varying)))
+		for b.Loop() {
+			decision, err := judgeLooks(bytes.NewReader(varying), io.Discard, cfg, n, true)
+			if err != nil || decision == "" {
+				b.Fatalf("judgeLooks: %q, %v", decision, err)
+			}
+		}
+		report(b)
+	})
+	looks = parseLooks(b, varying)
+	varying = nil
+	b.Run("observe-varying-totals", func(b *testing.B) { observe(b, looks) })
+}
+
+// parseLooks reads the looks of an NDJSON stream.
+func parseLooks(b *testing.B, stream []byte) []judge.CountLook {
+	var looks []judge.CountLook
+	for line := range bytes.Lines(stream) {
+		l, err := countjson.ParseLook(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		looks = append(looks, l)
+	}
+	return looks
 }
