@@ -237,7 +237,8 @@ func handleDeleteAnalysis(log *zap.Logger, svc *analyses.Analyses) http.Handler 
 // is a 503 with the same body, so that Argo's web provider counts an Error
 // measurement rather than read an outage as a verdict. The round is kept
 // under its id (analyses.Analyses.Evaluate), the Location of the answer, as one of its
-// series (analyses.SeriesOf).
+// series (analyses.SeriesOf). Its request's log line is the round's only
+// one: it carries the round's phase, message, series and kept (setRound).
 //
 // The round is answered within the caller's deadline (?timeout=,
 // Request-Timeout), or defaultTimeout: a measurement still running then is
@@ -253,10 +254,10 @@ func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout t
 		ctx, cancel := withRoundTimeout(r.Context(), timeout)
 		defer cancel()
 		plan := req.roundPlan()
+		series := analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)
 		result, kept, err := svc.Evaluate(ctx, plan, analyses.StartOptions{Template: req.template, Args: req.compiled.Args,
 			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
-			Sources: reportSources(svc, req),
-			Series:  analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)})
+			Sources: reportSources(svc, req), Series: series})
 		switch {
 		case errors.Is(err, analyses.ErrTooManyRounds):
 			writeProblem(w, r, tooManyRounds(svc.MaxRounds()))
@@ -265,7 +266,7 @@ func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout t
 			writeProblem(w, r, shuttingDown())
 			return
 		}
-		setAnalysisID(r, result.ID)
+		setRound(r, &result, series, kept)
 		if kept {
 			w.Header().Set("Location", absoluteURL(r, "/v1/analyses/"+result.ID))
 		}

@@ -74,6 +74,18 @@ type requestInfo struct {
 	// caller is who the bearer token says the caller is (analyses.CallerOf), ""
 	// on an open API: a round's or gate's series is the caller's.
 	caller string
+	// round is what the line tells of an evaluated round, the only line
+	// of it (setRound).
+	round roundInfo
+}
+
+// roundInfo is an evaluated round as its request's log line tells it.
+type roundInfo struct {
+	evaluated bool
+	kept      bool
+	phase     api.Phase
+	message   string
+	series    string
 }
 
 type requestInfoKey struct{}
@@ -119,6 +131,14 @@ func infoOf(r *http.Request) *requestInfo {
 
 // setAnalysisID records the analysis a request concerns, for its log line.
 func setAnalysisID(r *http.Request, id string) { infoOf(r).analysisID = id }
+
+// setRound records the round a request evaluated, for its log line: its
+// id, phase, message and series, and whether it was kept.
+func setRound(r *http.Request, a *api.Analysis, series string, kept bool) {
+	info := infoOf(r)
+	info.analysisID = a.ID
+	info.round = roundInfo{evaluated: true, kept: kept, phase: a.Phase, message: a.Message, series: series}
+}
 
 // requestID returns the caller's X-Request-Id when it is a sane token, so a
 // caller can follow its request through our logs, and a fresh one
@@ -253,6 +273,10 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 	}
 	if info.analysisID != "" {
 		fields = append(fields, zap.String("analysis_id", info.analysisID))
+	}
+	if rd := &info.round; rd.evaluated {
+		fields = append(fields, zap.String("phase", string(rd.phase)), zap.String("message", rd.message),
+			zap.String("series", rd.series), zap.Bool("kept", rd.kept))
 	}
 	ce.Write(fields...)
 }

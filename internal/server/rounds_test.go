@@ -187,3 +187,44 @@ func TestStopsKeepTheirBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestRoundIsOneLogLine checks that a round writes one log line, its
+// request's, and that the line tells what the service's own line of the
+// round told: its id, phase, message, series and whether it was kept.
+func TestRoundIsOneLogLine(t *testing.T) {
+	failing := func(*prometheus.Metric) (analysis.Source, map[string]string, []api.FieldError) {
+		return analysis.SourceFunc(func(context.Context, time.Time) analysis.Observation {
+			return analysis.Observation{Value: []float64{0.5}, Display: "[0.5]"}
+		}), nil, nil
+	}
+	s := start(t, options{sources: failing})
+	resp := s.do(http.MethodPost, "/v1/evaluate", jsonType, once("echo-good"))
+	if resp.status != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.status, resp.body)
+	}
+	a := resp.analysis(t)
+	if a.Phase != api.PhaseFailed || a.Message == "" || resp.header.Get("Location") == "" {
+		t.Fatalf("round %s %q, Location %q; want a Failed round with its message, kept", a.Phase, a.Message, resp.header.Get("Location"))
+	}
+	var about []map[string]any
+	for _, e := range s.logs.All() {
+		if fields := e.ContextMap(); fields["analysis_id"] == a.ID {
+			fields["msg"] = e.Message
+			about = append(about, fields)
+		}
+	}
+	if len(about) != 1 {
+		t.Fatalf("%d log lines about the round, want one: %v", len(about), about)
+	}
+	line := about[0]
+	want := map[string]any{"msg": "request", "route": "/v1/evaluate", "status": int64(http.StatusOK),
+		"phase": string(api.PhaseFailed), "message": a.Message, "series": a.Series, "kept": true}
+	for k, v := range want {
+		if line[k] != v {
+			t.Errorf("the round's line has %s %v (%T), want %v: %v", k, line[k], line[k], v, line)
+		}
+	}
+	if a.Series == "" {
+		t.Errorf("the round names no series, so the line's is not checked: %+v", a)
+	}
+}
