@@ -99,7 +99,7 @@ func prometheusSource(b *testing.B, n int) analysis.Source {
 
 // cloudwatchSource is a CloudWatch metric whose stand-in answers one
 // result of n values, with their timestamps.
-func cloudwatchSource(b *testing.B, n int) analysis.Source {
+func cloudwatchSource(b testing.TB, n int) analysis.Source {
 	values, times := cbor.List{}, cbor.List{}
 	for i := range n {
 		values = append(values, cbor.Float64(float64(i%1000)/1000))

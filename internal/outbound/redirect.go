@@ -1,6 +1,8 @@
 package outbound
 
 import (
+	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -77,3 +79,80 @@ func (a AllowList) Redirects(max int, tooMany func() error, refused func(target 
 		return nil
 	}
 }
+
+// RoundTrip sends req as an http.Client with NoRedirects over rt would,
+// and answers as it does, without what the client spends on every
+// request for the redirects it might follow (a copy of the request's
+// headers and URL, and their closures): an error is the client's
+// *url.Error, naming the method and the URL (req's has no password: a
+// client's credentials are not in its URLs). A client that follows
+// redirects sends through RoundTrip and hands an answer it would follow
+// to its http.Client (see Answered).
+func RoundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
+	}
+	if resp == nil {
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(),
+			Err: fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", rt)}
+	}
+	return resp, nil
+}
+
+// urlErrorOp is http.Client's Op of an error: "Post" for a POST.
+func urlErrorOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < ' ' || c > '~' {
+			return method
+		}
+	}
+	return method[:1] + strings.ToLower(method[1:])
+}
+
+// Redirected reports whether an http.Client may follow an answer of this
+// status (it decides, by its Location, the request's method and its
+// CheckRedirect).
+func Redirected(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// Answered is a round tripper whose first request has been answered
+// already, with Response (it was sent for real, by RoundTrip): an
+// http.Client over it follows that answer's redirect, or refuses to, as
+// it would have, without the request being sent again. Every later
+// request, a redirect's, goes to Next.
+type Answered struct {
+	Response *http.Response
+	Next     http.RoundTripper
+}
+
+func (a *Answered) RoundTrip(req *http.Request) (*http.Response, error) {
+	if resp := a.Response; resp != nil {
+		a.Response = nil
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return resp, nil
+	}
+	return a.Next.RoundTrip(req)
+}
+
+// Doer is an http.Client with NoRedirects over a round tripper, for a
+// library that takes a client by its Do method (the AWS SDK's
+// HTTPClient): it sends with RoundTrip.
+type Doer struct{ Transport http.RoundTripper }
+
+// Do sends req with RoundTrip.
+func (d Doer) Do(req *http.Request) (*http.Response, error) { return RoundTrip(d.Transport, req) }

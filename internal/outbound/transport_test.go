@@ -327,3 +327,35 @@ func TestInflate(t *testing.T) {
 		t.Errorf("not gzip: %v, want %v", err, gzip.ErrHeader)
 	}
 }
+
+// TestRoundTrip: RoundTrip answers as an http.Client with NoRedirects
+// does: a redirect as it came, and the client's error, word for word,
+// when the request cannot be sent (here, HTTP spoken to a TLS client too).
+func TestRoundTrip(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	}))
+	defer srv.Close()
+	tr := NewTransport(TransportOptions{MaxConnsPerHost: 2})
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, CheckRedirect: NoRedirects}
+	for _, target := range []string{srv.URL + "/x", strings.Replace(srv.URL, "http:", "https:", 1) + "/x", "http://127.0.0.1:1/x"} {
+		req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader("q=1"))
+		resp, err := Doer{Transport: tr}.Do(req)
+		want, wantErr := client.Post(target, "text/plain", strings.NewReader("q=1"))
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Errorf("%s: error %v, want the client's %v", target, err, wantErr)
+		}
+		if err == nil && (resp.StatusCode != http.StatusFound || resp.StatusCode != want.StatusCode) {
+			t.Errorf("%s: status %d, want the redirect's %d", target, resp.StatusCode, want.StatusCode)
+		}
+		for _, r := range []*http.Response{resp, want} {
+			if r != nil {
+				_ = r.Body.Close()
+			}
+		}
+	}
+	if !Redirected(http.StatusFound) || Redirected(http.StatusNotModified) {
+		t.Error("Redirected: 302 is followed by http.Client, 304 is not")
+	}
+}

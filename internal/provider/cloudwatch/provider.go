@@ -194,10 +194,10 @@ func (p *Provider) awsClient() (*cloudwatch.Client, error) {
 		return nil, fmt.Errorf("the AWS configuration's HTTP client is a %T, not canaryd's", cfg.HTTPClient)
 	}
 	p.transport, p.creds = built.GetTransport(), cfg.Credentials
-	httpClient := &http.Client{
-		Transport:     &limitBody{next: p.transport, max: p.maxBytes},
-		CheckRedirect: outbound.NoRedirects,
-	}
+	// An http.Client that follows no redirect, without the copies of
+	// each request's headers and URL that http.Client makes for the
+	// redirects it might follow (outbound.Doer).
+	httpClient := outbound.Doer{Transport: &limitBody{next: p.transport, max: p.maxBytes}}
 	p.client = cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.HTTPClient = httpClient })
 	return p.client, nil
 }
