@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -182,7 +179,7 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 	}
 
 	if isJSON {
-		if err := checkJSON(body); err != nil {
+		if err := spec.CheckJSON(body); err != nil {
 			errs = append(errs, inBody(api.FieldError{Field: fieldBody, Message: err.Error()}))
 			return nil, nil, ptr(invalidInput(errs))
 		}
@@ -192,13 +189,13 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 	doc, input, problems := spec.ParseInput(body)
 	if doc == nil {
 		problems = append(problems, compile.ShapeProblems(input, in.sources)...)
-		return nil, input, ptr(invalidInput(append(errs, locateInDocument(problems, input)...)))
+		return nil, input, ptr(invalidInput(append(errs, input.Locate(problems)...)))
 	}
 	// A document whose only problems are unknown fields is compiled still,
 	// as compile.ParseAndCompile does: a provider's configuration is its
 	// provider's to decode, and its typos are listed with the document's.
 	compiled, more := compile.Compile(doc, overrides, in.sources, in.compileOptions(params)...)
-	errs = append(errs, locateInDocument(append(problems, more...), input)...)
+	errs = append(errs, input.Locate(append(problems, more...))...)
 	if len(errs) > 0 {
 		return nil, input, ptr(invalidInput(errs))
 	}
@@ -341,7 +338,7 @@ func (in *inputReader) readBody(w http.ResponseWriter, r *http.Request) ([]byte,
 		return nil, tooLarge()
 	}
 	if at := invalidUTF8(body); at >= 0 {
-		line, col := position(body, int64(at)+1)
+		line, col := spec.ByteLine(body, int64(at)+1)
 		return nil, ptr(invalidInput([]api.FieldError{inBody(api.FieldError{Field: fieldBody, Message: fmt.Sprintf(
 			"the request body is not valid UTF-8 (line %d, column %d, byte %d): JSON and YAML bodies must be UTF-8 text (RFC 8259)",
 			line, col, at+1)})}))
@@ -397,102 +394,6 @@ func invalidUTF8(data []byte) int {
 		i += size
 	}
 	return -1 // cannot happen: utf8.Valid said otherwise
-}
-
-// locateInDocument gives each problem of a posted document the pointer of
-// its field in the body, where it is in the body (see documentPointer),
-// found in the value spec.ParseInput decoded the body into: the body is
-// not decoded again.
-func locateInDocument(errs []api.FieldError, input *spec.Input) []api.FieldError {
-	// Only a body that spec.Parse decoded has fields to locate; one that
-	// it refused as a whole ("body") has no value to look in.
-	if !slices.ContainsFunc(errs, func(e api.FieldError) bool { return e.Field != fieldBody }) {
-		for i := range errs {
-			errs[i] = inBody(errs[i])
-		}
-		return errs
-	}
-	tree := input.Value()
-	out := make([]api.FieldError, len(errs))
-	for i, e := range errs {
-		if p, ok := documentPointer(tree, e.Field); ok {
-			e.Pointer = &p
-		}
-		out[i] = e
-	}
-	return out
-}
-
-// documentFields are the fields of an Argo document outside its spec.
-// spec.Parse names the fields of the spec relative to it
-// ("metrics[0].count"), and these from the top ("metadata.name").
-var documentFields = []string{"apiVersion", "kind", "metadata", "spec", "status"}
-
-// documentPointer returns the pointer of a problem's field in a posted
-// document, decoded as tree: a bare spec's fields from the top, an Argo
-// document's under /spec but for documentFields (an unknown field is
-// looked for in both). A field that is not in the body (an argument given
-// in the query, "args.NAME") has none; "body" not naming a field of that
-// name is the body as a whole.
-func documentPointer(tree any, field string) (string, bool) {
-	type place struct {
-		prefix string
-		node   any
-	}
-	places := []place{{"", tree}}
-	root, _ := tree.(map[string]any)
-	document := false
-	for _, k := range []string{"apiVersion", "kind", "spec"} {
-		if _, ok := root[k]; ok {
-			document = true
-		}
-	}
-	first := field
-	if i := strings.IndexAny(field, ".["); i >= 0 {
-		first = field[:i]
-	}
-	if document && !slices.Contains(documentFields, first) {
-		places = []place{{"/spec", root["spec"]}, {"", tree}}
-	}
-	for _, pl := range places {
-		if p, exact, _ := pointerTo(pl.node, field); exact {
-			return pl.prefix + p, true
-		}
-	}
-	if field == fieldBody {
-		return bodyPointer, true
-	}
-	if p, _, ok := pointerTo(places[0].node, field); ok {
-		return places[0].prefix + p, true
-	}
-	return "", false
-}
-
-// checkJSON reports the first syntax error of a JSON body with its line
-// and column.
-func checkJSON(body []byte) error {
-	if json.Valid(body) {
-		return nil
-	}
-	var v any
-	err := json.Unmarshal(body, &v)
-	var syntax *json.SyntaxError
-	if errors.As(err, &syntax) {
-		line, col := position(body, syntax.Offset)
-		return fmt.Errorf("invalid JSON: line %d, column %d: %v", line, col, syntax)
-	}
-	if err == nil {
-		err = errors.New("not a JSON value")
-	}
-	return fmt.Errorf("invalid JSON: %v", err)
-}
-
-func position(data []byte, offset int64) (line, col int) {
-	offset = min(max(offset, 0), int64(len(data)))
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
-	return line, max(col, 1)
 }
 
 // query reads the query parameters: arg.NAME overrides, and wait, timeout,

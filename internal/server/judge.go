@@ -13,6 +13,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/judge"
 	"github.com/canaryd/canaryd/internal/judge/countjson"
+	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // The fields of POST /v1/judge's body.
@@ -153,7 +154,7 @@ func judgePointer(field string) string {
 // The counts are the test's to check, look by look (judgeAll).
 func decodeJudge(body []byte, maxLooks int) (judgeRequest, []api.FieldError) {
 	var req judgeRequest
-	if err := checkJSON(body); err != nil {
+	if err := spec.CheckJSON(body); err != nil {
 		return req, []api.FieldError{inBody(api.FieldError{Field: fieldBody, Message: err.Error()})}
 	}
 	var top map[string]json.RawMessage

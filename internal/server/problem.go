@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/canaryd/canaryd/api"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // Problem types. A URN names each kind of problem without claiming a web
@@ -111,40 +109,4 @@ const bodyPointer = ""
 func inBody(e api.FieldError) api.FieldError {
 	e.Pointer = ptr(bodyPointer)
 	return e
-}
-
-// pointerTo returns the RFC 6901 JSON Pointer of field within body, the
-// decoded request body (maps, slices and scalars as encoding/json decodes
-// them into an any), and whether the field is within it: a value of body,
-// or a member missing from one of its objects (a required field left out).
-// field is a path as canaryd's errors spell it: keys joined by ".", indices
-// in brackets ("metrics[0].provider.prometheus.query"). Keys are matched
-// against body's own, longest first, so that a key with a "." or "[" of its
-// own is found ("metadata.app.kubernetes.io/name" is the key
-// "app.kubernetes.io/name" of metadata: "/metadata/app.kubernetes.io~1name").
-// exact reports that the field is a value of body, not a missing member.
-func pointerTo(body any, field string) (pointer string, exact, ok bool) {
-	var b strings.Builder
-	node, rest := body, field
-	for rest != "" {
-		child, step, after, ok := spec.FieldStep(node, rest)
-		if !ok {
-			// A member missing from an object, if it is the last step of
-			// the path.
-			if _, isObject := node.(map[string]any); !isObject || strings.ContainsAny(rest, ".[") {
-				return "", false, false
-			}
-			b.WriteString("/" + escapePointer(rest))
-			return b.String(), false, true
-		}
-		b.WriteString("/" + escapePointer(step))
-		node, rest = child, after
-	}
-	return b.String(), true, true
-}
-
-// escapePointer escapes a key as a JSON Pointer's reference token (RFC
-// 6901 section 3): "~" as "~0", "/" as "~1".
-func escapePointer(key string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }

@@ -137,13 +137,13 @@ type templateBody struct {
 }
 
 // at returns a problem with the body's field, with the field's pointer
-// into the body when it is there (see pointerTo).
+// into the body when it is there (see spec.FieldPointer).
 func (tb templateBody) at(field, message string) api.FieldError {
 	e := api.FieldError{Field: field, Message: message}
 	if tb.tree == nil {
 		return e
 	}
-	if p, _, ok := pointerTo(tb.tree, field); ok {
+	if p, _, ok := spec.FieldPointer(tb.tree, field); ok {
 		e.Pointer = &p
 	}
 	return e
@@ -333,7 +333,7 @@ func decodeTemplateBody(body []byte, isJSON bool, flagger bool) (templateBody, [
 		case key == "":
 			// The field is named after the body; the pointer names the
 			// key "" (RFC 6901: "/").
-			errs = append(errs, api.FieldError{Field: fieldBody, Pointer: ptr("/" + escapePointer(key)), Message: fmt.Sprintf(
+			errs = append(errs, api.FieldError{Field: fieldBody, Pointer: ptr("/"), Message: fmt.Sprintf(
 				"a field with an empty name; this endpoint's body takes %s", strings.Join(known, ", "))})
 		case !slices.Contains(known, key):
 			add(key, "unknown field; this endpoint's body takes %s", strings.Join(known, ", "))
@@ -377,7 +377,7 @@ func decodeTemplateBody(body []byte, isJSON bool, flagger bool) (templateBody, [
 func decodeObject(body []byte, isJSON bool) (map[string]any, *api.FieldError) {
 	text := body
 	if isJSON {
-		if err := checkJSON(body); err != nil {
+		if err := spec.CheckJSON(body); err != nil {
 			return nil, &api.FieldError{Field: "body", Message: err.Error()}
 		}
 	} else {

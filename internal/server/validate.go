@@ -31,7 +31,7 @@ type Validation struct {
 // (parse, arguments, limits, conditions compiled, datasources allowed)
 // and runs nothing: a 200 Validation when it would run, else the 400
 // problem it would get, each error with the line of the body it is on
-// (bodyLine), for an editor to mark.
+// (spec.PointerLine), for an editor to mark.
 func handleValidate(in *inputReader) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, p := bodyMediaType(r); p != nil {
@@ -53,7 +53,7 @@ func handleValidate(in *inputReader) http.Handler {
 			if root := bodyRoot(p.Errors, input, body); root != nil {
 				for i := range p.Errors {
 					if ptr := p.Errors[i].Pointer; ptr != nil {
-						p.Errors[i].Line = bodyLine(root, *ptr)
+						p.Errors[i].Line = spec.PointerLine(root, *ptr)
 					}
 				}
 			}
@@ -105,42 +105,4 @@ func bodyRoot(errs []api.FieldError, input *spec.Input, body []byte) *yaml.Node 
 		return input.Tree()
 	}
 	return spec.NodeTree(body)
-}
-
-// bodyLine is the line of the document whose tree is root that an RFC
-// 6901 pointer names: the line of the key of a mapping's entry, of a
-// sequence's item, or, for a field left out, of the deepest part of the
-// path that is there.
-func bodyLine(root *yaml.Node, pointer string) int {
-	node := root
-	line := node.Line
-	if pointer == "" {
-		return line
-	}
-	for _, seg := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		for node.Kind == yaml.AliasNode && node.Alias != nil {
-			node = node.Alias
-		}
-		next := (*yaml.Node)(nil)
-		switch node.Kind {
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(node.Content); i += 2 {
-				if node.Content[i].Value == seg {
-					line, next = node.Content[i].Line, node.Content[i+1]
-					break
-				}
-			}
-		case yaml.SequenceNode:
-			if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(node.Content) {
-				next = node.Content[i]
-				line = next.Line
-			}
-		}
-		if next == nil {
-			return line
-		}
-		node = next
-	}
-	return line
 }

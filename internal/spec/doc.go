@@ -29,7 +29,9 @@
 //     aliases refused before anything expands them, and from which its
 //     JSON, its lines and its comments come (see readYAML). ParseInput
 //     keeps what was read, so that nothing after Parse reads the input
-//     again.
+//     again: the problems of all three steps are located in it, each
+//     field's JSON Pointer (Input.Locate) and line (Input.Line,
+//     PointerLine).
 //   - Spec.Resolve substitutes `{{args.NAME}}` into every string field of
 //     every metric, as Argo Rollouts does, with caller-supplied overrides;
 //     but since any caller may supply them, a value cannot change the

@@ -59,8 +59,6 @@ func intOrStr(i int32) *IntOrString { return &IntOrString{Int: i} }
 
 func strOrStr(s string) *IntOrString { return &IntOrString{IsString: true, Str: s} }
 
-func ptr[T any](v T) *T { return &v }
-
 // testSecret holds secret the arguments whose names say they are, as a
 // service's ResolveOptions.SecretArg does (internal/compile.IsSecretArg):
 // these tests name them api-token, password, canaryd-token.

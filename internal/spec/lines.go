@@ -37,7 +37,7 @@ func FieldLine(root *yamlv3.Node, field string) int {
 	}
 	// An Argo document's fields are under spec, but for its own.
 	if key, spec := mappingEntry(node, "spec"); spec != nil && (mappingValue(node, "apiVersion") != nil || mappingValue(node, "kind") != nil) &&
-		!slices.Contains([]string{"apiVersion", "kind", "metadata", "spec", "status"}, first) {
+		!slices.Contains(documentFields, first) {
 		if line := pathLine(spec, field); line > 0 {
 			return line
 		}

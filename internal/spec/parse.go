@@ -186,7 +186,7 @@ func prune(obj map[string]any, field string, document bool) bool {
 	}
 	rest := field
 	for {
-		child, step, after, ok := FieldStep(node, rest)
+		child, step, after, ok := fieldStep(node, rest)
 		if !ok {
 			return false
 		}
@@ -204,14 +204,14 @@ func prune(obj map[string]any, field string, document bool) bool {
 	}
 }
 
-// FieldStep takes the first step of path, a field as problems name it
+// fieldStep takes the first step of path, a field as problems name it
 // ("metrics[0].provider.prometheus.query"), into node, a decoded JSON
 // value: a key of an object, matched longest first so that a key with a
 // "." or "[" of its own is found ("app.kubernetes.io/name"), or an index of
 // an array ("[0]"). It returns the member, the step (the key, or the index
 // in decimal), and the rest of the path after it; ok is false when node
 // has no such member.
-func FieldStep(node any, path string) (child any, step, rest string, ok bool) {
+func fieldStep(node any, path string) (child any, step, rest string, ok bool) {
 	switch n := node.(type) {
 	case map[string]any:
 		key, found := "", false

@@ -1,13 +1,14 @@
-package server
+package spec
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
-	"github.com/canaryd/canaryd/internal/spec"
+	"github.com/canaryd/canaryd/api"
 )
 
-func decodeTree(t *testing.T, text string) any {
+func jsonTree(t *testing.T, text string) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
@@ -16,10 +17,10 @@ func decodeTree(t *testing.T, text string) any {
 	return v
 }
 
-// TestPointerTo checks the conversion of canaryd's field paths into RFC
-// 6901 JSON Pointers, found in the body they point into.
-func TestPointerTo(t *testing.T) {
-	body := decodeTree(t, `{
+// TestFieldPointer checks the conversion of canaryd's field paths into
+// RFC 6901 JSON Pointers, found in the value they point into.
+func TestFieldPointer(t *testing.T) {
+	body := jsonTree(t, `{
 		"metrics": [{"name": "m", "successCondition": "result > 1", "provider": {"prometheus": {"query": "up"}}}],
 		"args": {"namespace": "echo"},
 		"metadata": {"app.kubernetes.io/name": "shop", "app": "other"},
@@ -61,16 +62,16 @@ func TestPointerTo(t *testing.T) {
 		{"metrics[0].name.first", none, false},
 		{"webhook.url.host", none, false},
 	} {
-		got, exact, ok := pointerTo(body, tc.field)
+		got, exact, ok := FieldPointer(body, tc.field)
 		if !ok {
 			got = none
 		}
 		if got != tc.want || (ok && exact != tc.exact) {
-			t.Errorf("pointerTo(%q) = %q (exact %v), want %q (exact %v)", tc.field, got, exact, tc.want, tc.exact)
+			t.Errorf("FieldPointer(%q) = %q (exact %v), want %q (exact %v)", tc.field, got, exact, tc.want, tc.exact)
 		}
 	}
-	if got, _, ok := pointerTo(nil, "metrics"); ok {
-		t.Errorf("pointerTo(nil body) = %q, want none", got)
+	if got, _, ok := FieldPointer(nil, "metrics"); ok {
+		t.Errorf("FieldPointer(nil body) = %q, want none", got)
 	}
 }
 
@@ -113,7 +114,7 @@ func TestDocumentPointer(t *testing.T) {
 	} {
 		var tree any
 		if tc.body != "" {
-			tree = decodeTree(t, tc.body)
+			tree = jsonTree(t, tc.body)
 		}
 		got, ok := documentPointer(tree, tc.field)
 		if !ok {
@@ -125,9 +126,9 @@ func TestDocumentPointer(t *testing.T) {
 	}
 }
 
-// TestBodyTree checks that YAML and JSON bodies decode alike, a byte
+// TestInputValue checks that YAML and JSON inputs decode alike, a byte
 // order mark and all, into the value that problems are located in.
-func TestBodyTree(t *testing.T) {
+func TestInputValue(t *testing.T) {
 	for _, tc := range []struct {
 		body   string
 		isJSON bool
@@ -137,13 +138,51 @@ func TestBodyTree(t *testing.T) {
 		{"metrics:\n- name: m\n", false},
 		{"\xef\xbb\xbfmetrics:\n- {name: m}\n", false},
 	} {
-		_, input, _ := spec.ParseInput([]byte(tc.body))
-		got, _, ok := pointerTo(input.Value(), "metrics[0].name")
+		_, input, _ := ParseInput([]byte(tc.body))
+		got, _, ok := FieldPointer(input.Value(), "metrics[0].name")
 		if !ok || got != "/metrics/0/name" {
 			t.Errorf("%q: metrics[0].name at %q (%v), want /metrics/0/name", tc.body, got, ok)
 		}
 	}
-	if _, input, _ := spec.ParseInput([]byte("metrics: [unclosed")); input.Value() != nil {
+	if _, input, _ := ParseInput([]byte("metrics: [unclosed")); input.Value() != nil {
 		t.Errorf("the value of invalid YAML = %v, want nil", input.Value())
+	}
+}
+
+// TestLocate checks that problems are given their pointers in the input
+// they are about, and that the problems of an input refused as a whole
+// point at all of it.
+func TestLocate(t *testing.T) {
+	_, input, _ := ParseInput([]byte("apiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nmetadata: {}\nspec:\n  metrics:\n  - name: m\n"))
+	got := input.Locate([]api.FieldError{{Field: "metrics[0].interval"}, {Field: "metadata.name"}, {Field: "args.nope"}, {Field: bodyField}})
+	for i, want := range []string{"/spec/metrics/0/interval", "/metadata/name", "(none)", ""} {
+		if p := got[i].Pointer; (p == nil) != (want == "(none)") || p != nil && *p != want {
+			t.Errorf("%s points at %v, want %s", got[i].Field, p, want)
+		}
+	}
+	_, refused, _ := ParseInput([]byte("metrics: [unclosed"))
+	for _, e := range refused.Locate([]api.FieldError{{Field: bodyField}, {Field: bodyField}}) {
+		if e.Pointer == nil || *e.Pointer != "" {
+			t.Errorf("a problem of a refused input points at %v, want the whole input", e.Pointer)
+		}
+	}
+}
+
+// TestCheckJSON checks the line and column of a JSON text's first
+// syntax error, a newline's included.
+func TestCheckJSON(t *testing.T) {
+	for text, want := range map[string]string{
+		`{"a": 1}`:          "",
+		"{\n  \"a\": 1,\n}": "invalid JSON: line 3, column 1: invalid character '}' looking for beginning of object key string",
+		`{"a": tru}`:        "invalid JSON: line 1, column 10: invalid character '}' in literal true (expecting 'e')",
+		"{\"a\":\n":         "invalid JSON: line 2, column 1: unexpected end of JSON input",
+	} {
+		err := CheckJSON([]byte(text))
+		if got := fmt.Sprint(err); (err == nil) != (want == "") || err != nil && got != want {
+			t.Errorf("CheckJSON(%q) = %v, want %q", text, err, want)
+		}
+	}
+	if line, col := ByteLine([]byte("ab\ncd"), 3); line != 2 || col != 1 {
+		t.Errorf("the newline is at line %d, column %d; want line 2, column 1", line, col)
 	}
 }
