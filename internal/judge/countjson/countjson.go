@@ -3,6 +3,11 @@
 // read from one line of JSON, strictly, and a look's result written as one
 // line of JSON.
 //
+// POST /v1/judge's body, the test's options and its looks, is read here
+// too (ParseRequest), each problem named by its field and pointer, and its
+// answer written, the looks' results as one JSON array
+// (Request.AppendResults).
+//
 // Reading is on the command's hot path (a million looks a second is the
 // aim), so a look of the usual shape is read by a small parser of its own,
 // without allocating; anything it does not follow (an escape in a key, a
