@@ -25,10 +25,10 @@ var documentFields = []string{"apiVersion", "kind", "metadata", "spec", "status"
 // Locate gives each of errs, the problems of the input (Parse's,
 // Resolve's, Validate's, with their fields named as these name them), the
 // RFC 6901 JSON Pointer of its field in the input, where it is in the
-// input (see Pointer), found in the value Parse decoded the input into:
-// the input is not decoded again. A problem on "body" points at the input
-// as a whole. The errors are changed in place when none names a field,
-// and copied otherwise.
+// input (see documentPointer), found in the value Parse decoded the input
+// into: the input is not decoded again. A problem on "body" points at the
+// input as a whole. The errors are changed in place when every one is on
+// "body", and copied otherwise.
 func (in *Input) Locate(errs []api.FieldError) []api.FieldError {
 	// Only an input that Parse decoded has fields to locate; one that it
 	// refused as a whole ("body") has no value to look in.
