@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/canaryd/canaryd/internal/judge"
 	"github.com/canaryd/canaryd/internal/judge/countjson"
@@ -86,23 +88,30 @@ func BenchmarkJudgeLooks(b *testing.B) {
 	stream := aaStream(n, false)
 	looks := parseLooks(b, stream)
 	cfg := judge.CountConfig{}.WithDefaults()
-	report := func(b *testing.B) {
-		perLook := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n)
+	// report gives the time a look, and the process' CPU time a look
+	// since cpu0 (cpuTime before the loop), which a busy machine
+	// stretches less than the time.
+	report := func(b *testing.B, cpu0 time.Duration) {
+		looks := float64(b.N) * float64(n)
+		perLook := float64(b.Elapsed().Nanoseconds()) / looks
 		b.ReportMetric(perLook, "ns/look")
 		b.ReportMetric(1e9/perLook, "looks/s")
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/looks, "cpu-ns/look")
 		b.ReportMetric(0, "ns/op")
 	}
 	b.Run("command", func(b *testing.B) {
 		b.SetBytes(int64(len(stream)))
+		cpu0 := cpuTime()
 		for b.Loop() {
 			decision, err := judgeLooks(bytes.NewReader(stream), io.Discard, cfg, n, true)
 			if err != nil || decision == "" {
 				b.Fatalf("judgeLooks: %q, %v", decision, err)
 			}
 		}
-		report(b)
+		report(b, cpu0)
 	})
 	observe := func(b *testing.B, looks []judge.CountLook) {
+		cpu0 := cpuTime()
 		for b.Loop() {
 			t, err := judge.NewCountTest(cfg)
 			if err != nil {
@@ -114,7 +123,7 @@ func BenchmarkJudgeLooks(b *testing.B) {
 				}
 			}
 		}
-		report(b)
+		report(b, cpu0)
 	}
 	b.Run("observe", func(b *testing.B) { observe(b, looks) })
 	b.Run("read-write", func(b *testing.B) {
@@ -127,6 +136,7 @@ func BenchmarkJudgeLooks(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpu0 := cpuTime()
 		for b.Loop() {
 			var out []byte
 			for line := range bytes.Lines(stream) {
@@ -138,7 +148,7 @@ func BenchmarkJudgeLooks(b *testing.B) {
 				_, _ = io.Discard.Write(out)
 			}
 		}
-		report(b)
+		report(b, cpu0)
 	})
 	// The same with totals that vary: no look repeats the odds of the one
 	// before, so the count test computes the grid's logarithms at every
@@ -147,17 +157,27 @@ func BenchmarkJudgeLooks(b *testing.B) {
 	varying := aaStream(n, true)
 	b.Run("command-varying-totals", func(b *testing.B) {
 		b.SetBytes(int64(len(varying)))
+		cpu0 := cpuTime()
 		for b.Loop() {
 			decision, err := judgeLooks(bytes.NewReader(varying), io.Discard, cfg, n, true)
 			if err != nil || decision == "" {
 				b.Fatalf("judgeLooks: %q, %v", decision, err)
 			}
 		}
-		report(b)
+		report(b, cpu0)
 	})
 	looks = parseLooks(b, varying)
 	varying = nil
 	b.Run("observe-varying-totals", func(b *testing.B) { observe(b, looks) })
+}
+
+// cpuTime is the process' user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // parseLooks reads the looks of an NDJSON stream.
