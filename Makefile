@@ -203,7 +203,7 @@ bench: prometheus postgresql
 	run $(GO) test -run '^$$' -bench 'Scheduler$$' -benchmem ./internal/analysis/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench MillionAnalyses -benchtime 1x -timeout 30m ./internal/analysis/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench BacktestDay -benchmem -benchtime 3x ./cmd/canaryd/ $(BENCH_ONCE); \
-	run $(GO) test -run '^$$' -bench JudgeLooks -benchtime 1x ./cmd/canaryd/ $(BENCH_ONCE); \
+	run $(GO) test -run '^$$' -bench JudgeLooks -benchtime 1x -cpu 1 ./cmd/canaryd/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench EvaluateInProcess -benchmem -benchtime 2000x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'MeasureOneValue|Measure$$' -benchmem -count 3 ./internal/benchmark/ $(BENCH_ONCE); \
