@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -83,12 +84,21 @@ func (a *Analyses) AcquireRound() (release func(), err error) {
 	return release, nil
 }
 
-// Evaluate takes one round of plan now (see analysis.Evaluate) and counts
-// its measurements. It fails with ErrDraining while the service shuts
-// down, and with ErrTooManyRounds when MaxRounds rounds and gates are
-// being answered. It returns at the latest stopGrace after ctx is done,
-// whatever the round's measurements and conditions are doing: a round
-// not finished by then is an Error round (see evaluateBounded).
+// Evaluate takes one round of plan now (see analysis.Evaluate), counts
+// its measurements, keeps it, and answers with it: it calls answer once,
+// with the round and whether it was kept. It fails with ErrDraining while
+// the service shuts down, and with ErrTooManyRounds when MaxRounds rounds
+// and gates are being answered, and then calls nothing.
+//
+// The engine runs on the calling goroutine: a round's one measurement
+// costs no goroutine of its own. Its answer still comes by the deadline
+// whatever the round's measurements and conditions are doing: when the
+// engine has not come back stopGrace after ctx is done, answer is called
+// at once on another goroutine, with an Error round (unfinished) and late
+// set, while the caller goes on waiting for the engine, which holds its
+// round's slot until it comes back (watchRound). Evaluate returns once
+// answer has returned and the engine has come back; answer must then not
+// wait for Evaluate's caller.
 //
 // The round is kept as a finished analysis under its id, with so.Kind
 // KindRound (kept.go): kept says whether it could be within the bounds of
@@ -98,56 +108,100 @@ func (a *Analyses) AcquireRound() (release func(), err error) {
 // the caller's line of it (the HTTP access log) tells its id, phase,
 // message, series and whether it was kept, so that a round costs one
 // write to the log rather than two.
-func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOptions) (result api.Analysis, kept bool, err error) {
+func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOptions, answer func(result api.Analysis, kept, late bool)) error {
 	if a.Draining() {
-		return api.Analysis{}, false, ErrDraining
+		return ErrDraining
 	}
 	release, ok := a.rounds.acquire()
 	if !ok {
-		return api.Analysis{}, false, ErrTooManyRounds
+		return ErrTooManyRounds
 	}
 	// An analysis' id: the round is kept as one, and with memory: its
 	// epoch says when a restart took it.
 	id := a.epoch + NewID()
 	so.Kind = api.KindRound
 	so.Args = RedactArgs(so.Args)
-	result = evaluateBounded(ctx, plan, analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args,
-		Kind: so.Kind, Series: so.Series}, release)
+	opts := analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args, Kind: so.Kind, Series: so.Series}
+	w := &roundWatch{}
+	stop := context.AfterFunc(ctx, func() {
+		if w.wait() {
+			a.answerRound(plan, so, unfinished(plan, opts, ctx.Err()), answer, true)
+			w.mu.Unlock()
+		}
+	})
+	result := analysis.Evaluate(ctx, plan, opts)
+	release()
+	if !stop() && !w.engineBack() {
+		return nil // answered by the watch
+	}
+	a.answerRound(plan, so, result, answer, false)
+	return nil
+}
+
+// answerRound counts the measurements of a round's result, keeps it, and
+// calls answer with it.
+func (a *Analyses) answerRound(plan *analysis.Plan, so StartOptions, result api.Analysis, answer func(api.Analysis, bool, bool), late bool) {
 	for _, m := range result.MetricResults {
 		for _, ms := range m.Measurements {
 			a.metrics.measurements.WithLabelValues(string(ms.Phase)).Inc()
 		}
 	}
 	a.metrics.evaluations.WithLabelValues(string(result.Phase)).Inc()
-	kept = a.keepRound(plan, so, result)
-	return result, kept, nil
+	answer(result, a.keepRound(plan, so, result), late)
 }
 
-// evaluateBounded runs the engine's round on a goroutine of its own and
-// waits for it until ctx is done and stopGrace after; then it answers with
-// unfinished (every metric an Error saying why) and leaves the engine to
-// finish on its own, holding release until it has.
-func evaluateBounded(ctx context.Context, plan *analysis.Plan, opts analysis.Options, release func()) api.Analysis {
-	done := make(chan api.Analysis, 1)
-	// Ends when the engine's round does: its sources and conditions
-	// honour ctx, which the caller cancels when it returns.
-	go func() {
-		defer release()
-		done <- analysis.Evaluate(ctx, plan, opts)
-	}()
-	select {
-	case result := <-done:
-		return result
-	case <-ctx.Done():
+// roundWatch decides who answers a round whose context is done: the
+// engine, if it comes back within stopGrace, or the watch. It is made for
+// every round, but only a round whose context ends before its engine comes
+// back (its deadline, or its caller gone) starts a watch, on a goroutine of
+// context.AfterFunc's.
+type roundWatch struct {
+	mu       sync.Mutex
+	answered bool
+	// back ends the watch's wait when the engine comes back first.
+	back chan struct{}
+}
+
+// wait waits stopGrace for the engine, and reports whether it has not
+// come back: the watch answers then, and holds mu until it has.
+func (w *roundWatch) wait() bool {
+	w.mu.Lock()
+	if w.answered {
+		w.mu.Unlock()
+		return false
 	}
+	w.back = make(chan struct{})
+	w.mu.Unlock()
 	grace := time.NewTimer(stopGrace)
 	defer grace.Stop()
 	select {
-	case result := <-done:
-		return result
+	case <-w.back:
+		return false
 	case <-grace.C:
-		return unfinished(plan, opts, ctx.Err())
 	}
+	w.mu.Lock()
+	if w.answered {
+		w.mu.Unlock()
+		return false
+	}
+	w.answered = true
+	return true
+}
+
+// engineBack reports whether the engine, back after its context ended,
+// answers: false when the watch has answered already (engineBack then
+// returns once it has).
+func (w *roundWatch) engineBack() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return false
+	}
+	w.answered = true
+	if w.back != nil {
+		close(w.back)
+	}
+	return true
 }
 
 // unfinished is the round of plan as it stands when its deadline passed

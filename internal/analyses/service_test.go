@@ -99,7 +99,8 @@ func TestStartLimits(t *testing.T) {
 	if _, err := a.Start(plan(t, 1), StartOptions{}); !errors.Is(err, ErrDraining) {
 		t.Errorf("Start while draining: %v, want ErrDraining", err)
 	}
-	if _, _, err := a.Evaluate(context.Background(), plan(t, 1), StartOptions{}); !errors.Is(err, ErrDraining) {
+	answered := func(api.Analysis, bool, bool) { t.Error("a round answered while draining") }
+	if err := a.Evaluate(context.Background(), plan(t, 1), StartOptions{}, answered); !errors.Is(err, ErrDraining) {
 		t.Errorf("Evaluate while draining: %v, want ErrDraining", err)
 	}
 }

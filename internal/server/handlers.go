@@ -255,27 +255,74 @@ func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout t
 		defer cancel()
 		plan := req.roundPlan()
 		series := analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)
-		result, kept, err := svc.Evaluate(ctx, plan, analyses.StartOptions{Template: req.template, Args: req.compiled.Args,
+		err := svc.Evaluate(ctx, plan, analyses.StartOptions{Template: req.template, Args: req.compiled.Args,
 			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
-			Sources: reportSources(svc, req), Series: series})
+			Sources: reportSources(svc, req), Series: series},
+			func(result api.Analysis, kept, late bool) {
+				setRound(r, &result, series, kept)
+				if kept {
+					w.Header().Set("Location", absoluteURL(r, "/v1/analyses/"+result.ID))
+				}
+				status := http.StatusOK
+				if result.Phase == api.PhaseError {
+					status = http.StatusServiceUnavailable
+				}
+				if late {
+					writeRoundNow(w, status, result)
+					return
+				}
+				writeRound(w, status, result)
+			})
 		switch {
 		case errors.Is(err, analyses.ErrTooManyRounds):
 			writeProblem(w, r, tooManyRounds(svc.MaxRounds()))
-			return
 		case err != nil:
 			writeProblem(w, r, shuttingDown())
-			return
 		}
-		setRound(r, &result, series, kept)
-		if kept {
-			w.Header().Set("Location", absoluteURL(r, "/v1/analyses/"+result.ID))
-		}
-		status := http.StatusOK
-		if result.Phase == api.PhaseError {
-			status = http.StatusServiceUnavailable
-		}
-		writeRound(w, status, result)
 	})
+}
+
+// writeRoundNow answers as writeRound does, with the answer's length, and
+// sends it at once: the answer of a round whose engine has not come back
+// by its deadline, while the handler goes on waiting for it (see
+// analyses.Analyses.Evaluate). net/http sends an answer it has not been
+// told the length of when the handler returns, or chunked when it is
+// flushed before; this one is whole on the wire before then. Its
+// connection is closed once the handler returns: a caller that sent its
+// next request on it would wait for the engine too.
+func writeRoundNow(w http.ResponseWriter, status int, a api.Analysis) {
+	var held heldAnswer
+	held.header = w.Header()
+	writeRound(&held, status, a)
+	held.header.Set("Content-Length", strconv.Itoa(len(held.body)))
+	held.header.Set("Connection", "close")
+	w.WriteHeader(held.status)
+	_, _ = w.Write(held.body)
+	_ = http.NewResponseController(w).Flush()
+}
+
+// heldAnswer is an answer written into memory, into the headers of the
+// answer it will be: its status and body.
+type heldAnswer struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (h *heldAnswer) Header() http.Header { return h.header }
+
+func (h *heldAnswer) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+
+func (h *heldAnswer) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	h.body = append(h.body, b...)
+	return len(b), nil
 }
 
 func lookup(svc *analyses.Analyses, w http.ResponseWriter, r *http.Request) (*analyses.Run, bool) {

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +129,24 @@ func TestRoundAnswersByItsDeadline(t *testing.T) {
 	a := resp.analysis(t)
 	if ms := a.MetricResults[0].Measurements[0]; a.Phase != api.PhaseError || ms.Phase != api.PhaseError || !strings.HasPrefix(ms.Message, "deadline exceeded") {
 		t.Errorf("round %s, measurement %s %q; want Error, deadline exceeded", a.Phase, ms.Phase, ms.Message)
+	}
+	// Answered while the handler waits for the measurement: whole, and
+	// on a connection that no next request waits on.
+	if resp.header.Get("Content-Length") != strconv.Itoa(len(resp.body)) {
+		t.Errorf("Content-Length %q for %d bytes; want the length", resp.header.Get("Content-Length"), len(resp.body))
+	}
+	raw := within(t, "another round with ?timeout=300ms", 5*time.Second, func() *http.Response {
+		resp, err := http.Post(s.url+"/v1/evaluate?timeout=300ms", jsonType, strings.NewReader(once("echo-good")))
+		if err != nil {
+			t.Error(err)
+			return &http.Response{}
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	})
+	if raw.StatusCode != http.StatusServiceUnavailable || !raw.Close {
+		t.Errorf("status %d, connection closed after it: %t; want 503, closed", raw.StatusCode, raw.Close)
 	}
 }
 
