@@ -43,23 +43,6 @@ type backtestWindow struct {
 	every      time.Duration
 }
 
-// starts returns the instants the analyses of w start at, as
-// analysis.BacktestSeries starts them, and false once there would be more
-// than limit.
-func (w backtestWindow) starts(limit int) ([]time.Time, bool) {
-	if w.every <= 0 {
-		return []time.Time{w.start}, true
-	}
-	var out []time.Time
-	for at := w.start; at.Before(w.end) || at.Equal(w.start); at = at.Add(w.every) {
-		if len(out) == limit {
-			return out, false
-		}
-		out = append(out, at)
-	}
-	return out, true
-}
-
 // readWindow reads a backtest's start (required), end (default now) and
 // every (default none) from the query, on the routes that take them. Times
 // are RFC 3339, Unix seconds or a duration relative to now, as `canaryd
@@ -114,7 +97,7 @@ func checkBacktest(plan *analysis.Plan, w backtestWindow, limits limits.Limits) 
 			"the window from start to end is %s, longer than a backtest may replay here (--max-backtest-window %s); move start or end closer",
 			span, limits.MaxBacktestWindow)}}
 	}
-	starts, ok := w.starts(limits.MaxBacktestStarts)
+	starts, ok := analysis.BacktestStarts(w.start, w.end, w.every, limits.MaxBacktestStarts)
 	if !ok {
 		return []api.FieldError{{Field: paramEvery, Message: fmt.Sprintf(
 			"every %s from start to end starts more than %d analyses, the most one backtest may start here (--max-backtest-starts); take a longer every or a shorter window",
@@ -122,7 +105,7 @@ func checkBacktest(plan *analysis.Plan, w backtestWindow, limits limits.Limits) 
 	}
 	total := 0
 	for _, at := range starts {
-		total += measurementsWithin(plan, w.end.Sub(at))
+		total += plan.MeasurementsWithin(w.end.Sub(at))
 		if total > limits.MaxBacktestMeasurements {
 			field, advice := paramEnd, "a shorter window"
 			if w.every > 0 {
@@ -134,30 +117,6 @@ func checkBacktest(plan *analysis.Plan, w backtestWindow, limits limits.Limits) 
 		}
 	}
 	return nil
-}
-
-// measurementsWithin is how many measurements plan's metrics take at most
-// in a backtest whose horizon is span after its start, by their schedules:
-// a metric measures at its initialDelay and every interval after, up to its
-// count. (An Error measurement does not count towards a count; the retries
-// it causes are left out of this estimate.)
-func measurementsWithin(plan *analysis.Plan, span time.Duration) int {
-	total := 0
-	for i := range plan.Metrics {
-		m := &plan.Metrics[i]
-		if m.InitialDelay > span {
-			continue
-		}
-		n := int64(1)
-		if m.Interval > 0 {
-			n += int64((span - m.InitialDelay) / m.Interval)
-		}
-		if m.Count != nil && int64(*m.Count) < n {
-			n = int64(*m.Count)
-		}
-		total += int(min(n, 1<<31))
-	}
-	return total
 }
 
 // handleBacktest runs the spec that read makes of the request against
