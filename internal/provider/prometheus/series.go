@@ -93,7 +93,7 @@ func (s *source) sendRange(ctx context.Context, method, form string) (*http.Resp
 		req.Header = req.Header.Clone()
 		req.Header.Del("Content-Type")
 	}
-	return s.ep.client.Do(req)
+	return s.ep.send(req)
 }
 
 // refusesPost says whether a status is one after which client_golang asks
