@@ -14,9 +14,9 @@
 //     names, in that spelling;
 //   - redirect policies: NoRedirects, and Redirects bounded in number and
 //     checked target by target (within an AllowList, or SameOrigin);
-//     RoundTrip (and Doer), a request sent as an http.Client with
-//     NoRedirects sends it, without the client's copies of its headers
-//     and URL, and Answered, to hand an answer to be followed to a client;
+//     Send, a request sent as an http.Client sends it, without the
+//     client's copies of its headers and URL for the redirects it might
+//     follow (RoundTrip and Doer, for a client with NoRedirects);
 //   - ReadBody: a response body read up to a bound, refused at the first
 //     byte over it; DrainAndClose; Inflate, for a client that asks for
 //     gzip itself (AcceptGzip);

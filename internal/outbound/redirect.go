@@ -87,7 +87,7 @@ func (a AllowList) Redirects(max int, tooMany func() error, refused func(target 
 // *url.Error, naming the method and the URL (req's has no password: a
 // client's credentials are not in its URLs). A client that follows
 // redirects sends through RoundTrip and hands an answer it would follow
-// to its http.Client (see Answered).
+// to its http.Client (see Send).
 func RoundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
@@ -114,6 +114,26 @@ func urlErrorOp(method string) string {
 		}
 	}
 	return method[:1] + strings.ToLower(method[1:])
+}
+
+// Send sends req as client.Do does, and answers as it does, without
+// what Do spends on every request for the redirects it might follow:
+// the request goes to the client's transport (RoundTrip), and only an
+// answer the client might follow is handed to it, already received
+// (Answered), to follow or refuse by its CheckRedirect, as ever, the
+// request sent once. A client with a cookie jar or a timeout is left to
+// Do.
+func Send(client *http.Client, req *http.Request) (*http.Response, error) {
+	if client.Jar != nil || client.Timeout != 0 || client.Transport == nil {
+		return client.Do(req)
+	}
+	resp, err := RoundTrip(client.Transport, req)
+	if err != nil || !Redirected(resp.StatusCode) {
+		return resp, err
+	}
+	c := *client
+	c.Transport = &Answered{Response: resp, Next: client.Transport}
+	return c.Do(req)
 }
 
 // Redirected reports whether an http.Client may follow an answer of this

@@ -53,7 +53,8 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	if err != nil {
 		return analysis.Observation{Err: errors.New("building the request failed")}
 	}
-	resp, err := s.p.do(req)
+	// As s.p.client.Do, without its copies for redirects.
+	resp, err := outbound.Send(s.p.client, req)
 	if err != nil {
 		return analysis.Observation{Err: fmt.Errorf("GET %s: %s", redact.URL(s.plan.render), s.cause(ctx, s.plan.render, err))}
 	}
@@ -71,21 +72,6 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 		return analysis.Observation{Err: fmt.Errorf("error response: %s", excerpt(buf.Bytes()))}
 	}
 	return read(buf.Bytes(), s.p.maxValues)
-}
-
-// do sends req as p.client.Do does, without the copies of its headers
-// and URL that Do makes for the redirects it might follow: straight to
-// the transport, and only an answer the client would follow is handed
-// to it, already received (outbound.Answered), to follow within
-// --graphite-allow or refuse, as ever.
-func (p *Provider) do(req *http.Request) (*http.Response, error) {
-	resp, err := outbound.RoundTrip(p.transport, req)
-	if err != nil || !outbound.Redirected(resp.StatusCode) {
-		return resp, err
-	}
-	client := *p.client
-	client.Transport = &outbound.Answered{Response: resp, Next: p.transport}
-	return client.Do(req)
 }
 
 // cause is what of err may be shown: a deadline as the timeout that set

@@ -154,9 +154,6 @@ type endpoint struct {
 	// client sends the queries through the round trippers of the metric
 	// and the datasource, following redirects within the datasource.
 	client *http.Client
-	// follows is set when client follows redirects (follow_redirects);
-	// otherwise it returns a redirect as it came (see send).
-	follows bool
 	// prom is client_golang's client over client: it decides every
 	// response that decodeFast does not read.
 	prom promapi.Client
@@ -180,7 +177,6 @@ func newEndpoint(ds *datasource, rt http.RoundTripper) (*endpoint, error) {
 	}
 	e := &endpoint{
 		client:   client,
-		follows:  ds.followRedirects,
 		prom:     prom,
 		queryURL: prom.URL(queryPath, nil).String(),
 		rangeURL: prom.URL(queryRangePath, nil).String(),

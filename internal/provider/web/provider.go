@@ -210,7 +210,8 @@ func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation 
 		return analysis.Observation{Err: errors.New("building the request failed")}
 	}
 	req.Header = s.r.header.Clone()
-	resp, err := s.client.Do(req)
+	// As s.client.Do, without its copies for redirects.
+	resp, err := outbound.Send(s.client, req)
 	if err != nil {
 		return analysis.Observation{Err: requestError(s.r.method, &u, err)}
 	}
