@@ -222,6 +222,11 @@ func TestRoundIsOneLogLine(t *testing.T) {
 	if resp.status != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.status, resp.body)
 	}
+	// Sent before the line is written (writeRoundNow): whole, its length
+	// given, not chunked.
+	if resp.header.Get("Content-Length") != strconv.Itoa(len(resp.body)) {
+		t.Errorf("Content-Length %q for %d bytes; want the length", resp.header.Get("Content-Length"), len(resp.body))
+	}
 	a := resp.analysis(t)
 	if a.Phase != api.PhaseFailed || a.Message == "" || resp.header.Get("Location") == "" {
 		t.Fatalf("round %s %q, Location %q; want a Failed round with its message, kept", a.Phase, a.Message, resp.header.Get("Location"))
