@@ -55,8 +55,11 @@ func newDatasource(d Datasource, responses *responseLimits) (*datasource, error)
 		if err != nil {
 			return nil, err
 		}
-		raw = &requestSlots{slots: slots, next: raw}
+		// Prometheus' client itself, which has the idle connections to
+		// close (the slots round tripper over it has no
+		// CloseIdleConnections).
 		ds.raw[i] = raw
+		raw = &requestSlots{slots: slots, next: raw}
 		if hc.BasicAuth != nil || hc.Authorization != nil || hc.OAuth2 != nil || hc.HTTPHeaders != nil {
 			raw = &ownHeaders{next: raw}
 		}

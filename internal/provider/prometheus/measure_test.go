@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -468,4 +470,33 @@ func TestConcurrentMeasure(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestCloseIdleConnections: the provider's CloseIdleConnections closes the
+// connection a query left idle to its datasource.
+func TestCloseIdleConnections(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer(w, "scalar", `[1,"1"]`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			select {
+			case closed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	p := newProvider(t, urls(srv.URL))
+	if obs := measure(t, p, prometheus.Metric{Query: "up"}, time.Now()); obs.Err != nil {
+		t.Fatal(obs.Err)
+	}
+	p.CloseIdleConnections()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the idle connection to the datasource is still open")
+	}
 }
