@@ -84,8 +84,10 @@ func (a AllowList) Redirects(max int, tooMany func() error, refused func(target 
 // and answers as it does, without what the client spends on every
 // request for the redirects it might follow (a copy of the request's
 // headers and URL, and their closures): an error is the client's
-// *url.Error, naming the method and the URL (req's has no password: a
-// client's credentials are not in its URLs). A client that follows
+// *url.Error, naming the method and the URL, its password masked. Unlike
+// the client, it sends no userinfo of the URL as basic auth: canaryd's
+// URLs carry none (the allow-lists refuse them, and a datasource's is its
+// basic_auth). A client that follows
 // redirects sends through RoundTrip and hands an answer it would follow
 // to its http.Client (see Send).
 func RoundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
@@ -94,13 +96,22 @@ func RoundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) 
 		if tlsErr, ok := err.(tls.RecordHeaderError); ok && string(tlsErr.RecordHeader[:]) == "HTTP/" {
 			err = http.ErrSchemeMismatch
 		}
-		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: stripPassword(req.URL), Err: err}
 	}
 	if resp == nil {
-		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(),
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: stripPassword(req.URL),
 			Err: fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", rt)}
 	}
 	return resp, nil
+}
+
+// stripPassword is u as http.Client names it in an error: its password,
+// if it has one, written "***".
+func stripPassword(u *url.URL) string {
+	if _, ok := u.User.Password(); ok {
+		return strings.Replace(u.String(), u.User.String()+"@", u.User.Username()+":***@", 1)
+	}
+	return u.String()
 }
 
 // urlErrorOp is http.Client's Op of an error: "Post" for a POST.

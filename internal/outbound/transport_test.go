@@ -339,7 +339,7 @@ func TestRoundTrip(t *testing.T) {
 	tr := NewTransport(TransportOptions{MaxConnsPerHost: 2})
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, CheckRedirect: NoRedirects}
-	for _, target := range []string{srv.URL + "/x", strings.Replace(srv.URL, "http:", "https:", 1) + "/x", "http://127.0.0.1:1/x"} {
+	for _, target := range []string{srv.URL + "/x", strings.Replace(srv.URL, "http:", "https:", 1) + "/x", "http://127.0.0.1:1/x", "http://user:secret@127.0.0.1:1/x"} {
 		req, _ := http.NewRequest(http.MethodPost, target, strings.NewReader("q=1"))
 		resp, err := Doer{Transport: tr}.Do(req)
 		want, wantErr := client.Post(target, "text/plain", strings.NewReader("q=1"))
