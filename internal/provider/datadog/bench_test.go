@@ -3,6 +3,7 @@ package datadog_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -113,21 +114,27 @@ func TestMeasureCost(t *testing.T) {
 	ctx := context.Background()
 	const runs = 300
 	type cost struct{ allocs, bytes float64 }
+	// The least of three rounds, as internal/benchmark's TestMeasureCost
+	// takes: a round in which the busy machine made the transport open a
+	// new connection, or a stand-in's goroutines ran on, counts what is
+	// not the measurement's.
 	measure := func(s analysis.Source) cost {
 		for i := 0; i < 20; i++ { // connections and pools warm
 			s.Measure(ctx, at)
 		}
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := 0; i < runs; i++ {
-			s.Measure(ctx, at)
+		least := cost{math.Inf(1), math.Inf(1)}
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for i := 0; i < runs; i++ {
+				s.Measure(ctx, at)
+			}
+			runtime.ReadMemStats(&after)
+			least.allocs = min(least.allocs, float64(after.Mallocs-before.Mallocs)/runs)
+			least.bytes = min(least.bytes, float64(after.TotalAlloc-before.TotalAlloc)/runs)
 		}
-		runtime.ReadMemStats(&after)
-		return cost{
-			allocs: float64(after.Mallocs-before.Mallocs) / runs,
-			bytes:  float64(after.TotalAlloc-before.TotalAlloc) / runs,
-		}
+		return least
 	}
 	prom := measure(srcs["prometheus"])
 	for _, name := range []string{"datadog-v1", "datadog-v2"} {

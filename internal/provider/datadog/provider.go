@@ -69,6 +69,7 @@ type Provider struct {
 	checkOnly  bool
 	transport  *http.Transport
 	bodies     sync.Pool
+	requests   sync.Pool // v2 requests' bodies (getBody)
 	endpoints  *credentials.Cache[keys, *endpoint]
 }
 
@@ -221,6 +222,10 @@ func newEndpoint(k keys) (*endpoint, error) {
 	h.Set("Content-Type", "application/json")
 	h["DD-API-KEY"] = []string{k.apiKey}
 	h["DD-APPLICATION-KEY"] = []string{k.appKey}
+	// Asked for as the transport would (it adds the header itself when a
+	// request has none, a header map and its value each time); answers
+	// are inflated by outbound.Inflate.
+	h.Set("Accept-Encoding", outbound.AcceptGzip)
 	v1, err1 := url.Parse(addr + "/api/v1/query")
 	v2, err2 := url.Parse(addr + "/api/v2/query/scalar")
 	if err1 != nil || err2 != nil {

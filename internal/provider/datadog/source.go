@@ -48,7 +48,9 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 
 	var req *http.Request
 	if s.plan.v2 {
-		req = s.v2Request(ctx, e, from, to)
+		b := s.p.getBody()
+		defer s.p.putBody(b)
+		req = s.v2Request(ctx, e, b, from, to)
 	} else {
 		req = s.v1Request(ctx, e, from, to)
 	}
@@ -58,6 +60,7 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	if err != nil {
 		return analysis.Observation{Err: s.requestError(ctx, e, err)}
 	}
+	outbound.Inflate(resp)
 	buf := s.p.getBuffer()
 	defer s.p.putBuffer(buf)
 	over, err := readBounded(buf, resp.Body, s.p.maxBytes)
@@ -104,37 +107,55 @@ func (s *source) v1Request(ctx context.Context, e *endpoint, from, to int64) *ht
 
 // v2Request is the POST of a v2 scalar query over [from, to], in
 // milliseconds.
-func (s *source) v2Request(ctx context.Context, e *endpoint, from, to int64) *http.Request {
-	b := &body{}
+func (s *source) v2Request(ctx context.Context, e *endpoint, b *body, from, to int64) *http.Request {
 	data := append(b.inline[:0], s.plan.bodyHead...)
 	data = strconv.AppendInt(data, from*1000, 10)
 	data = append(data, `,"to":`...)
 	data = strconv.AppendInt(data, to*1000, 10)
 	data = append(data, s.plan.bodyTail...)
-	b.data = data
+	b.reader.Reset(data)
 	r := &http.Request{Method: http.MethodPost, URL: e.v2URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: e.header, Host: e.v2URL.Host,
-		Body: b, ContentLength: int64(len(data))}
+		Body: b.rc, ContentLength: int64(len(data))}
 	return r.WithContext(ctx)
 }
 
-// body is a request's body, held inline when it is short (one
-// allocation for both).
+// body is a v2 request's body, held inline when it is short, kept for the
+// next measurement (getBody). It is read through rc,
+// io.NopCloser(&reader), a body the transport knows to be in memory: it
+// writes the request's headers and body in one write, where it sends the
+// headers of another body apart, first, and copies the body through a
+// buffer of its own.
 type body struct {
 	inline [256]byte
-	data   []byte
-	off    int
+	reader bytes.Reader
+	rc     io.ReadCloser
 }
 
-func (b *body) Read(p []byte) (int, error) {
-	if b.off >= len(b.data) {
-		return 0, io.EOF
+// maxPooledRequest is the longest body kept for the next measurement. The
+// transport reads a body this short into its write buffer (4 KiB), with
+// the headers, before it sends a byte of either: the server cannot
+// answer, and the measurement end, while the body is still being read. A
+// longer one is sent as it is read, and its end may be read after the
+// answer is in (a server may answer before it reads the whole request):
+// it is left to the garbage collector, never reused under that read.
+const maxPooledRequest = 2 << 10
+
+func (p *Provider) getBody() *body {
+	if b, ok := p.requests.Get().(*body); ok {
+		return b
 	}
-	n := copy(p, b.data[b.off:])
-	b.off += n
-	return n, nil
+	b := &body{}
+	b.rc = io.NopCloser(&b.reader)
+	return b
 }
 
-func (*body) Close() error { return nil }
+func (p *Provider) putBody(b *body) {
+	if b.reader.Size() > maxPooledRequest {
+		return
+	}
+	b.reader.Reset(nil)
+	p.requests.Put(b)
+}
 
 // readBounded reads r into buf up to limit bytes; over reports a body
 // longer than that, found at the first byte over the bound.
