@@ -367,7 +367,13 @@ func TestAPI(t *testing.T) {
 		s.do(http.MethodPost, "/v1/analyses?wait=true&arg.namespace=echo-bad", yamlType, seed(t))
 		s.do(http.MethodPost, "/v1/evaluate?arg.namespace=echo-good", yamlType, seed(t))
 		s.do(http.MethodGet, "/v1/analyses/nope", "", "")
-		body := string(s.do(http.MethodGet, "/metrics", "", "").body)
+		// A round's answer is sent before its request is counted and
+		// logged (writeRoundNow): wait for the count.
+		var body string
+		waitFor(t, "the round's request to be counted", func() bool {
+			body = string(s.do(http.MethodGet, "/metrics", "", "").body)
+			return strings.Contains(body, `canaryd_http_requests_total{code="200",method="POST",route="/v1/evaluate"} 1`)
+		})
 		for _, want := range []string{
 			"canaryd_analyses_started_total 1",
 			`canaryd_analyses_finished_total{phase="Failed"} 1`,

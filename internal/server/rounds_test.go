@@ -231,13 +231,24 @@ func TestRoundIsOneLogLine(t *testing.T) {
 	if a.Phase != api.PhaseFailed || a.Message == "" || resp.header.Get("Location") == "" {
 		t.Fatalf("round %s %q, Location %q; want a Failed round with its message, kept", a.Phase, a.Message, resp.header.Get("Location"))
 	}
+	// The answer is sent before the request's line is written: wait for
+	// the line.
 	var about []map[string]any
-	for _, e := range s.logs.All() {
-		if fields := e.ContextMap(); fields["analysis_id"] == a.ID {
-			fields["msg"] = e.Message
-			about = append(about, fields)
+	waitFor(t, "the round's request line", func() bool {
+		about = nil
+		for _, e := range s.logs.All() {
+			if fields := e.ContextMap(); fields["analysis_id"] == a.ID {
+				fields["msg"] = e.Message
+				about = append(about, fields)
+			}
 		}
-	}
+		for _, line := range about {
+			if line["msg"] == "request" {
+				return true
+			}
+		}
+		return false
+	})
 	if len(about) != 1 {
 		t.Fatalf("%d log lines about the round, want one: %v", len(about), about)
 	}
