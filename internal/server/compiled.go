@@ -2,6 +2,8 @@ package server
 
 import (
 	"crypto/sha256"
+	"maps"
+	"slices"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -81,7 +83,7 @@ func keySum(params queryParams, args map[string]string, parts ...[]byte) [sha256
 	for _, p := range parts {
 		write(p)
 	}
-	for _, name := range sortedKeys(args) {
+	for _, name := range slices.Sorted(maps.Keys(args)) {
 		write([]byte(name))
 		write([]byte(args[name]))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -409,7 +410,7 @@ func (req *specRequest) query(raw string, params queryParams, checkWebhook func(
 	overrides := map[string]string{}
 	var events []string
 	eventsGiven := false
-	for _, key := range sortedKeys(values) {
+	for _, key := range slices.Sorted(maps.Keys(values)) {
 		vs := values[key]
 		one := func() (string, bool) {
 			if len(vs) > 1 && slices.ContainsFunc(vs[1:], func(v string) bool { return v != vs[0] }) {
@@ -539,15 +540,6 @@ func knownParams(p queryParams) string {
 		known = append(known, "start=TIME", "end=TIME", "every=DURATION")
 	}
 	return strings.Join(known, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // responseMode is how an analysis is returned: one JSON document, or a

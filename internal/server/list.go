@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -49,7 +50,7 @@ func listQuery(q url.Values) (ListOptions, []api.FieldError) {
 	var o ListOptions
 	f := &o.Filter
 	var errs []api.FieldError
-	for _, key := range sortedKeys(q) {
+	for _, key := range slices.Sorted(maps.Keys(q)) {
 		if !slices.Contains(listParams, key) {
 			errs = append(errs, api.FieldError{Field: key, Message: "unknown query parameter; this endpoint takes " + strings.Join(listParams, ", ")})
 		}

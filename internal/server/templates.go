@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -276,7 +277,7 @@ func mergeArgs(t *templates.Template, body templateBody, query map[string]string
 	// take takes the arguments of the body (inBody) or of the query; the
 	// body's problems point into it.
 	take := func(field string, values map[string]string, inBody bool) {
-		for _, name := range sortedKeys(values) {
+		for _, name := range slices.Sorted(maps.Keys(values)) {
 			if !slices.Contains(declared, name) {
 				e := api.FieldError{Field: field + "." + name, Message: fmt.Sprintf(
 					"argument %q is not declared by template %q (%s)", name, t.Name, declaredList)}
@@ -327,7 +328,7 @@ func decodeTemplateBody(body []byte, isJSON bool, flagger bool) (templateBody, [
 	add := func(field, format string, a ...any) {
 		errs = append(errs, out.at(field, fmt.Sprintf(format, a...)))
 	}
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		v := obj[key]
 		switch {
 		case key == "":
@@ -416,7 +417,7 @@ func stringMap(field string, v any, add func(field, format string, a ...any)) ma
 		return nil
 	}
 	out := make(map[string]string, len(obj))
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if k == "" {
 			add(field, "an argument name must not be empty")
 			continue
@@ -438,7 +439,7 @@ func decodeWebhook(v any, add func(field, format string, a ...any)) *webhookBody
 		return nil
 	}
 	out := &webhookBody{}
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		field := fieldWebhook + "." + k
 		switch k {
 		case "":

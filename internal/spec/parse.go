@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -519,7 +520,7 @@ func (c *checker) document(obj map[string]any) bool {
 		return false
 	}
 
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		v := obj[key]
 		switch key {
 		case "apiVersion", "kind":
@@ -579,7 +580,7 @@ var specType = reflect.TypeFor[Spec]()
 // spec.
 func (c *checker) spec(path string, obj map[string]any, kind string) {
 	fields := jsonFields(specType)
-	for _, key := range sortedKeys(obj) {
+	for _, key := range slices.Sorted(maps.Keys(obj)) {
 		p := joinPath(path, key)
 		if f, ok := fields[key]; ok {
 			c.value(p, obj[key], f.Type)
@@ -700,7 +701,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 			return
 		}
 		fields := jsonFields(t)
-		for _, key := range sortedKeys(obj) {
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			f, ok := fields[key]
 			if !ok {
 				c.add(joinPath(path, key), unknownField)
@@ -749,7 +750,7 @@ func (c *checker) value(path string, v any, t reflect.Type) {
 			c.add(path, "must be an object, got "+JSONKind(v))
 			return
 		}
-		for _, key := range sortedKeys(obj) {
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			c.value(joinPath(path, key), obj[key], t.Elem())
 		}
 	default:
@@ -792,15 +793,6 @@ func jsonName(f reflect.StructField) string {
 		return f.Name
 	}
 	return name
-}
-
-func sortedKeys(obj map[string]any) []string {
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // JSONKind names the JSON type of a decoded value, for messages: "an

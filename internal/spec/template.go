@@ -793,7 +793,7 @@ func walkStrings(v any, path string, visit func(path, s string) string) any {
 	case string:
 		return visit(path, x)
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			x[k] = walkStrings(x[k], joinPath(path, k), visit)
 		}
 	case []any:

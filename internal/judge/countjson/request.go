@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -68,7 +69,7 @@ func ParseRequest(body []byte, maxLooks int) (Request, []api.FieldError) {
 		*into = v
 	}
 	var looks []json.RawMessage
-	for _, key := range sortedKeys(top) {
+	for _, key := range slices.Sorted(maps.Keys(top)) {
 		raw := top[key]
 		switch key {
 		case fieldAlpha:
@@ -194,15 +195,6 @@ func ptr[T any](v T) *T { return &v }
 
 func hasField(errs []api.FieldError, field string) bool {
 	return slices.ContainsFunc(errs, func(e api.FieldError) bool { return e.Field == field })
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // jsonKind names the type of a JSON value for a message.
