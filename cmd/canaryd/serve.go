@@ -146,9 +146,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	if analysesStore != nil {
-		defer analysesStore.Close()
-	}
+	defer analysesStore.Close()
 
 	// Goroutines started below end when serve returns.
 	ctx, cancel := context.WithCancel(ctx)

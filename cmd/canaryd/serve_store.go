@@ -17,9 +17,10 @@ import (
 // schema at start.
 const storeOpenTimeout = 2 * time.Minute
 
-// openStore opens the store of --store for serve: nil for memory: (the
-// analyses live in the Analyses' own memory, as canaryd has always run),
-// or a postgres store, its schema migrated first. With a postgres store,
+// openStore opens the store of --store for serve: a memory store for
+// memory: (store.NewMemory, this process' alone: store.Shared says so, and
+// the analyses live in this process' memory and end with it), or a
+// postgres store, its schema migrated first. With a postgres store,
 // every replica answers every request from it. The store is wrapped once,
 // here (store.Metered): every call is bounded and counted on reg; and the
 // commits of this replica's analyses are grouped (store.Grouped): one
@@ -30,7 +31,7 @@ func openStore(ctx context.Context, cfg *config.Config, log *zap.Logger, reg pro
 		return nil, &configError{fmt.Errorf("--store: %w", err)}
 	}
 	if kind == store.KindMemory {
-		return nil, nil
+		return store.NewMemory(store.Options{}), nil
 	}
 	var key []byte
 	if k := cfg.StoreSecretKey.Reveal(); k != "" {

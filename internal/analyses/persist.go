@@ -59,7 +59,7 @@ func (e *StoreError) Unwrap() error { return e.err }
 // Close stops the renewal of this replica's leases and hands over those
 // it still holds (analyses whose webhook deliveries WaitWebhooks
 // abandoned), for another replica to finish at once; call it after Drain
-// and WaitWebhooks. It does nothing without a store.
+// and WaitWebhooks. It does nothing with a store that is not shared.
 func (a *Analyses) Close() {
 	a.closeOnce.Do(func() {
 		if a.keeper == nil {

@@ -107,10 +107,13 @@ type AnalysesOptions struct {
 	// analysis before it is cut off (Hub). DefaultStreamBuffer
 	// when 0.
 	StreamBuffer int
-	// Store, when set, keeps every analysis started here as it runs
-	// (persist.go), and answers for the analyses this replica does not
-	// hold (stored.go). Nil: the analyses live in this replica's memory
-	// alone, as with --store memory:.
+	// Store is where the analyses are kept. One that other replicas
+	// share (store.Shared: postgres) keeps every analysis started here
+	// as it runs (persist.go), and answers for the analyses this replica
+	// does not hold (stored.go). One that is this process' alone
+	// (store.NewMemory, --store memory:, and the default when unset)
+	// adds nothing to the registry: the analyses live in this process'
+	// memory and end with it.
 	Store store.Store
 	// Planner compiles the plan of an analysis read from the store: one
 	// claimed from a replica that stopped (persist.go), or one whose report
@@ -193,7 +196,10 @@ type Analyses struct {
 	// WaitWebhooks must still find it at shutdown.
 	hooks map[*webhook.Stream]string
 
-	// With a store (persist.go): the writers of the runs started here
+	// shared says whether the store is shared with other replicas
+	// (store.Shared): then the analyses outlive this process.
+	shared bool
+	// With a shared store (persist.go): the writers of the runs started here
 	// and their leases (durable.Keeper), and the analyses being created.
 	keeper    *durable.Keeper
 	reserved  int
@@ -336,6 +342,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 		reports:            reports,
 		renders:            make(chan struct{}, opts.MaxReportRenders),
 		opts:               opts,
+		shared:             store.Shared(opts.Store),
 		log:                opts.Logger,
 		clock:              opts.Clock,
 		metrics:            m,
@@ -350,7 +357,7 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	if err := a.registerMetrics(opts.Registerer); err != nil {
 		return nil, err
 	}
-	if opts.Store != nil {
+	if a.shared {
 		a.storedStreams = map[string]int{}
 		a.roundWriter = durable.NewRoundWriter(opts.Store, opts.Logger)
 		a.keeper = durable.NewKeeper(durable.KeeperOptions{
@@ -399,6 +406,9 @@ func (o *AnalysesOptions) defaults() error {
 	o.StreamWriteTimeout = cmp.Or(max(o.StreamWriteTimeout, 0), DefaultStreamWriteTimeout)
 	o.MaxReportRenders = cmp.Or(max(o.MaxReportRenders, 0), DefaultMaxReportRenders)
 	o.MinRetention = min(o.MinRetention, o.Retention)
+	// The service always has a store: without one, a memory store of
+	// its own (the store is an interface value, comparable with nil).
+	o.Store = cmp.Or(o.Store, store.NewMemory(store.Options{Clock: o.Clock}))
 	return nil
 }
 
@@ -411,7 +421,7 @@ func (a *Analyses) registerMetrics(reg prometheus.Registerer) error {
 		Name: "canaryd_analyses_retained_bytes",
 		Help: "Bytes the analyses held take, running and finished, as estimated from what they recorded; bounded by --max-retained-bytes.",
 	}, func() float64 { return float64(a.retained.Load()) })
-	if a.opts.Store != nil {
+	if a.shared {
 		f.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "canaryd_store_measurements_pending",
 			Help: "Measurements taken here and not yet written to the store (--store): a store that is slow or down holds them, at most 1000 an analysis.",
@@ -495,7 +505,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	id := a.epoch + NewID()
 	so.Args = RedactArgs(so.Args)
 	var writer *durable.Writer
-	if a.opts.Store != nil {
+	if a.shared {
 		// Stored before it runs, outside the lock: a slow store holds
 		// up this request only.
 		a.reserved++
@@ -744,14 +754,14 @@ func (a *Analyses) Get(id string) (*Run, bool) {
 	return run, ok
 }
 
-// Restarted reports, without a store, whether id was made by a canaryd
-// run that started before this one (its epoch is earlier than this run's),
-// and when that run started. Such an analysis was held in the memory of
-// that run and went with it: this run never held it. With a store an
-// analysis outlives its run, and one the store does not have is simply
-// not there.
+// Restarted reports, with a store that is not shared (memory:), whether
+// id was made by a canaryd run that started before this one (its epoch is
+// earlier than this run's), and when that run started. Such an analysis
+// was held in the memory of that run and went with it: this run never held
+// it. In a shared store an analysis outlives its run, and one the store
+// does not have is simply not there.
 func (a *Analyses) Restarted(id string) (time.Time, bool) {
-	if a.opts.Store != nil {
+	if a.shared {
 		return time.Time{}, false
 	}
 	started, ok := ids.EpochOf(id)
@@ -811,9 +821,11 @@ func (a *Analyses) Drain(ctx context.Context) int {
 		runs = append(runs, run)
 	}
 	a.mu.Unlock()
-	if a.opts.Store != nil {
-		// With a store the analyses outlive this replica: each is
-		// stopped here and handed over to the others at once.
+	if a.shared {
+		// In a shared store the analyses outlive this replica: each is
+		// stopped here and handed over to the others at once. In one
+		// that is not, they end here: aborted below when the grace
+		// runs out.
 		a.keeper.HandOver(ctx)
 	}
 
@@ -854,7 +866,7 @@ func (a *Analyses) Drain(ctx context.Context) int {
 	// Backtests get what is left of the grace; their callers then get a
 	// 503 (see Backtest).
 	a.drainBacktests(ctx)
-	if a.opts.Store != nil {
+	if a.shared {
 		// Every run's last state to the store, as far as it takes it,
 		// and the rounds kept.
 		a.keeper.Flush(ctx)

@@ -35,9 +35,6 @@ func (a *Analyses) FollowStored(id string) (release func(), ok bool) {
 
 // StoreReady reports whether the store answers, for /readyz.
 func (a *Analyses) StoreReady(ctx context.Context) error {
-	if a.opts.Store == nil {
-		return nil
-	}
 	return a.opts.Store.Ping(ctx)
 }
 
@@ -115,10 +112,10 @@ const (
 // for (webhook.CheckEvents).
 func CheckWebhookEvents(events []string) error { return webhook.CheckEvents(events) }
 
-// HasStore says whether the analyses are kept in a store that other
-// replicas share: then an analysis this replica does not hold may be
-// another's, and the list is the store's.
-func (a *Analyses) HasStore() bool { return a.opts.Store != nil }
+// SharedStore says whether the analyses are kept in a store that other
+// replicas share (store.Shared): then an analysis this replica does not
+// hold may be another's, and the list is the store's.
+func (a *Analyses) SharedStore() bool { return a.shared }
 
 // Stored is the analysis id as the store has it, for one this replica does
 // not hold: ErrNotFound when the store has none, a StoreError when it does
@@ -251,12 +248,12 @@ func timeOf(m *api.Measurement) time.Time {
 }
 
 // ListPage returns a page of the list, selected by o.Filter, and the
-// cursor of the next page when more follow it: with a store every
+// cursor of the next page when more follow it: with a shared store every
 // replica's analyses, from the store, and otherwise those held here. A
 // filter the list refuses is a FilterError; a store that does not answer
 // a StoreError.
 func (a *Analyses) ListPage(ctx context.Context, o ListOptions) (page []api.Analysis, next string, err error) {
-	if a.opts.Store == nil {
+	if !a.shared {
 		return a.Page(o)
 	}
 	stored, err := a.opts.Store.List(ctx, o.Filter)

@@ -175,15 +175,15 @@ func TestRoundsKeepTheBounds(t *testing.T) {
 }
 
 // TestRoundsKeptInTheStore: with a store, a round is written there, and
-// every replica answers for it and lists its series; the store's own
-// memory: kind and postgres alike.
+// every replica answers for it and lists its series; on a memory store
+// shared by the replicas of one process and on postgres alike.
 func TestRoundsKeptInTheStore(t *testing.T) {
 	prom := promtest.Start(t)
 	for _, tc := range []struct {
 		name string
 		st   func(t *testing.T) store.Store
 	}{
-		{"memory", func(*testing.T) store.Store { return store.NewMemory(store.Options{}) }},
+		{"memory", func(*testing.T) store.Store { return store.NewMemory(store.Options{Shared: true}) }},
 		{"postgres", func(t *testing.T) store.Store { return openStore(t, pgtest.Shared(t).Database(t).URL, store.Options{}) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

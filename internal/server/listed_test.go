@@ -114,7 +114,7 @@ measurementRetention:
 // does not hold its plan, the sentence its report gives from the
 // resource alone; both with its metric's phases.
 func TestListReasonFromStore(t *testing.T) {
-	st := store.NewMemory(store.Options{})
+	st := store.NewMemory(store.Options{Shared: true})
 	a := start(t, options{sources: queriedSources, store: st})
 	b := start(t, options{sources: queriedSources, store: st})
 	failed := a.do(http.MethodPost, "/v1/analyses?wait=true", yamlType, `metrics:

@@ -73,7 +73,7 @@ func handleAnalysisReport(svc *analyses.Analyses, next http.Handler) http.Handle
 		}
 		defer release()
 		id := chi.URLParam(r, "id")
-		if _, held := svc.Get(id); !held && svc.HasStore() {
+		if _, held := svc.Get(id); !held && svc.SharedStore() {
 			ctx, cancel := context.WithTimeout(r.Context(), analyses.StoreTimeout)
 			a, err := svc.Stored(ctx, id)
 			cancel()

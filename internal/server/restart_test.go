@@ -62,9 +62,10 @@ func TestRestartedReplicaAnswers410(t *testing.T) {
 		t.Errorf("id %s: want 35 characters, no replica name", old.ID)
 	}
 
-	// On a store, the run after answers for the earlier run's analysis,
+	// On a shared store (a memory store here standing in for one), the
+	// run after answers for the earlier run's analysis,
 	// and an id of that run the store does not have is not there: 404.
-	st := store.NewMemory(store.Options{})
+	st := store.NewMemory(store.Options{Shared: true})
 	stored := start(t, options{prometheus: urls, clock: clock.NewFake(started), store: st})
 	kept := stored.do(http.MethodPost, "/v1/analyses", jsonType, once("echo-good")).analysis(t)
 	later := start(t, options{prometheus: urls, clock: clock.NewFake(started.Add(time.Second)), store: st})

@@ -140,7 +140,7 @@ func streamStored(w http.ResponseWriter, r *http.Request, svc *analyses.Analyses
 // lookupStored finds the analysis of the request here or, with a store,
 // answers it from the store (answerStored); false when it has answered.
 func lookupStored(svc *analyses.Analyses, w http.ResponseWriter, r *http.Request, heartbeat time.Duration) (*analyses.Run, bool) {
-	if svc.HasStore() {
+	if svc.SharedStore() {
 		id := chi.URLParam(r, "id")
 		if _, ok := svc.Get(id); !ok && answerStored(svc, w, r, id, heartbeat) {
 			return nil, false

@@ -84,6 +84,9 @@ type grouped struct {
 	cur     *group // the batch gathering writes; nil when none
 }
 
+// Shared is the wrapped store's (Shared).
+func (g *grouped) Shared() bool { return Shared(g.Store) }
+
 // group is one batch: its writes, and once it is committed, what each
 // write's outcome was.
 type group struct {

@@ -46,6 +46,10 @@ func NewMemory(opts Options) Store {
 	return &memoryStore{opts: opts, byID: map[string]*memRecord{}, subs: newSubscribers(opts.MaxSubscribers)}
 }
 
+// Shared says that the memory store is not shared, this process' alone,
+// unless Options.Shared says it stands in for one that is (Shared).
+func (m *memoryStore) Shared() bool { return m.opts.Shared }
+
 func (m *memoryStore) now() time.Time { return micro(m.opts.Clock.Now()) }
 
 // cloneState copies a state through JSON, as postgres stores it, so that

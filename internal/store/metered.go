@@ -233,3 +233,6 @@ func (m *metered) Ping(ctx context.Context) error {
 }
 
 func (m *metered) Close() { m.st.Close() }
+
+// Shared is the wrapped store's (Shared).
+func (m *metered) Shared() bool { return Shared(m.st) }

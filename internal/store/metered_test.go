@@ -112,3 +112,22 @@ func (stuck) Ping(ctx context.Context) error {
 	<-ctx.Done()
 	return fmt.Errorf("%w: ping: %w", store.ErrUnavailable, ctx.Err())
 }
+
+// TestShared: postgres is shared by the replicas on it, memory is this
+// process' alone, and the wrappers say what the store they wrap is.
+func TestShared(t *testing.T) {
+	each(t, func(t *testing.T, k kind, _ *clock.Fake, s store.Store) {
+		// The memory and metered kinds are memory stores; the others
+		// postgres, metered and grouped.
+		if got, want := store.Shared(s), k.persistent; got != want {
+			t.Errorf("Shared(%s) = %v, want %v", k.name, got, want)
+		}
+	})
+	g := store.Grouped(store.NewMemory(store.Options{}), store.GroupOptions{})
+	if store.Shared(g) {
+		t.Error("Shared(Grouped(memory)) = true, want false")
+	}
+	if !store.Shared(store.NewMemory(store.Options{Shared: true})) {
+		t.Error("Shared(memory shared) = false, want true")
+	}
+}

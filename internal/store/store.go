@@ -158,6 +158,19 @@ type Store interface {
 	Close()
 }
 
+// Shared says whether processes other than this one use st too, as the
+// replicas on one postgres store do. Then an analysis outlives the process
+// that runs it: its lease is renewed, another replica adopts it when this
+// one stops, and the shutdown hands it over. A store that is not shared
+// (memory:) is this process' alone: nothing is adopted, the shutdown ends
+// what runs, and an analysis made by an earlier process is gone with it.
+// A store says it is not shared by a method Shared() bool; one without is
+// shared.
+func Shared(st Store) bool {
+	s, ok := st.(interface{ Shared() bool })
+	return !ok || s.Shared()
+}
+
 // NewAnalysis is an analysis as it was asked for, and its first state.
 type NewAnalysis struct {
 	ID string
@@ -335,6 +348,11 @@ type Options struct {
 	MaxSubscribers int
 	// Migrate has Open bring a postgres schema up to date first.
 	Migrate bool
+	// Shared has a memory store say it is shared (Shared), as postgres
+	// is: for replicas in one process, as tests run them, which then
+	// renew their leases, adopt each other's analyses and hand them over.
+	// Unset, a memory store is this process' alone (memory:).
+	Shared bool
 }
 
 func (o *Options) defaults() {
