@@ -5,22 +5,26 @@
 //
 // It is laid out by concern, a file or a package each:
 //
-//   - service.go: the registry (Analyses): the analyses running, and the
-//     finished ones for their retention, by id; Start, Get, List, Evaluate,
+//   - service.go: the registry (Analyses): the analyses running and,
+//     through its store.Retained, the finished ones for their retention; Start, Get, List, Evaluate,
 //     Drain and WaitWebhooks. Its errors (ErrDraining, ErrTooMany, ...) are
 //     what the HTTP layer answers as problems.
-//   - persist.go, stored.go: durability in a store
-//     (AnalysesOptions.Store), the service's side of it. Each run started
-//     here has a writer (durable.Writer) that commits its steps under the
-//     run's lease; the service's durable.Keeper renews the leases, claims
-//     those of replicas that stopped and has the service resume their
-//     analyses (Room, Resume, DeliverOwed: durable.Host); Drain hands the
-//     running analyses over instead of ending them. A store's failure
-//     reaches the caller as a StoreError.
+//   - persist.go, stored.go: durability in a store that replicas share
+//     (AnalysesOptions.Store, store.Shared), the service's side of it.
+//     Each run started here has a writer (durable.Writer) that commits
+//     its steps under the run's lease; the service's durable.Keeper renews
+//     the leases, claims those of replicas that stopped and has the
+//     service resume their analyses (Room, Resume, DeliverOwed:
+//     durable.Host); Drain hands the running analyses over instead of
+//     ending them. A store's failure reaches the caller as a StoreError.
+//     memory: is a store too (store.NewMemory), which is not shared: a
+//     run there has no writer and no lease, and a shutdown ends it.
 //   - retention.go, retained.go: what the analyses held take, in bytes.
 //     Each run keeps an estimate of its size (Ledger), from what it
-//     recorded; the service keeps the sum, and evicts finished analyses to
-//     stay under its bound and MaxFinished, none younger than MinRetention.
+//     recorded, in one sum; a store.Retained holds the finished analyses
+//     and evicts them to stay under its bound and MaxFinished, none
+//     younger than MinRetention. With memory: it is the memory store's
+//     own (store.RetainedIn), where the analyses are kept.
 //   - rounds.go, kept.go: rounds and gates, bounded in number and by their
 //     deadlines; a round kept is held, and written to the store.
 //   - series.go: the key of the calls that make one analysis over time

@@ -35,15 +35,12 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 		// Never so for a round; held as it stands it would read Error.
 		return false
 	}
-	led := NewLedger(&a.retained, plan, result.ID, so.Template, so.Args)
+	led := NewLedger(a.held.Bytes(), plan, result.ID, so.Template, so.Args)
 	led.Completed(&result)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	// Counted: what is over the bound now may be evicted for it.
-	a.pruneLocked()
-	now := a.clock.Now()
-	if a.retained.Load() > a.opts.MaxRetainedBytes ||
-		(len(a.finished) >= a.opts.MaxFinished && now.Sub(a.finished[0].at) < a.opts.MinRetention) {
+	if a.held.Room() != nil {
 		led.Release()
 		a.metrics.roundsNotKept.Inc()
 		return false
@@ -55,9 +52,7 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 	run := &Run{Run: engineRun, ledger: led, hub: NewHub(a.opts.StreamBuffer, nil, a.log, result.ID), streamWriteTimeout: a.streamWriteTimeout,
 		maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)), sources: so.Sources, template: so.Template, series: so.Series,
 		args: so.Args, startedAt: *result.StartedAt}
-	a.byID[result.ID] = run
-	a.finished = append(a.finished, finishedRun{run: run, at: now, phase: result.Phase})
-	a.pruneLocked()
+	a.held.Keep(result.ID, run, result.Phase)
 	if a.roundWriter != nil {
 		a.roundWriter.Enqueue(a.storedRound(so, result))
 	}

@@ -26,14 +26,15 @@ func (a *Analyses) Page(o ListOptions) (page []api.Analysis, next string, err er
 	}
 	args := len(o.Filter.Args) > 0
 	a.mu.Lock()
-	a.pruneLocked()
-	held := make([]listed, 0, len(a.byID))
+	held := make([]listed, 0, len(a.running))
 	for _, run := range a.running {
 		held = append(held, listed{run: run, at: run.listed(api.PhaseRunning, args)})
 	}
-	for _, f := range a.finished {
-		held = append(held, listed{run: f.run, at: f.run.listed(f.phase, args)})
-	}
+	a.held.Each(func(h store.Held, phase api.Phase) {
+		if run, ok := h.(*Run); ok {
+			held = append(held, listed{run: run, at: run.listed(phase, args)})
+		}
+	})
 	a.mu.Unlock()
 
 	held = slices.DeleteFunc(held, func(l listed) bool { return !selects(&l.at) })
@@ -95,7 +96,7 @@ func ListView(a api.Analysis, plan *analysis.Plan, measurements bool) api.Analys
 // it, for the list of the store's analyses; nil otherwise.
 func (a *Analyses) PlanOf(id string) *analysis.Plan {
 	a.mu.Lock()
-	run := a.byID[id]
+	run, _ := a.getLocked(id)
 	a.mu.Unlock()
 	if run == nil || run.Run == nil {
 		return nil

@@ -83,7 +83,6 @@ func (a *Analyses) dropLost(ev api.Event) {
 	defer a.mu.Unlock()
 	if run, ok := a.running[ev.AnalysisID]; ok {
 		delete(a.running, ev.AnalysisID)
-		delete(a.byID, ev.AnalysisID)
 		run.gone.Store(true)
 		run.ledger.Release()
 		run.hub.End()
@@ -154,7 +153,7 @@ func (a *Analyses) Resume(c *durable.Claimed) error {
 	if a.draining {
 		return errNotNow
 	}
-	if _, held := a.byID[st.ID]; held {
+	if _, held := a.getLocked(st.ID); held {
 		return errNotNow
 	}
 	_, err = a.launchLocked(compiled.Plan, so, st.ID, c.Writer, c)

@@ -35,7 +35,7 @@ func BenchmarkLedger(b *testing.B) {
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-B/analysis")
-		b.ReportMetric(float64(a.retained.Load())/n, "ledger-B/analysis")
+		b.ReportMetric(float64(a.held.Bytes().Load())/n, "ledger-B/analysis")
 		runtime.KeepAlive(runs)
 	}
 }

@@ -5,18 +5,21 @@ import (
 	"fmt"
 
 	"github.com/canaryd/canaryd/internal/limits"
+	"github.com/canaryd/canaryd/internal/store"
 )
 
 // Retained results.
 //
 // What the analyses hold in memory is bounded in bytes as well as in
-// number: each run keeps an estimate of its size (Ledger), kept
-// up as its measurements are recorded and set exactly from its final
-// state when it completes, and the Analyses keep the sum. Finished analyses are
-// evicted oldest first when the sum is over MaxRetainedBytes or they are
-// more than MaxFinished, but never one finished less than MinRetention
-// ago: a new analysis is refused (429) instead, so that no caller can
-// evict another's result before it has had the time to read it.
+// number: each run keeps an estimate of its size (Ledger), kept up as its
+// measurements are recorded and set exactly from its final state when it
+// completes, in one sum (store.Retained.Bytes). The store.Retained holds
+// the finished analyses: the memory store's own with memory:, where they
+// are kept. Finished analyses are evicted oldest first when the sum is
+// over MaxRetainedBytes or they are more than MaxFinished, but never one
+// finished less than MinRetention ago: a new analysis is refused (429)
+// instead, so that no caller can evict another's result before it has had
+// the time to read it.
 
 // Defaults of the retention bounds of AnalysesOptions (limits).
 const (
@@ -24,14 +27,15 @@ const (
 	DefaultMinRetention     = limits.MinRetention
 )
 
-// Errors of Analyses.Start when nothing held can be evicted.
+// Errors of Analyses.Start when nothing held can be evicted (the
+// store's: store.Retained holds the finished analyses).
 var (
 	// ErrRetainedFull: the results held are at --max-retained-bytes, and
 	// every finished analysis is younger than --min-retention.
-	ErrRetainedFull = errors.New("the results held are at their limit in bytes")
+	ErrRetainedFull = store.ErrRetainedFull
 	// ErrFinishedFull: --max-finished finished analyses are held, every
 	// one younger than --min-retention.
-	ErrFinishedFull = errors.New("the finished analyses held are at their limit")
+	ErrFinishedFull = store.ErrFinishedFull
 )
 
 // RetentionFull says why a new analysis cannot start, naming the limit.
@@ -42,7 +46,7 @@ func (a *Analyses) RetentionFull(err error) string {
 	}
 	return fmt.Sprintf("the results held here take about %s, more than the %s this canaryd keeps (--max-retained-bytes), and the "+
 		"analyses that hold them are running or finished less than --min-retention (%s) ago, so none is evicted for a new one; retry later",
-		formatBytes(a.retained.Load()), formatBytes(a.opts.MaxRetainedBytes), a.opts.MinRetention)
+		formatBytes(a.held.Bytes().Load()), formatBytes(a.opts.MaxRetainedBytes), a.opts.MinRetention)
 }
 
 // formatBytes writes a size the way the flags take it.

@@ -176,9 +176,11 @@ type Analyses struct {
 	epoch   string
 	// rounds are the rounds and gates being answered (rounds.go).
 	rounds roundSlots
-	// retained is the size of the analyses held, running and finished,
-	// as their ledgers estimate it (retained.go).
-	retained atomic.Int64
+	// held are the finished analyses held for their retention, and the
+	// size of the analyses held, running and finished, as their ledgers
+	// estimate it (retained.go): with a store that is not shared, the
+	// memory store's own (store.RetainedIn), where memory: keeps them.
+	held *store.Retained
 	// pageBytes bounds a page of the list with measurements (list.go):
 	// the constant, but for tests; streamWriteTimeout is
 	// AnalysesOptions.StreamWriteTimeout.
@@ -187,8 +189,6 @@ type Analyses struct {
 
 	mu       sync.Mutex
 	running  map[string]*Run
-	finished []finishedRun   // oldest completion first
-	byID     map[string]*Run // running and finished
 	draining bool
 	// hooks are the webhook streams with deliveries still to make, by
 	// the id of their analysis. A stream leaves when its last event is
@@ -209,12 +209,6 @@ type Analyses struct {
 	// storedStreams counts the streams following, from the store, each
 	// analysis another replica runs: at most MaxStreams each.
 	storedStreams map[string]int
-}
-
-type finishedRun struct {
-	run   *Run
-	at    time.Time
-	phase api.Phase
 }
 
 // Run is an analysis this service holds: the engine's run and, when its
@@ -335,20 +329,21 @@ func NewAnalyses(opts AnalysesOptions) (*Analyses, error) {
 	}
 	started := time.UnixMilli(opts.Clock.Now().UnixMilli())
 	a := &Analyses{
-		sharedSources:      shared,
-		started:            started,
-		epoch:              ids.Epoch(started),
-		backtests:          bt,
-		reports:            reports,
-		renders:            make(chan struct{}, opts.MaxReportRenders),
-		opts:               opts,
-		shared:             store.Shared(opts.Store),
-		log:                opts.Logger,
-		clock:              opts.Clock,
-		metrics:            m,
-		webhooks:           hooks,
-		running:            map[string]*Run{},
-		byID:               map[string]*Run{},
+		sharedSources: shared,
+		started:       started,
+		epoch:         ids.Epoch(started),
+		backtests:     bt,
+		reports:       reports,
+		renders:       make(chan struct{}, opts.MaxReportRenders),
+		opts:          opts,
+		shared:        store.Shared(opts.Store),
+		log:           opts.Logger,
+		clock:         opts.Clock,
+		metrics:       m,
+		webhooks:      hooks,
+		running:       map[string]*Run{},
+		held: store.RetainedIn(opts.Store, store.RetainOptions{MaxFinished: opts.MaxFinished, MaxBytes: opts.MaxRetainedBytes,
+			Retention: opts.Retention, MinRetention: opts.MinRetention, Clock: opts.Clock}),
 		hooks:              map[*webhook.Stream]string{},
 		rounds:             roundSlots{max: int64(opts.MaxRounds)},
 		pageBytes:          maxPageBytes,
@@ -420,7 +415,7 @@ func (a *Analyses) registerMetrics(reg prometheus.Registerer) error {
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "canaryd_analyses_retained_bytes",
 		Help: "Bytes the analyses held take, running and finished, as estimated from what they recorded; bounded by --max-retained-bytes.",
-	}, func() float64 { return float64(a.retained.Load()) })
+	}, func() float64 { return float64(a.held.Bytes().Load()) })
 	if a.shared {
 		f.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "canaryd_store_measurements_pending",
@@ -487,20 +482,16 @@ type WebhookRequest struct {
 func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.pruneLocked()
 	if a.draining {
 		return nil, ErrDraining
 	}
 	if len(a.running)+a.reserved >= a.opts.MaxRunning {
 		return nil, ErrTooMany
 	}
-	// What is held is pruned: what is left over a bound cannot be evicted.
-	if a.retained.Load() > a.opts.MaxRetainedBytes {
-		return nil, ErrRetainedFull
-	}
-	if len(a.finished) >= a.opts.MaxFinished && a.clock.Now().Sub(a.finished[0].at) < a.opts.MinRetention {
-		// This one would make them more, with none to evict.
-		return nil, ErrFinishedFull
+	// What is held is pruned first: what is left over a bound cannot be
+	// evicted (ErrRetainedFull, ErrFinishedFull).
+	if err := a.held.Room(); err != nil {
+		return nil, err
 	}
 	id := a.epoch + NewID()
 	so.Args = RedactArgs(so.Args)
@@ -541,7 +532,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 // closure over so would keep), and no logger of its own (a child logger
 // holds a buffer of a kilobyte): its lines name it with analysis_id.
 func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string, writer *durable.Writer, resumed *durable.Claimed) (*Run, error) {
-	led := NewLedger(&a.retained, plan, id, so.Template, so.Args)
+	led := NewLedger(a.held.Bytes(), plan, id, so.Template, so.Args)
 	var resume *api.Analysis
 	if resumed != nil {
 		resume = &resumed.Stored.State
@@ -593,7 +584,6 @@ func (a *Analyses) launchLocked(plan *analysis.Plan, so StartOptions, id string,
 		run.startedAt = *started
 	}
 	a.running[id] = run
-	a.byID[id] = run
 	if writer != nil {
 		a.keeper.Start(writer, run)
 	}
@@ -685,12 +675,10 @@ func (a *Analyses) observe(led *Ledger, ev api.Event) {
 	switch ev.Type {
 	case api.EventMeasurement:
 		led.Measured(ev.Metric, ev.Measurement)
-		if a.retained.Load() > a.opts.MaxRetainedBytes {
+		if a.held.Over() {
 			// Over the bound: evict what may be, now rather than at the
 			// next request.
-			a.mu.Lock()
-			a.pruneLocked()
-			a.mu.Unlock()
+			a.held.Prune()
 		}
 		a.metrics.measurements.WithLabelValues(string(ev.Measurement.Phase)).Inc()
 		// Checked first: the line's fields, made for every measurement,
@@ -705,11 +693,12 @@ func (a *Analyses) observe(led *Ledger, ev api.Event) {
 		led.Completed(final)
 		a.mu.Lock()
 		if run, ok := a.running[ev.AnalysisID]; ok {
+			// Held before it leaves the running: Get finds it in one
+			// or the other.
+			a.held.Keep(ev.AnalysisID, run, final.Phase)
 			delete(a.running, ev.AnalysisID)
-			a.finished = append(a.finished, finishedRun{run: run, at: a.clock.Now(), phase: final.Phase})
 		}
 		a.metrics.running.Set(float64(len(a.running)))
-		a.pruneLocked()
 		a.mu.Unlock()
 		a.metrics.finished.WithLabelValues(string(final.Phase)).Inc()
 		fields := []zap.Field{zap.String("analysis_id", ev.AnalysisID), zap.String("phase", string(final.Phase)), zap.String("message", final.Message)}
@@ -720,28 +709,22 @@ func (a *Analyses) observe(led *Ledger, ev api.Event) {
 	}
 }
 
-// pruneLocked drops finished analyses past their retention, and the oldest
-// while they are more than MaxFinished or the analyses held take more than
-// MaxRetainedBytes; but none finished less than MinRetention ago.
-func (a *Analyses) pruneLocked() {
-	now := a.clock.Now()
-	drop := 0
-	for drop < len(a.finished) {
-		f := a.finished[drop]
-		age := now.Sub(f.at)
-		over := len(a.finished)-drop > a.opts.MaxFinished || a.retained.Load() > a.opts.MaxRetainedBytes
-		if age < a.opts.Retention && !(over && age >= a.opts.MinRetention) {
-			// The finished analyses are in the order they finished:
-			// the ones after this are younger still.
-			break
-		}
-		delete(a.byID, f.run.ID())
-		f.run.ledger.Release()
-		drop++
+// Evicted gives back the run's share of the retained bytes, once the
+// finished analysis is no longer held (store.Held).
+func (r *Run) Evicted() { r.ledger.Release() }
+
+// getLocked returns the analysis id, running or finished within its
+// retention. a.mu is held.
+func (a *Analyses) getLocked(id string) (*Run, bool) {
+	if run, ok := a.running[id]; ok {
+		return run, true
 	}
-	if drop > 0 {
-		a.finished = slices.Delete(a.finished, 0, drop)
+	h, ok := a.held.Get(id)
+	if !ok {
+		return nil, false
 	}
+	run, ok := h.(*Run)
+	return run, ok
 }
 
 // Get returns the analysis with the given id, running or finished within
@@ -749,9 +732,7 @@ func (a *Analyses) pruneLocked() {
 func (a *Analyses) Get(id string) (*Run, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.pruneLocked()
-	run, ok := a.byID[id]
-	return run, ok
+	return a.getLocked(id)
 }
 
 // Restarted reports, with a store that is not shared (memory:), whether
@@ -774,11 +755,15 @@ func (a *Analyses) Restarted(id string) (time.Time, bool) {
 // List returns every analysis held, newest first.
 func (a *Analyses) List() []api.Analysis {
 	a.mu.Lock()
-	a.pruneLocked()
-	runs := make([]*Run, 0, len(a.byID))
-	for _, run := range a.byID {
+	runs := make([]*Run, 0, len(a.running))
+	for _, run := range a.running {
 		runs = append(runs, run)
 	}
+	a.held.Each(func(h store.Held, _ api.Phase) {
+		if run, ok := h.(*Run); ok {
+			runs = append(runs, run)
+		}
+	})
 	a.mu.Unlock()
 	out := make([]api.Analysis, len(runs))
 	for i, run := range runs {

@@ -97,3 +97,29 @@ func TestDrainHandsOverWhenShared(t *testing.T) {
 		t.Errorf("another replica claims %+v (%v), want the run handed over", got, err)
 	}
 }
+
+// TestFinishedHeldByTheMemoryStore: with memory:, the finished analyses and
+// the byte total of those held are the memory store's (store.RetainedIn),
+// and a finished run is read from there; with a shared store, the service
+// holds its own.
+func TestFinishedHeldByTheMemoryStore(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		mem := store.NewMemory(store.Options{Shared: shared})
+		a := newTestAnalysesWith(t, AnalysesOptions{MaxRunning: 1, MaxFinished: 1, Retention: time.Hour, Replica: "r", Store: mem})
+		run, err := a.Start(plan(t, 1), StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-run.Done()
+		if got, ok := a.Get(run.ID()); !ok || got != run {
+			t.Errorf("shared %v: Get of the finished run: %v", shared, ok)
+		}
+		held := store.RetainedIn(mem, store.RetainOptions{})
+		if got, want := held == a.held, !shared; got != want {
+			t.Errorf("shared %v: the service holds its finished analyses in the memory store: %v, want %v", shared, got, want)
+		}
+		if got := a.held.Bytes().Load(); got != run.ledger.Size() || got <= 0 {
+			t.Errorf("shared %v: %d bytes held, want the finished run's %d", shared, got, run.ledger.Size())
+		}
+	}
+}

@@ -26,6 +26,10 @@ type memoryStore struct {
 	closed bool
 	byID   map[string]*memRecord
 	subs   subscribers
+	// retained holds, when the store is not shared (memory:), the
+	// analyses its process runs and those finished, for their retention
+	// (RetainedIn).
+	retained *Retained
 }
 
 type memRecord struct {

@@ -1,0 +1,89 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/clock"
+	"github.com/canaryd/canaryd/internal/store"
+)
+
+// sized is a finished analysis of size bytes, counted in r's total while
+// it is held.
+type sized struct {
+	r       *store.Retained
+	size    int64
+	evicted int
+}
+
+func (s *sized) Evicted() {
+	s.evicted++
+	s.r.Bytes().Add(-s.size)
+}
+
+func hold(r *store.Retained, id string, size int64) *sized {
+	s := &sized{r: r, size: size}
+	r.Bytes().Add(size)
+	r.Keep(id, s, api.PhaseSuccessful)
+	return s
+}
+
+// TestRetainedInMemory: a memory store that is not shared is where its
+// process holds its analyses, one Retained; any other store gets a new one.
+func TestRetainedInMemory(t *testing.T) {
+	o := store.RetainOptions{MaxFinished: 1, MaxBytes: 1 << 20, Retention: time.Hour}
+	mem := store.NewMemory(store.Options{})
+	if store.RetainedIn(mem, o) != store.RetainedIn(mem, o) {
+		t.Error("a memory store holds two Retained")
+	}
+	shared := store.NewMemory(store.Options{Shared: true})
+	if store.RetainedIn(shared, o) == store.RetainedIn(shared, o) {
+		t.Error("a shared store's processes share one Retained")
+	}
+}
+
+// TestRetainedEvicts: finished analyses are evicted oldest first beyond
+// MaxFinished, past their retention, and while the byte total is over
+// MaxBytes, each once, but none younger than MinRetention: then Room
+// refuses one more, naming the bound.
+func TestRetainedEvicts(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	r := store.NewRetained(store.RetainOptions{MaxFinished: 2, MaxBytes: 1000, Retention: time.Hour, MinRetention: time.Minute, Clock: clk})
+	a, b := hold(r, "a", 100), hold(r, "b", 100)
+	if err := r.Room(); !errors.Is(err, store.ErrFinishedFull) {
+		t.Errorf("Room with MaxFinished held, none a minute old: %v, want ErrFinishedFull", err)
+	}
+	clk.Advance(2 * time.Minute)
+	if err := r.Room(); err != nil {
+		t.Errorf("Room once the oldest may be evicted: %v", err)
+	}
+	c := hold(r, "c", 100)
+	if _, ok := r.Get("a"); ok || a.evicted != 1 {
+		t.Errorf("the oldest beyond MaxFinished: held %v, evicted %d times; want evicted once", ok, a.evicted)
+	}
+	if got := r.Bytes().Load(); got != 200 {
+		t.Errorf("byte total %d, want 200", got)
+	}
+	// Over MaxBytes: the finished at least MinRetention old go, the
+	// younger stay and the next is refused.
+	r.Bytes().Add(1000)
+	if !r.Over() {
+		t.Error("not Over at 1200 bytes of 1000")
+	}
+	clk.Advance(30 * time.Second)
+	d := hold(r, "d", 0)
+	if err := r.Room(); !errors.Is(err, store.ErrRetainedFull) {
+		t.Errorf("Room over MaxBytes: %v, want ErrRetainedFull", err)
+	}
+	// b finished 2m30s ago, c 30s and d now.
+	if b.evicted != 1 || c.evicted != 0 || d.evicted != 0 || r.Len() != 2 {
+		t.Errorf("evicted b %d, c %d, d %d times, %d held; want b once, c and d held", b.evicted, c.evicted, d.evicted, r.Len())
+	}
+	r.Bytes().Add(-1000)
+	clk.Advance(time.Hour)
+	if _, ok := r.Get("d"); ok || c.evicted != 1 || d.evicted != 1 || r.Bytes().Load() != 0 {
+		t.Errorf("past their retention: d held %v, c evicted %d, d %d times, %d bytes left", ok, c.evicted, d.evicted, r.Bytes().Load())
+	}
+}
