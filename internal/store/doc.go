@@ -13,9 +13,11 @@
 //     embedded (migrations/*.sql) and is migrated by tern (Migrate;
 //     `canaryd migrate`), which records its version in VersionTable.
 //   - NewMemory: one process' analyses in its own memory, lost with it, with
-//     the same leases and fencing. The tests run the service on it; `canaryd
-//     serve --store memory:` (the default) still keeps its analyses in the
-//     server's own registry and opens no store.
+//     the same leases and fencing. It is `canaryd serve --store memory:`
+//     (the default): a store that is not shared (Shared), where the
+//     process holds the analyses it ran, finished, for their retention,
+//     with the byte total of those it holds (Retained, RetainedIn). Tests
+//     also run replicas of one process on one (Options.Shared).
 //
 // canaryd serve wraps the store it opens once (Metered): every call is
 // bounded by a timeout and counted by operation and outcome (Outcome, which
