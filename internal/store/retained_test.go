@@ -35,11 +35,13 @@ func hold(r *store.Retained, id string, size int64) *sized {
 func TestRetainedInMemory(t *testing.T) {
 	o := store.RetainOptions{MaxFinished: 1, MaxBytes: 1 << 20, Retention: time.Hour}
 	mem := store.NewMemory(store.Options{})
-	if store.RetainedIn(mem, o) != store.RetainedIn(mem, o) {
+	first, second := store.RetainedIn(mem, o), store.RetainedIn(mem, o)
+	if first != second {
 		t.Error("a memory store holds two Retained")
 	}
 	shared := store.NewMemory(store.Options{Shared: true})
-	if store.RetainedIn(shared, o) == store.RetainedIn(shared, o) {
+	first, second = store.RetainedIn(shared, o), store.RetainedIn(shared, o)
+	if first == second {
 		t.Error("a shared store's processes share one Retained")
 	}
 }
