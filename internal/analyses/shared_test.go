@@ -58,7 +58,7 @@ func TestDrainAbortsWhenNotShared(t *testing.T) {
 	if n := a.Drain(ctx); n != 1 {
 		t.Errorf("Drain aborted %d, want 1", n)
 	}
-	<-run.Done()
+	waitDone(t, run)
 	if s := run.Snapshot(); s.Phase != api.PhaseError || s.Message != ShutdownMessage || run.Gone() {
 		t.Errorf("after Drain: phase %s, message %q, gone %v; want Error, %q, not gone", s.Phase, s.Message, run.Gone(), ShutdownMessage)
 	}
@@ -82,7 +82,7 @@ func TestDrainHandsOverWhenShared(t *testing.T) {
 	if n := a.Drain(ctx); n != 0 {
 		t.Errorf("Drain aborted %d, want 0: handed over", n)
 	}
-	<-run.Done()
+	waitDone(t, run)
 	if !run.Gone() {
 		t.Errorf("the run was not handed over: %+v", run.Snapshot())
 	}
@@ -110,7 +110,7 @@ func TestFinishedHeldByTheMemoryStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		<-run.Done()
+		waitDone(t, run)
 		if got, ok := a.Get(run.ID()); !ok || got != run {
 			t.Errorf("shared %v: Get of the finished run: %v", shared, ok)
 		}
@@ -121,5 +121,15 @@ func TestFinishedHeldByTheMemoryStore(t *testing.T) {
 		if got := a.held.Bytes().Load(); got != run.ledger.Size() || got <= 0 {
 			t.Errorf("shared %v: %d bytes held, want the finished run's %d", shared, got, run.ledger.Size())
 		}
+	}
+}
+
+// waitDone waits for run to end, a minute at most.
+func waitDone(t *testing.T, run *Run) {
+	t.Helper()
+	select {
+	case <-run.Done():
+	case <-time.After(time.Minute):
+		t.Fatalf("%s has not ended after a minute", run.ID())
 	}
 }
