@@ -179,7 +179,13 @@ const serveSpec = `metrics:
 //     (canaryd_analyses_retained_bytes, bounded by --max-retained-bytes);
 //   - healthz-max-ms: the slowest of the /healthz probes made every 100 ms
 //     while the analyses run; gc-max-pause-ms the longest stop-the-world
-//     pause of a collection (gctrace's), and gc-cycles their number.
+//     pause of a collection (gctrace's), and gc-cycles their number;
+//   - gc-cycles-measured, alloc-B/measurement, allocs/measurement: the
+//     collections while the second measurements fell due (the /healthz
+//     probes' window, after the POSTs), and the bytes and objects canaryd
+//     allocated then (its go_memstats_alloc_bytes_total and
+//     go_memstats_mallocs_total) per measurement taken
+//     (canaryd_measurements_total): the garbage a measurement leaves.
 //
 // CANARYD_BENCH_SERVE_SPREAD spreads the POSTs over a duration rather
 // than send them as fast as canaryd takes them. CANARYD_BENCH_SERVE_TRACE
@@ -368,8 +374,12 @@ func runServe(b *testing.B, bin, stub string, n int, interval, spread time.Durat
 
 	// /healthz is probed while every analysis takes its second
 	// measurement: the last one created takes it an interval after it
-	// was created, and a little more.
+	// was created, and a little more. The process' counters before and
+	// after that window tell the garbage its measurements left.
+	cycles0, _, _, _ := p.gc.snapshot()
+	window0 := scrapeRuntime(client, p.base)
 	healthz := probeHealthz(client, p.base, interval+interval/10+time.Second)
+	window1 := scrapeRuntime(client, p.base)
 	cycles, live, stacks, pause := p.gc.snapshot()
 	rss1 := rss(p.cmd.Process.Pid)
 
@@ -394,9 +404,17 @@ func runServe(b *testing.B, bin, stub string, n int, interval, spread time.Durat
 	b.ReportMetric(float64(healthz)/1e6, "healthz-max-ms")
 	b.ReportMetric(float64(pause)/1e6, "gc-max-pause-ms")
 	b.ReportMetric(float64(cycles), "gc-cycles")
+	b.ReportMetric(float64(cycles-cycles0), "gc-cycles-measured")
+	measured := window1.measurements - window0.measurements
+	if measured > 0 {
+		b.ReportMetric((window1.allocated-window0.allocated)/measured, "alloc-B/measurement")
+		b.ReportMetric((window1.allocations-window0.allocations)/measured, "allocs/measurement")
+	}
 	b.ReportMetric(float64(n), "analyses")
 	fmt.Printf("%d analyses (interval %s, count %d) created in %s from %d clients; %d measurements after the first, %d of them found at the stub; live heap %d MiB, stacks %d MiB, RSS %d MiB\n",
 		n, interval, serveCount, created.Round(time.Millisecond), serveClients, len(lateness), len(arrived), live>>20, stacks>>20, rss1>>20)
+	fmt.Printf("while the second measurements fell due: %.0f measurements, %d collections, %.0f MB allocated\n",
+		measured, cycles-cycles0, (window1.allocated-window0.allocated)/1e6)
 	if metrics != "" {
 		fmt.Printf("canaryd_measurement_lateness_seconds: %s\n", metrics)
 		if le, ok := bucketAt(metrics, 0.99); ok {
@@ -541,6 +559,42 @@ func getAnalysis(client *http.Client, base, id string) (api.Analysis, error) {
 		return a, fmt.Errorf("GET %s: %s: %s", id, resp.Status, data)
 	}
 	return a, json.NewDecoder(resp.Body).Decode(&a)
+}
+
+// runtimeCounters are what canaryd's /metrics says of the garbage its
+// work left: the bytes and objects allocated since it started
+// (go_memstats_alloc_bytes_total, go_memstats_mallocs_total), and its
+// measurements (canaryd_measurements_total, every phase).
+type runtimeCounters struct {
+	allocated, allocations, measurements float64
+}
+
+// scrapeRuntime reads runtimeCounters from /metrics; zeros when it
+// cannot.
+func scrapeRuntime(client *http.Client, base string) runtimeCounters {
+	var c runtimeCounters
+	resp, err := client.Get(base + "/metrics")
+	if err != nil {
+		return c
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, _ := strings.Cut(sc.Text(), " ")
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case name == "go_memstats_alloc_bytes_total":
+			c.allocated = v
+		case name == "go_memstats_mallocs_total":
+			c.allocations = v
+		case strings.HasPrefix(name, "canaryd_measurements_total{"):
+			c.measurements += v
+		}
+	}
+	return c
 }
 
 // scrapeMetrics returns canaryd's own lateness histogram's lines from
