@@ -115,6 +115,10 @@ type Provider struct {
 	// bodies are the buffers responses are read into, reused so that a
 	// measurement does not allocate one (see getBuffer).
 	bodies sync.Pool
+	// queries are the bodies of queries, reused so that a measurement
+	// does not allocate its form, its reader and its GetBody (see
+	// getQueryBody).
+	queries sync.Pool
 	// instantHeader and rangeHeader are the headers of every query,
 	// client_golang's and an Accept-Encoding: two maps shared by every
 	// request, which are only ever read. Round trippers copy a request
