@@ -137,7 +137,10 @@ var (
 // read reads an answer's records, and returns each one's _value; more
 // than maxValues is an error. The answer's fields are read in place.
 func (sc *scratch) read(body []byte, maxValues int) (*result, error) {
-	values := &result{}
+	// The scratch's own, so that it is not allocated: what the
+	// measurement keeps of it, its list of values, is made anew.
+	values := &sc.values
+	*values = result{}
 	r := &sc.csv
 	r.b, r.i, r.line, r.fields = body, 0, 0, r.fields[:0]
 	t := &sc.table

@@ -163,6 +163,8 @@ type scratch struct {
 	answer bytes.Buffer
 	csv    csvReader
 	table  table
+	// values are the answer's values as read (read returns them).
+	values result
 }
 
 func (p *Provider) getScratch() *scratch {
@@ -188,5 +190,6 @@ func (p *Provider) putScratch(sc *scratch) {
 	clear(sc.table.datatypes[:cap(sc.table.datatypes)])
 	clear(sc.table.defaults[:cap(sc.table.defaults)])
 	sc.csv.b = nil
+	sc.values = result{}
 	p.scratch.Put(sc)
 }
