@@ -17,7 +17,7 @@ func decodeAnswer(body []byte, a *answer) (ok bool) {
 	if !json.Valid(body) {
 		return false
 	}
-	r := jsonReader{b: body}
+	r := jsonReader{b: body, keys: a.keys}
 	return r.object(func(key []byte) bool {
 		switch {
 		case bytes.EqualFold(key, []byte("errors")):
@@ -34,6 +34,35 @@ func decodeAnswer(body []byte, a *answer) (ok bool) {
 type jsonReader struct {
 	b []byte
 	i int
+	// keys, when not nil, are names readKey gives again.
+	keys *[]string
+}
+
+// maxKeptKeys and maxKeptKey bound the names readKey keeps: a row's
+// few values, under short names.
+const (
+	maxKeptKeys = 8
+	maxKeptKey  = 64
+)
+
+// readKey is key as a string: one of r.keys when it is one of them, so
+// that the names of a row's values, the same at every measurement of a
+// query, are not made again each time; a new short name is kept while
+// there is room.
+func (r *jsonReader) readKey(key []byte) string {
+	if r.keys == nil {
+		return string(key)
+	}
+	for _, k := range *r.keys {
+		if k == string(key) {
+			return k
+		}
+	}
+	s := string(key)
+	if len(*r.keys) < maxKeptKeys && len(s) <= maxKeptKey {
+		*r.keys = append(*r.keys, s)
+	}
+	return s
 }
 
 func (r *jsonReader) space() {
@@ -219,7 +248,7 @@ func (r *jsonReader) value() (any, bool) {
 		m := map[string]any{}
 		ok := r.object(func(key []byte) bool {
 			v, ok := r.value()
-			m[string(key)] = v
+			m[r.readKey(key)] = v
 			return ok
 		})
 		return m, ok

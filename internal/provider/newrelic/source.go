@@ -84,11 +84,19 @@ func (s *source) Measure(ctx context.Context, _ time.Time) analysis.Observation 
 		return analysis.Observation{Err: fmt.Errorf("the answer is longer than the %d bytes canaryd reads of a NerdGraph answer (%d for each of --max-result-values, and %d)",
 			s.p.maxBytes, 1<<10, 64<<10)}
 	}
-	results, err := readAnswer(resp.StatusCode, buf.Bytes(), s.p.maxValues)
+	results, err := readAnswer(resp.StatusCode, buf.Bytes(), s.p.maxValues, &sc.kept)
 	if err != nil {
 		return analysis.Observation{Err: errors.New(redact.Scrub(err.Error(), e.secrets...))}
 	}
-	return observe(results)
+	obs := observe(results)
+	// A list of one row is not the result (the row is), and is kept
+	// for the next answer; a longer one is.
+	sc.kept.rows = nil
+	if len(results) <= 1 {
+		clear(results[:cap(results)])
+		sc.kept.rows = results[:0]
+	}
+	return obs
 }
 
 // cause is what of err may be shown: a deadline as the timeout that set
@@ -112,6 +120,10 @@ type answer struct {
 			} `json:"account"`
 		} `json:"actor"`
 	} `json:"data"`
+	// keys, when set, are names of values that earlier answers had,
+	// which decodeAnswer uses rather than make the same strings again
+	// (readKey).
+	keys *[]string
 }
 
 // gqlError is an error of a GraphQL answer.
@@ -125,11 +137,13 @@ type gqlError struct {
 
 // readAnswer reads an answer of status status as Argo's client does
 // (newrelic-client-go's Do): the results, or its error.
-func readAnswer(status int, body []byte, maxValues int) ([]map[string]any, error) {
+func readAnswer(status int, body []byte, maxValues int, k *kept) ([]map[string]any, error) {
 	if status == http.StatusNotFound {
 		return nil, errors.New("resource not found")
 	}
 	var a answer
+	a.Data.Actor.Account.NRQL.Results = k.rows[:0]
+	a.keys = &k.keys
 	var decodeErr error
 	if !decodeAnswer(body, &a) {
 		// Apart, so that a stays on the stack when decodeAnswer reads it.
@@ -321,6 +335,15 @@ type scratch struct {
 	rc     io.ReadCloser
 	limit  io.LimitedReader
 	answer bytes.Buffer
+	kept   kept
+}
+
+// kept is what one answer's reading leaves for the next: the list the
+// rows are read into, when an answer of one row left it (see Measure),
+// and the names of the rows' values (readKey).
+type kept struct {
+	rows []map[string]any
+	keys []string
 }
 
 func (p *Provider) getScratch() *scratch {
@@ -341,5 +364,9 @@ func (p *Provider) putScratch(sc *scratch) {
 	}
 	sc.reader.Reset(nil)
 	sc.req = http.Request{}
+	if cap(sc.kept.rows) > 1 {
+		sc.kept.rows = nil
+	}
+	clear(sc.kept.rows[:cap(sc.kept.rows)]) // an answer that failed may have left a row
 	p.scratch.Put(sc)
 }
