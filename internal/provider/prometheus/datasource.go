@@ -47,7 +47,7 @@ func newDatasource(d Datasource, responses *responseLimits) (*datasource, error)
 		ds.name = ds.key
 	}
 	conns := newConnLimiter(maxConnsPerHost)
-	slots := semaphore.NewWeighted(maxConnsPerHost)
+	slots := make(chan struct{}, maxConnsPerHost)
 	for i, insecure := range []bool{false, true} {
 		c := hc
 		c.TLSConfig.InsecureSkipVerify = c.TLSConfig.InsecureSkipVerify || insecure
@@ -251,23 +251,34 @@ func (l *connLimiter) dial(ctx context.Context, network, addr string) (net.Conn,
 // connLimiter: thousands of analyses measuring at once held thousands of
 // pending dials, each with its goroutine and buffers, and churned
 // connections, where waiting for one of the open connections is cheap.
+//
+// The slots are a channel's buffer, a slot taken by a send and given back
+// by a receive: a request that waits for one is queued by the channel,
+// first come first served, without the waiter a semaphore.Weighted
+// allocates for each request that waits (three allocations), which a
+// burst of measurements paid for every query beyond the first
+// maxConnsPerHost.
 type requestSlots struct {
-	slots *semaphore.Weighted
+	slots chan struct{}
 	next  http.RoundTripper
 }
 
 func (rt *requestSlots) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !rt.slots.TryAcquire(1) {
-		if err := rt.slots.Acquire(req.Context(), 1); err != nil {
+	select {
+	case rt.slots <- struct{}{}:
+	default:
+		select {
+		case rt.slots <- struct{}{}:
+		case <-req.Context().Done():
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			return nil, fmt.Errorf("waiting for one of the %d connections to the datasource: %w", maxConnsPerHost, err)
+			return nil, fmt.Errorf("waiting for one of the %d connections to the datasource: %w", maxConnsPerHost, req.Context().Err())
 		}
 	}
 	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
-		rt.slots.Release(1)
+		<-rt.slots
 		return nil, err
 	}
 	resp.Body = &slotBody{ReadCloser: resp.Body, slots: rt.slots}
@@ -278,7 +289,7 @@ func (rt *requestSlots) RoundTrip(req *http.Request) (*http.Response, error) {
 type slotBody struct {
 	io.ReadCloser
 	once  sync.Once
-	slots *semaphore.Weighted
+	slots chan struct{}
 }
 
 func (b *slotBody) Close() error {
@@ -287,7 +298,7 @@ func (b *slotBody) Close() error {
 	return err
 }
 
-func (b *slotBody) release() { b.slots.Release(1) }
+func (b *slotBody) release() { <-b.slots }
 
 // limitedConn gives its slot back when it is closed.
 type limitedConn struct {

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // TestConnLimiter: a datasource has at most max connections open to a
@@ -148,7 +146,7 @@ func (c *countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 // context, and that closing a response's body gives its slot back.
 func TestRequestSlots(t *testing.T) {
 	next := &countingTransport{release: make(chan struct{})}
-	rt := &requestSlots{slots: semaphore.NewWeighted(maxConnsPerHost), next: next}
+	rt := &requestSlots{slots: make(chan struct{}, maxConnsPerHost), next: next}
 	n := maxConnsPerHost + 50
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -193,7 +191,50 @@ func TestRequestSlots(t *testing.T) {
 	if next.max != maxConnsPerHost {
 		t.Errorf("%d requests reached the transport at once, want %d", next.max, maxConnsPerHost)
 	}
-	if !rt.slots.TryAcquire(maxConnsPerHost) {
-		t.Error("the closed responses' slots were not given back")
+	if len(rt.slots) != 0 {
+		t.Errorf("%d slots of closed responses were not given back", len(rt.slots))
+	}
+}
+
+// answered answers every request with one response, whose body it
+// replaces each time.
+type answered struct{ resp http.Response }
+
+func (a *answered) RoundTrip(*http.Request) (*http.Response, error) {
+	a.resp.Body = http.NoBody
+	return &a.resp, nil
+}
+
+// TestRequestSlotWaitAllocatesNothing checks that a request that waits
+// for a slot allocates nothing for its wait: its one allocation is the
+// body that gives the slot back, as for a request that finds one free.
+func TestRequestSlotWaitAllocatesNothing(t *testing.T) {
+	rt := &requestSlots{slots: make(chan struct{}, maxConnsPerHost), next: &answered{resp: http.Response{StatusCode: http.StatusOK}}}
+	for range maxConnsPerHost {
+		rt.slots <- struct{}{}
+	}
+	free := make(chan struct{})
+	go func() { // gives a slot back each time it is asked; ends with the test
+		for {
+			select {
+			case <-free:
+				<-rt.slots
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://prometheus:9090/api/v1/query", nil)
+	allocs := testing.AllocsPerRun(100, func() {
+		free <- struct{}{} // every slot is taken: the request waits for this one
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		rt.slots <- struct{}{} // all taken again
+	})
+	if allocs > 1 {
+		t.Errorf("a request that waited for a slot made %.1f allocations; want 1, its body", allocs)
 	}
 }
