@@ -89,3 +89,33 @@ func TestSchedule(t *testing.T) {
 		}
 	})
 }
+
+// TestWithScheduleAllocatesOnce checks that a measurement's schedule
+// costs it one allocation, and that the context carrying it still hands
+// on its parent's values and cancellation.
+func TestWithScheduleAllocatesOnce(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	s := Schedule{Start: t0, Interval: time.Minute, Last: true}
+	var ctx context.Context
+	if n := testing.AllocsPerRun(100, func() { ctx = WithSchedule(parent, s) }); n != 1 {
+		t.Errorf("WithSchedule made %.0f allocations; want 1", n)
+	}
+	if got, ok := ScheduleFrom(ctx); !ok || got != s {
+		t.Errorf("ScheduleFrom: %+v, %v; want %+v", got, ok, s)
+	}
+	if ctx.Value(key{}) != "v" {
+		t.Error("the parent's value is not handed on")
+	}
+	if _, ok := ScheduleFrom(parent); ok {
+		t.Error("a context without a schedule has one")
+	}
+	child, stop := context.WithCancel(ctx)
+	defer stop()
+	cancel()
+	// Cancelled with its parent, at once: the context tree reaches it
+	// through the schedule's context, as through context.WithValue's.
+	if child.Err() == nil {
+		t.Error("a context derived from it did not end with its parent")
+	}
+}
