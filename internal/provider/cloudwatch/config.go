@@ -100,6 +100,10 @@ func decode(raw json.RawMessage) (*Metric, []api.FieldError) {
 type plan struct {
 	interval time.Duration
 	queries  []types.MetricDataQuery
+	// body is the queries as the AWS SDK encodes them, the part of every
+	// request's body between its window's end and its start
+	// (encodeQueries, appendBody).
+	body []byte
 }
 
 // problems collects a configuration's problems, each on its field.

@@ -75,11 +75,9 @@ type Provider struct {
 	load      []func(*config.LoadOptions) error
 
 	mu        sync.Mutex
-	client    *cloudwatch.Client // nil until the first metric needs it
-	transport *http.Transport    // the client's
-	// creds are the client's credentials, cached by the SDK, whose
-	// secret parts are scrubbed from errors.
-	creds aws.CredentialsProvider
+	api       *getMetricData  // nil until the first metric needs it
+	transport *http.Transport // the AWS configuration's
+	scratch   sync.Pool       // of *scratch
 }
 
 // New builds a Provider. The AWS configuration is loaded when the first
@@ -126,11 +124,14 @@ func (p *Provider) Source(raw json.RawMessage) (analysis.Source, map[string]stri
 	if len(errs) > 0 || p.checkOnly {
 		return nil, nil, errs
 	}
-	c, err := p.awsClient()
+	g, err := p.awsClient()
 	if err != nil {
 		return nil, nil, []api.FieldError{{Field: base, Message: err.Error()}}
 	}
-	return &source{p: p, c: c, creds: p.creds, plan: pl}, nil, nil
+	if pl.body, err = g.encodeQueries(pl.queries); err != nil {
+		return nil, nil, []api.FieldError{{Field: base + ".metricDataQueries", Message: err.Error()}}
+	}
+	return &source{p: p, api: g, plan: pl}, nil, nil
 }
 
 // Decode checks config's shape: its unknown fields and wrong types.
@@ -157,20 +158,21 @@ func (*Provider) Report(json.RawMessage, provider.ReportOptions) provider.Report
 }
 
 // awsClient loads the AWS configuration once, the first time a metric
-// needs it (again after a failure), and builds the client every metric
-// shares. Every request the SDK makes, for the credentials too (STS, SSO,
-// the instance's metadata), goes through a transport set as canaryd's
-// (outbound.NewTransport: no proxy from the environment, its timeouts,
-// its connections bounded), with the CA bundle of AWS_CA_BUNDLE or the
-// profile's ca_bundle when there is one, as the SDK adds it. CloudWatch's
-// answers are, besides, each held to maxBytes. The SDK does not retry: a
-// failed request is an Error measurement, which the analysis retries as
-// Argo does.
-func (p *Provider) awsClient() (*cloudwatch.Client, error) {
+// needs it (again after a failure), and resolves what every metric's
+// GetMetricData shares: its endpoint, its signing, the credentials.
+// Every request the SDK makes for the credentials (STS, SSO, the
+// instance's metadata), and every GetMetricData, goes through a
+// transport set as canaryd's (outbound.NewTransport: no proxy from the
+// environment, its timeouts, its connections bounded), with the CA
+// bundle of AWS_CA_BUNDLE or the profile's ca_bundle when there is one,
+// as the SDK adds it. CloudWatch's answers are, besides, each held to
+// maxBytes. Nothing is retried: a failed request is an Error
+// measurement, which the analysis retries as Argo does.
+func (p *Provider) awsClient() (*getMetricData, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.client != nil {
-		return p.client, nil
+	if p.api != nil {
+		return p.api, nil
 	}
 	base := awshttp.NewBuildableClient().WithTransportOptions(asOutbound)
 	opts := append([]func(*config.LoadOptions) error{
@@ -193,13 +195,39 @@ func (p *Provider) awsClient() (*cloudwatch.Client, error) {
 	if !ok {
 		return nil, fmt.Errorf("the AWS configuration's HTTP client is a %T, not canaryd's", cfg.HTTPClient)
 	}
-	p.transport, p.creds = built.GetTransport(), cfg.Credentials
-	// An http.Client that follows no redirect, without the copies of
-	// each request's headers and URL that http.Client makes for the
-	// redirects it might follow (outbound.Doer).
-	httpClient := outbound.Doer{Transport: &limitBody{next: p.transport, max: p.maxBytes}}
-	p.client = cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.HTTPClient = httpClient })
-	return p.client, nil
+	transport := built.GetTransport()
+	// The client is built for what it resolves (the endpoint of
+	// AWS_ENDPOINT_URL_CLOUDWATCH among them), not to send.
+	g, err := newGetMetricData(cloudwatch.NewFromConfig(cfg), cfg.Credentials, transport)
+	if err != nil {
+		return nil, err
+	}
+	p.api, p.transport = g, transport
+	return g, nil
+}
+
+// getScratch is a measurement's scratch, one kept from an earlier
+// measurement when there is one.
+func (p *Provider) getScratch(g *getMetricData) *scratch {
+	if sc, ok := p.scratch.Get().(*scratch); ok {
+		return sc
+	}
+	return newScratch(g)
+}
+
+// putScratch keeps sc for the next measurement, unless its request's
+// body was long (maxPooledRequest).
+func (p *Provider) putScratch(sc *scratch) {
+	if len(sc.body) > maxPooledRequest {
+		return
+	}
+	sc.req = http.Request{}
+	sc.reader.Reset(nil)
+	sc.out = cloudwatch.GetMetricDataOutput{}
+	if sc.read.Cap() > maxPooledAnswer {
+		sc.read = bytes.Buffer{}
+	}
+	p.scratch.Put(sc)
 }
 
 // asOutbound sets tr as outbound.NewTransport sets canaryd's transports,
@@ -224,59 +252,12 @@ func asOutbound(tr *http.Transport) {
 	tr.ExpectContinueTimeout = o.ExpectContinueTimeout
 }
 
-// limitBody holds every answer to max bytes: reading past them fails
+// maxPooledAnswer is the most bytes of an answer's buffer kept for the
+// next measurement.
+const maxPooledAnswer = 256 << 10
+
+// limitedBody holds an answer to max bytes: reading past them fails
 // with *outbound.TooLargeError, before more is read.
-type limitBody struct {
-	next http.RoundTripper
-	max  int64
-}
-
-func (rt *limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
-	req, err := ownBody(req)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := rt.next.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	// An answer that says it is longer fails at its first read, without
-	// a byte of it read.
-	resp.Body = &limitedBody{rc: resp.Body, left: rt.max, max: rt.max, declared: resp.ContentLength}
-	return resp, nil
-}
-
-// ownBody gives the transport a request whose body is its own: the
-// request's bytes read into memory, which the transport reads as it
-// pleases, and again (GetBody) to retry on a connection the server had
-// closed. The AWS SDK's request body is a reader it closes as soon as
-// the response's headers are back, and once closed, a WriteTo on it
-// fails with io.EOF: the transport, which reads a body once more after
-// its Content-Length to check that it ends, took that for a failed
-// request and closed the connection under the answer still being read
-// ("use of closed network connection" in place of the answer, or of its
-// bound's error). A GetMetricData request is a few hundred bytes of
-// CBOR, its length known.
-func ownBody(req *http.Request) (*http.Request, error) {
-	if req.Body == nil || req.Body == http.NoBody || req.ContentLength <= 0 || req.ContentLength > maxRequestBytes {
-		return req, nil
-	}
-	payload := make([]byte, req.ContentLength)
-	_, err := io.ReadFull(req.Body, payload)
-	_ = req.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("reading the request's body: %w", err)
-	}
-	out := *req
-	out.Body = io.NopCloser(bytes.NewReader(payload))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(payload)), nil }
-	return &out, nil
-}
-
-// maxRequestBytes bounds the request bodies ownBody reads into memory;
-// a GetMetricData request is far shorter (a configuration's queries).
-const maxRequestBytes = 1 << 20
-
 type limitedBody struct {
 	rc        io.ReadCloser
 	left, max int64

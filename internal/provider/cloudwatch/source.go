@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
@@ -24,10 +23,9 @@ const MetadataMessages = "messages"
 // source measures one metric. It holds no per-measurement state, so the
 // engine may call Measure from any goroutine.
 type source struct {
-	p     *Provider
-	c     *cloudwatch.Client
-	creds aws.CredentialsProvider
-	plan  *plan
+	p    *Provider
+	api  *getMetricData
+	plan *plan
 }
 
 // BoundByContext: the request, and the reading of its answer, are made
@@ -47,12 +45,15 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.p.timeout)
 	defer cancel()
-	start := at.Add(-s.plan.interval)
-	out, err := s.c.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{
-		StartTime:         &start,
-		EndTime:           &at,
-		MetricDataQueries: s.plan.queries,
-	})
+	sc := s.p.getScratch(s.api)
+	defer s.p.putScratch(sc)
+	sc.body = appendBody(sc.body[:0], s.plan.body, at.Add(-s.plan.interval), at)
+	out := &sc.out
+	*out = cloudwatch.GetMetricDataOutput{}
+	req, err := s.api.request(ctx, sc, time.Now())
+	if err == nil {
+		err = s.api.do(ctx, sc, req, s.p.maxBytes, out)
+	}
 	if err != nil {
 		return analysis.Observation{Err: s.requestError(ctx, err)}
 	}
@@ -84,11 +85,11 @@ func (s *source) requestError(ctx context.Context, err error) error {
 		return fmt.Errorf("GetMetricData: no answer within the timeout (%s, capped by --max-query-timeout): %v", s.p.timeout, context.DeadlineExceeded)
 	}
 	msg := err.Error()
-	if s.creds != nil {
+	if creds := s.api.creds; creds != nil {
 		// Cached: no request is made unless the credentials expired.
 		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if c, cerr := s.creds.Retrieve(rctx); cerr == nil {
+		if c, cerr := creds.Retrieve(rctx); cerr == nil {
 			if scrubbed := redact.Scrub(msg, c.SecretAccessKey, c.SessionToken); scrubbed != msg {
 				return errors.New(scrubbed)
 			}

@@ -7,12 +7,16 @@ package cloudwatchtest
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -20,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go/encoding/cbor"
@@ -62,6 +68,13 @@ func Answers() []string {
 		names[i] = e.Name()
 	}
 	return names
+}
+
+// Body is the recorded answer name's status and body, as the stand-in
+// sends them.
+func Body(name string) (int, []byte, error) {
+	a, body, err := load(name)
+	return a.Status, body, err
 }
 
 // load reads a recorded answer and encodes its body.
@@ -191,10 +204,10 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Smithy-Protocol") != "rpc-v2-cbor" || r.Header.Get("Content-Type") != "application/cbor" {
 		t.Errorf("headers: %v", r.Header)
 	}
-	if auth := r.Header.Get("Authorization"); !strings.Contains(auth, "Credential="+AccessKey+"/") || !strings.Contains(auth, "/"+Region+"/monitoring/aws4_request") {
-		t.Errorf("Authorization: %q", auth)
-	}
 	data, _ := io.ReadAll(r.Body)
+	if err := checkSignature(r, data); err != nil {
+		t.Error(err)
+	}
 	v, err := cbor.Decode(data)
 	if err != nil {
 		t.Errorf("the request is not CBOR: %v", err)
@@ -238,6 +251,40 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(a.Status)
 	_, _ = w.Write(body)
+}
+
+// checkSignature checks r's SigV4 signature as CloudWatch would: the AWS
+// SDK's signer, given the headers r says it signed, its time, the fake
+// credentials (and r's session token) and the body, must sign it the
+// same.
+func checkSignature(r *http.Request, body []byte) error {
+	auth := r.Header.Get("Authorization")
+	const scheme = "AWS4-HMAC-SHA256 Credential=" + AccessKey + "/"
+	_, signedHeaders, ok := strings.Cut(auth, ", SignedHeaders=")
+	signedHeaders, _, ok2 := strings.Cut(signedHeaders, ",")
+	if !strings.HasPrefix(auth, scheme) || !strings.Contains(auth, "/"+Region+"/monitoring/aws4_request, ") || !ok || !ok2 {
+		return fmt.Errorf("the Authorization header is not a SigV4 one of the test credentials and region: %q", auth)
+	}
+	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil {
+		return fmt.Errorf("X-Amz-Date: %v", err)
+	}
+	resign := &http.Request{Method: r.Method, URL: &url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path, RawPath: r.URL.RawPath},
+		Host: r.Host, Header: http.Header{}, ContentLength: int64(len(body))}
+	for _, name := range strings.Split(signedHeaders, ";") {
+		if name != "host" && name != "content-length" && name != "x-amz-date" && name != "x-amz-security-token" {
+			resign.Header[http.CanonicalHeaderKey(name)] = r.Header.Values(name)
+		}
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: AccessKey, SecretAccessKey: SecretKey, SessionToken: r.Header.Get("X-Amz-Security-Token")}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, resign, hex.EncodeToString(sum[:]), "monitoring", Region, at); err != nil {
+		return err
+	}
+	if want := resign.Header.Get("Authorization"); auth != want {
+		return fmt.Errorf("the signature is not the AWS SDK's:\n got %s\nwant %s", auth, want)
+	}
+	return nil
 }
 
 // writeChunked writes body in chunks of ChunkBytes, flushing each, until
