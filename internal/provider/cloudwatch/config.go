@@ -104,6 +104,10 @@ type plan struct {
 	// request's body between its window's end and its start
 	// (encodeQueries, appendBody).
 	body []byte
+	// known are the queries' ids, labels and metric names, which an
+	// answer's results repeat as their Id and Label: a result's points
+	// to them (decodeAnswer), read only as the queries are.
+	known []*string
 }
 
 // problems collects a configuration's problems, each on its field.
@@ -144,6 +148,10 @@ func check(m *Metric) (*plan, []api.FieldError) {
 		at := ".metricDataQueries[" + strconv.Itoa(i) + "]"
 		checkQuery(q, at, ids, &errs)
 		pl.queries[i] = convert(q)
+		pl.known = append(pl.known, pl.queries[i].Id, pl.queries[i].Label)
+		if ms := pl.queries[i].MetricStat; ms != nil {
+			pl.known = append(pl.known, ms.Metric.MetricName)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -27,10 +27,14 @@ import (
 // fxamacker/cbor decoding into the SDK's types spends 12. This one reads
 // the answer twice: once to check it and to count what it holds, once
 // to fill the results, each list made at its length and every string
-// in one allocation: 5 for one result (the results, the strings, their
-// pointers, the timestamps, the values).
-func decodeAnswer(p []byte, out *cloudwatch.GetMetricDataOutput) bool {
-	d := answerDecoder{p: p}
+// in one allocation. A string the request holds (known: its queries'
+// ids, labels and metric names, which an answer's Id and Label repeat)
+// is the request's, pointer and all, and a StatusCode is the SDK's
+// constant: an answer of one result takes 3 allocations (the results,
+// the timestamps, the values), and 2 more when it has other strings
+// (them, and their pointers).
+func decodeAnswer(p []byte, known []*string, out *cloudwatch.GetMetricDataOutput) bool {
+	d := answerDecoder{p: p, known: known}
 	var probe cloudwatch.GetMetricDataOutput
 	if len(p) == 0 || !d.output(&probe) {
 		return false
@@ -53,9 +57,10 @@ func decodeAnswer(p []byte, out *cloudwatch.GetMetricDataOutput) bool {
 // answerDecoder reads an answer: a first pass that only checks and
 // counts (fill false), then one that fills.
 type answerDecoder struct {
-	p    []byte
-	off  int
-	fill bool
+	p     []byte
+	off   int
+	fill  bool
+	known []*string
 	// Counted by the first pass: the bytes of the strings kept, and the
 	// string fields that are pointers.
 	kept, ptrs int
@@ -143,10 +148,7 @@ func (d *answerDecoder) result(r *types.MetricDataResult) bool {
 		case "Label":
 			return once(&seen, 2) && d.stringPointer(&r.Label)
 		case "StatusCode":
-			var s string
-			ok := once(&seen, 4) && d.text(&s)
-			r.StatusCode = types.StatusCode(s)
-			return ok
+			return once(&seen, 4) && d.statusCode(&r.StatusCode)
 		case "Timestamps":
 			return once(&seen, 8) && d.timestamps(&r.Timestamps)
 		case "Values":
@@ -303,9 +305,42 @@ func (d *answerDecoder) float() (float64, bool) {
 	return 0, false
 }
 
-// stringPointer reads a text string into a new pointer, as the SDK's
-// members of type *string.
+// statusCode reads a result's status: one of the SDK's constants, or
+// another string.
+func (d *answerDecoder) statusCode(v *types.StatusCode) bool {
+	at := d.off
+	if b, ok := d.textBytes(); ok {
+		for _, c := range statusCodes {
+			if string(b) == string(c) {
+				*v = c
+				return true
+			}
+		}
+	}
+	d.off = at
+	var s string
+	ok := d.text(&s)
+	*v = types.StatusCode(s)
+	return ok
+}
+
+// statusCodes are the statuses a result has.
+var statusCodes = types.StatusCode("").Values()
+
+// stringPointer reads a text string into a pointer: a known one that
+// points to the same string, or a new one, as the SDK's members of type
+// *string.
 func (d *answerDecoder) stringPointer(v **string) bool {
+	at := d.off
+	if b, ok := d.textBytes(); ok {
+		for _, k := range d.known {
+			if k != nil && *k == string(b) {
+				*v = k
+				return true
+			}
+		}
+	}
+	d.off = at
 	var s string
 	if !d.text(&s) {
 		return false

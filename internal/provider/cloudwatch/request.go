@@ -270,7 +270,7 @@ func (g *getMetricData) request(ctx context.Context, sc *scratch, now time.Time)
 // does not take, an error status or one not read whole is given to the
 // SDK's protocol, which decodes it, or makes its error, as its client
 // does, from the same bytes (and the same error after them).
-func (g *getMetricData) do(ctx context.Context, sc *scratch, req *http.Request, maxBytes int64, out *cloudwatch.GetMetricDataOutput) error {
+func (g *getMetricData) do(ctx context.Context, sc *scratch, req *http.Request, maxBytes int64, known []*string, out *cloudwatch.GetMetricDataOutput) error {
 	resp, err := g.send.Do(req)
 	if err != nil {
 		err = &smithyhttp.RequestSendError{Err: err}
@@ -290,7 +290,7 @@ func (g *getMetricData) do(ctx context.Context, sc *scratch, req *http.Request, 
 	}
 	sc.answer = limitedBody{}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	if readErr == nil && ok && decodeAnswer(sc.read.Bytes(), out) {
+	if readErr == nil && ok && decodeAnswer(sc.read.Bytes(), known, out) {
 		return nil
 	}
 	sc.answerReader.Reset(sc.read.Bytes())

@@ -52,7 +52,7 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	*out = cloudwatch.GetMetricDataOutput{}
 	req, err := s.api.request(ctx, sc, time.Now())
 	if err == nil {
-		err = s.api.do(ctx, sc, req, s.p.maxBytes, out)
+		err = s.api.do(ctx, sc, req, s.p.maxBytes, s.plan.known, out)
 	}
 	if err != nil {
 		return analysis.Observation{Err: s.requestError(ctx, err)}
