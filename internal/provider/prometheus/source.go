@@ -278,9 +278,10 @@ func (p *Provider) getQueryBody() *queryBody {
 // it whole and will not read it again: its query has been answered with
 // a 200, which a server sends once it has read the whole form, and the
 // transport sends a body's last bytes only after it has read it to its
-// end. A body asked for again (rewound) is not kept.
+// end. A body asked for again (rewound), or not read to its end (a
+// server that answered before it read the form), is not kept.
 func (p *Provider) putQueryBody(q *queryBody) {
-	if q.rewound || cap(q.form) > maxPooledForm {
+	if q.rewound || q.reader.Len() != 0 || cap(q.form) > maxPooledForm {
 		return
 	}
 	q.reader.Reset(nil)
