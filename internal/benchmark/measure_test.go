@@ -21,7 +21,7 @@ import (
 
 // BenchmarkMeasure compares one measurement of the providers on answers
 // of the same values: Prometheus' vector of n samples, and CloudWatch's
-// one result of n values (GetMetricData through the AWS SDK). Each
+// one result of n values (GetMetricData, as the AWS SDK sends it). Each
 // reports its allocations and bytes a measurement (allocs/op, B/op) and
 // the bytes its observation holds once measured (held-B/op: the heap
 // still in use while 256 observations are kept, each).

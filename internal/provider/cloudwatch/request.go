@@ -240,6 +240,10 @@ func newScratch(g *getMetricData) *scratch {
 
 // request is the signed POST of sc.body.
 func (g *getMetricData) request(ctx context.Context, sc *scratch, now time.Time) (*http.Request, error) {
+	// The client's attempt gives up first on a context done.
+	if err := ctx.Err(); err != nil {
+		return nil, g.operationError(err)
+	}
 	if g.creds != nil {
 		c, err := g.creds.Retrieve(ctx)
 		if err != nil {

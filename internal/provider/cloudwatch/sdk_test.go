@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -25,6 +26,7 @@ import (
 	smithycbor "github.com/aws/smithy-go/encoding/cbor"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/canaryd/canaryd/internal/outbound"
 	"github.com/canaryd/canaryd/internal/provider/cloudwatch/cloudwatchtest"
 )
 
@@ -352,5 +354,65 @@ func TestDecodeAnswerAllocations(t *testing.T) {
 	}
 	if out.MetricDataResults[0].Id == nil || *out.MetricDataResults[0].Label != "rate" {
 		t.Errorf("%s", show(&out))
+	}
+}
+
+// TestErrorsAsTheSDKs: a request that fails before an answer (credentials
+// that cannot be had, a connection refused, a measurement canceled) fails
+// with the error the AWS SDK's client gives, word for word, as the errors
+// of answers do (TestArgoCases, test/argo).
+func TestErrorsAsTheSDKs(t *testing.T) {
+	refused := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return "http://" + l.Addr().String()
+	}()
+	noCreds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, errors.New("no credentials here")
+	})
+	static := credentials.NewStaticCredentialsProvider(cloudwatchtest.AccessKey, cloudwatchtest.SecretKey, "")
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tt := range []struct {
+		name  string
+		creds aws.CredentialsProvider
+		ctx   context.Context
+	}{
+		{"no credentials", noCreds, context.Background()},
+		{"a connection refused", static, context.Background()},
+		{"canceled", static, canceled},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			transport := &http.Transport{}
+			defer transport.CloseIdleConnections()
+			opts := cloudwatch.Options{Region: cloudwatchtest.Region, BaseEndpoint: aws.String(refused), Credentials: aws.NewCredentialsCache(tt.creds),
+				Retryer: aws.NopRetryer{}, HTTPClient: outbound.Doer{Transport: transport}}
+			client := cloudwatch.New(opts)
+			at := time.Unix(1599076435, 0)
+			start := at.Add(-5 * time.Minute)
+			queries := []types.MetricDataQuery{{Id: aws.String("m"), Expression: aws.String("1")}}
+			_, want := client.GetMetricData(tt.ctx, &cloudwatch.GetMetricDataInput{StartTime: &start, EndTime: &at, MetricDataQueries: queries})
+
+			g, err := newGetMetricData(client, opts.Credentials, transport)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := newScratch(g)
+			body, err := g.encodeQueries(queries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.body = appendBody(nil, body, start, at)
+			req, got := g.request(tt.ctx, sc, time.Now())
+			if got == nil {
+				got = g.do(tt.ctx, sc, req, 1<<20, nil, &sc.out)
+			}
+			if want == nil || got == nil || got.Error() != want.Error() {
+				t.Errorf("got  %v\nwant %v (the SDK's client)", got, want)
+			}
+		})
 	}
 }
