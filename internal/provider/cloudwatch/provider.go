@@ -216,9 +216,12 @@ func (p *Provider) getScratch(g *getMetricData) *scratch {
 }
 
 // putScratch keeps sc for the next measurement, unless its request's
-// body was long (maxPooledRequest).
+// body was long (maxPooledRequest), its answer not a 2xx read whole
+// (the server may then have answered before it read the request, whose
+// write may still read the body), or the transport asked for its body
+// again (GetBody: the first may still be read).
 func (p *Provider) putScratch(sc *scratch) {
-	if len(sc.body) > maxPooledRequest {
+	if !sc.reusable() {
 		return
 	}
 	sc.req = http.Request{}
@@ -250,6 +253,12 @@ func asOutbound(tr *http.Transport) {
 	tr.MaxIdleConns = o.MaxIdleConns
 	tr.IdleConnTimeout = o.IdleConnTimeout
 	tr.ExpectContinueTimeout = o.ExpectContinueTimeout
+}
+
+// reusable says whether sc may be kept for the next measurement (see
+// putScratch).
+func (sc *scratch) reusable() bool {
+	return len(sc.body) <= maxPooledRequest && sc.answered && !sc.rewound && sc.reader.Len() == 0
 }
 
 // maxPooledAnswer is the most bytes of an answer's buffer kept for the

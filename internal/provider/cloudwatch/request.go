@@ -207,11 +207,18 @@ func appendTime(b []byte, key string, t time.Time) []byte {
 // scratch is what a measurement writes and reads into, kept for the next
 // (Provider.getScratch).
 type scratch struct {
-	sign              signScratch
-	body              []byte
-	reader            bytes.Reader
-	rc                io.ReadCloser // io.NopCloser(&reader)
-	header            http.Header   // getMetricData's, and the signature's
+	sign   signScratch
+	body   []byte
+	reader bytes.Reader
+	rc     io.ReadCloser // io.NopCloser(&reader)
+	// getBody is the request's GetBody, made once: the transport asks
+	// for the body again to send the request on another connection when
+	// the one it took had been closed by the server before a byte was
+	// written, and rewound says that it did.
+	getBody           func() (io.ReadCloser, error)
+	rewound           bool
+	answered          bool        // a 2xx answer read whole: the server had read the request
+	header            http.Header // getMetricData's, and the signature's
 	auth, date, token [1]string
 	req               http.Request
 	answer            limitedBody
@@ -235,6 +242,10 @@ func newScratch(g *getMetricData) *scratch {
 		sc.header[k] = v
 	}
 	sc.rc = io.NopCloser(&sc.reader)
+	sc.getBody = func() (io.ReadCloser, error) {
+		sc.rewound = true
+		return io.NopCloser(bytes.NewReader(sc.body)), nil
+	}
 	return sc
 }
 
@@ -261,10 +272,11 @@ func (g *getMetricData) request(ctx context.Context, sc *scratch, now time.Time)
 		sc.header["Authorization"], sc.header["X-Amz-Date"] = sc.auth[:], sc.date[:]
 	}
 	sc.reader.Reset(sc.body)
+	sc.rewound, sc.answered = false, false
 	sc.req = http.Request{
 		Method: http.MethodPost, URL: g.url, Host: g.host, Header: sc.header,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Body: sc.rc, ContentLength: int64(len(sc.body)),
+		Body: sc.rc, GetBody: sc.getBody, ContentLength: int64(len(sc.body)),
 	}
 	return sc.req.WithContext(ctx), nil
 }
@@ -294,7 +306,8 @@ func (g *getMetricData) do(ctx context.Context, sc *scratch, req *http.Request, 
 	}
 	sc.answer = limitedBody{}
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	if readErr == nil && ok && decodeAnswer(sc.read.Bytes(), known, out) {
+	sc.answered = ok && readErr == nil
+	if sc.answered && decodeAnswer(sc.read.Bytes(), known, out) {
 		return nil
 	}
 	sc.answerReader.Reset(sc.read.Bytes())

@@ -416,3 +416,50 @@ func TestErrorsAsTheSDKs(t *testing.T) {
 		})
 	}
 }
+
+// TestScratchReuse: a request's body can be had again (GetBody, for the
+// transport's retry on a connection the server had closed) as it was
+// sent, and a measurement's scratch is kept for the next one only when
+// nothing may still read it: a 2xx answer read whole, the body read to
+// its end and not asked for again, and short.
+func TestScratchReuse(t *testing.T) {
+	b := cloudwatchtest.NewBackend(t)
+	b.Set("values.json", 0)
+	g, err := newGetMetricData(cloudwatch.New(cloudwatch.Options{Region: cloudwatchtest.Region, BaseEndpoint: aws.String(b.URL())}), aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(cloudwatchtest.AccessKey, cloudwatchtest.SecretKey, "")), http.DefaultTransport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(body []byte) (*scratch, *http.Request) {
+		sc := newScratch(g)
+		sc.body = body
+		req, err := g.request(context.Background(), sc, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc, req
+	}
+	sc, req := send([]byte{0xbf, 0xff})
+	again, err := req.GetBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := io.ReadAll(again); !bytes.Equal(got, []byte{0xbf, 0xff}) || !sc.rewound || sc.reusable() {
+		t.Errorf("GetBody: %x, rewound %t, reusable %t; want the body, rewound, not reusable", got, sc.rewound, sc.reusable())
+	}
+	sc, req = send([]byte{0xbf, 0xff})
+	if err := g.do(context.Background(), sc, req, 1<<20, nil, &sc.out); err != nil || !sc.reusable() {
+		t.Errorf("a 200 read whole: %v, reusable %t", err, sc.reusable())
+	}
+	b.Set("error_500.json", 0)
+	sc, req = send([]byte{0xbf, 0xff})
+	if err := g.do(context.Background(), sc, req, 1<<20, nil, &sc.out); err == nil || sc.reusable() {
+		t.Errorf("a 500: %v, reusable %t", err, sc.reusable())
+	}
+	b.Set("values.json", 0)
+	long := append([]byte{0xbf, 0x61, 'x', 0x79, maxPooledRequest >> 8, 0}, bytes.Repeat([]byte{'y'}, maxPooledRequest)...)
+	sc, req = send(append(long, 0xff))
+	_ = g.do(context.Background(), sc, req, 1<<20, nil, &sc.out)
+	if sc.reusable() {
+		t.Error("a long body's scratch is reusable")
+	}
+}
