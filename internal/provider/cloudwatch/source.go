@@ -101,7 +101,8 @@ func (s *source) requestError(ctx context.Context, err error) error {
 // display is the measurement's value as Argo writes it: each result's
 // values, as fmt's %+v writes a [][]float64 ("[[0.1 0.2] []]").
 func display(results []types.MetricDataResult) string {
-	b := make([]byte, 0, 2+16*len(results))
+	var stack [64]byte // most measurements' values fit
+	b := stack[:0]
 	b = append(b, '[')
 	for i := range results {
 		if i > 0 {
