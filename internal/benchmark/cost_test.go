@@ -122,7 +122,7 @@ func sources(tb testing.TB) []measured {
 // its stand-in's share (standIn.share), rather than with it: a
 // CloudWatch request has more headers than a Prometheus query (SigV4's
 // Authorization and X-Amz-Date, RPC v2 CBOR's Smithy-Protocol, Accept
-// and X-Amzn-Query-Mode), whose reading is the stand-in's cost, about 8
+// and X-Amzn-Query-Mode), whose reading is the stand-in's cost, about 10
 // allocations of net/http's server, not canaryd's. (CloudWatch's cost was
 // logged only, not held to Prometheus', while its measurement was a
 // GetMetricData call of the AWS SDK's client: 444 allocations,
@@ -159,8 +159,8 @@ var rows = map[string]bool{"newRelic": true}
 // CloudWatch's []types.MetricDataResult, each result's Id, Label and
 // StatusCode beside its values, and a timestamp (24 bytes) for each
 // value. It holds more than Prometheus' list of numbers whatever the
-// provider does; its strings are in one allocation, and its lists are
-// made at their length (decodeAnswer). Their allocations are held to
+// provider does; an Id or Label that repeats a query's is the query's
+// string, and its lists are made at their length (decodeAnswer). Their allocations are held to
 // Prometheus', and the bytes their result holds are logged.
 var records = map[string]bool{"cloudWatch": true}
 
