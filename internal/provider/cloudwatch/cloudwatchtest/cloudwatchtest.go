@@ -133,8 +133,9 @@ func toCBOR(v any, time bool) cbor.Value {
 }
 
 // Backend is the stand-in: it checks each request as the AWS SDK sends
-// GetMetricData (the path, the protocol's headers, the signature's key
-// and region) and answers with a recorded answer.
+// GetMetricData (the path, the protocol's headers, and its SigV4
+// signature, which the SDK's signer must give the same: checkSignature)
+// and answers with a recorded answer.
 type Backend struct {
 	t   testing.TB
 	srv *httptest.Server
