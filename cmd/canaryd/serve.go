@@ -62,11 +62,13 @@ func (e *environment) serveCommand(args []string) int {
 		return exitUsage
 	}
 	log := newLogger(cfg.LogLevel, e.stderr)
-	// Sync fails harmlessly on terminals and pipes; there is nowhere to
-	// report it anyway.
+	// Sync writes the lines held (logbuffer.go); it fails harmlessly on
+	// terminals and pipes, and there is nowhere to report it anyway.
 	defer func() { _ = log.Sync() }()
 
 	err = serve(e.ctx, cfg, log)
+	// The lines held go before anything printed to stderr below.
+	_ = log.Sync()
 	var cerr *configError
 	switch {
 	case errors.As(err, &cerr):
@@ -86,12 +88,20 @@ type configError struct{ err error }
 func (c *configError) Error() string { return c.err.Error() }
 
 func newLogger(level zapcore.Level, w io.Writer) *zap.Logger {
+	return newBufferedLogger(level, w, logFlushDelay, logBufferSize)
+}
+
+// newBufferedLogger is newLogger with lines held up to delay and max bytes.
+func newBufferedLogger(level zapcore.Level, w io.Writer, delay time.Duration, max int) *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.TimeKey = "time"
 	enc.EncodeTime = zapcore.RFC3339NanoTimeEncoder
 	enc.EncodeDuration = zapcore.StringDurationEncoder
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), level)
-	return zap.New(core, zap.ErrorOutput(zapcore.Lock(zapcore.AddSync(w))))
+	// Lines are held for a moment and written together; warnings and
+	// errors at once (logbuffer.go). log.Sync writes what is held.
+	lines := newLineBuffer(w, delay, max)
+	core := flushAbove{Core: zapcore.NewCore(zapcore.NewJSONEncoder(enc), lines, level), level: zapcore.WarnLevel}
+	return zap.New(core, zap.ErrorOutput(zapcore.Lock(zapcore.AddSync(lines))))
 }
 
 // serve wires the service from cfg, serves until ctx is done, and drains:
@@ -236,6 +246,8 @@ func listen(cfg *config.Config, log *zap.Logger, handler http.Handler) (*http.Se
 		return nil, nil, err
 	}
 	logConfig(log, cfg, ln.Addr())
+	// Written at once, for whoever waits for the address.
+	_ = log.Sync()
 
 	srv := &http.Server{
 		Handler:           handler,
