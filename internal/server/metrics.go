@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,6 +16,10 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// series holds the children of requests and duration by their label
+	// values, found once (httpMetrics.of): every label has a fixed set of
+	// values, so it holds at most one entry per route, method and code.
+	series   sync.Map // requestLabels → *requestSeries
 	inFlight prometheus.Gauge
 	// decodesWaiting are the request bodies waiting for a decode slot.
 	decodesWaiting prometheus.Gauge
@@ -46,6 +51,27 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// requestLabels are the label values of a request's series.
+type requestLabels struct{ route, method, code string }
+
+// requestSeries are a request's series of requests and duration.
+type requestSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+}
+
+// of returns the series of a request with these labels, looked up in the
+// vectors on its first request only.
+func (m *httpMetrics) of(l requestLabels) *requestSeries {
+	if s, ok := m.series.Load(l); ok {
+		return s.(*requestSeries)
+	}
+	s := &requestSeries{requests: m.requests.WithLabelValues(l.route, l.method, l.code),
+		duration: m.duration.WithLabelValues(l.route, l.method, l.code)}
+	m.series.Store(l, s)
+	return s
 }
 
 // RegisterBuildInfo registers canaryd_build_info{version, revision,

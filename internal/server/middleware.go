@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -246,9 +247,9 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 		}
 	}
 	elapsed := time.Since(start)
-	method, code := methodLabel(r.Method), codeLabel(status)
-	s.metrics.requests.WithLabelValues(route, method, code).Inc()
-	s.metrics.duration.WithLabelValues(route, method, code).Observe(elapsed.Seconds())
+	series := s.metrics.of(requestLabels{route: route, method: methodLabel(r.Method), code: codeLabel(status)})
+	series.requests.Inc()
+	series.duration.Observe(elapsed.Seconds())
 
 	level := zapcore.InfoLevel
 	switch {
@@ -261,7 +262,9 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 	if ce == nil {
 		return
 	}
-	fields := []zap.Field{
+	fp := logFields.Get().(*[]zap.Field)
+	defer putLogFields(fp)
+	fields := append((*fp)[:0],
 		zap.String("request_id", info.id),
 		zap.String("method", cutLogged(r.Method, maxLoggedMethod)),
 		zap.String("path", cutLogged(r.URL.Path, maxLoggedPath)),
@@ -270,7 +273,7 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 		zap.Int64("bytes", rec.bytes),
 		zap.Duration("duration", elapsed),
 		zap.String("remote", r.RemoteAddr),
-	}
+	)
 	if info.analysisID != "" {
 		fields = append(fields, zap.String("analysis_id", info.analysisID))
 	}
@@ -279,6 +282,18 @@ func (s *server) logRequest(r *http.Request, rec *recorder, info *requestInfo, s
 			zap.String("series", rd.series), zap.Bool("kept", rd.kept))
 	}
 	ce.Write(fields...)
+	*fp = fields
+}
+
+// logFields are the fields of request log lines, kept for the next line:
+// a line is encoded before ce.Write returns, and nothing keeps its fields.
+var logFields = sync.Pool{New: func() any { f := make([]zap.Field, 0, 16); return &f }}
+
+// putLogFields clears the fields of *fp (they hold the request's strings)
+// and gives it back to logFields.
+func putLogFields(fp *[]zap.Field) {
+	clear((*fp)[:cap(*fp)])
+	logFields.Put(fp)
 }
 
 func internalProblem(requestID string) api.Problem {
