@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/canaryd/canaryd/api"
@@ -88,7 +89,7 @@ func (req *specRequest) timeoutHeader(r *http.Request, params queryParams) []api
 // made once per compiled spec, on the first round that needs it, and
 // shared by every round of that spec (and by the rounds kept), so that a
 // round copies no plan; the timeout each round's error names travels in its
-// context (withRoundTimeout).
+// context (roundDeadlines.withTimeout).
 type roundPlan struct {
 	once sync.Once
 	plan *analysis.Plan
@@ -123,28 +124,106 @@ func withDeadline(plan *analysis.Plan) *analysis.Plan {
 	return p
 }
 
-// roundContext is a round's context: its deadline, and the timeout that
-// set it, which a measurement cut short names.
+// roundContext is a round's context: done when its request's is or its
+// deadline passes, with the request's values, and the timeout that set
+// the deadline, which a measurement cut short names.
+//
+// Its deadline is a sharedDeadline's (roundDeadlines), whose context it
+// is a child of: the rounds that start close together share the timer
+// of one deadline, so that a round arms no timer of its own (arming one
+// wakes the runtime's network poller, a system call and a thread's
+// wake-up, on about a third of the rounds of a busy canaryd).
 type roundContext struct {
-	context.Context
-	timeout time.Duration
+	context.Context // done at the shared deadline, or by cancel
+	req             context.Context
+	timeout         time.Duration
 }
 
 // roundTimeoutKey finds a roundContext among a context's values.
 type roundTimeoutKey struct{}
 
+// Value is the request's values, beside the round's own (roundTimeoutKey,
+// and the context package's, which find the round's cancellation).
 func (c *roundContext) Value(key any) any {
 	if key == (roundTimeoutKey{}) {
 		return c
 	}
-	return c.Context.Value(key)
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.req.Value(key)
 }
 
-// withRoundTimeout is context.WithTimeout for a round: its deadlineSources
-// name timeout when it passes.
-func withRoundTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	return &roundContext{Context: ctx, timeout: timeout}, cancel
+// maxDeadlineShare bounds how much earlier than its timeout asks a
+// round's deadline may come: a hundredth of the timeout, and at most
+// this (50 ms of the default --evaluate-timeout of 8 s). A round's
+// deadline never comes later than its timeout asks.
+const maxDeadlineShare = 50 * time.Millisecond
+
+// roundDeadlines are the deadlines rounds share: the latest made, which
+// the next round takes when it is due at most its share before the
+// round's own.
+type roundDeadlines struct {
+	mu  sync.Mutex
+	cur *sharedDeadline
+}
+
+// sharedDeadline is a deadline, and the rounds using it.
+type sharedDeadline struct {
+	ctx    context.Context // context.WithDeadline(Background, at)
+	cancel context.CancelFunc
+	at     time.Time
+	users  int // guarded by roundDeadlines.mu
+}
+
+// acquire returns a deadline at most min(timeout/100, maxDeadlineShare)
+// before now+timeout and not after it, for a round to use until it
+// releases it.
+func (d *roundDeadlines) acquire(now time.Time, timeout time.Duration) *sharedDeadline {
+	want := now.Add(timeout)
+	share := min(timeout/100, maxDeadlineShare)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.cur; c != nil && !c.at.After(want) && want.Sub(c.at) <= share {
+		c.users++
+		return c
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), want)
+	s := &sharedDeadline{ctx: ctx, cancel: cancel, at: want, users: 1}
+	if old := d.cur; old != nil && old.users == 0 {
+		old.cancel()
+	}
+	d.cur = s
+	return s
+}
+
+// release ends a round's use of s. The latest deadline is kept, unused,
+// for the next round; another one's timer is stopped once no round uses
+// it.
+func (d *roundDeadlines) release(s *sharedDeadline) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s.users--
+	if s.users == 0 && s != d.cur {
+		s.cancel()
+	}
+}
+
+// withTimeout is context.WithTimeout(parent, timeout) for a round: done
+// when parent is or the round's deadline (acquire) passes, its error then
+// context.DeadlineExceeded, and its deadlineSources name timeout.
+func (d *roundDeadlines) withTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	shared := d.acquire(time.Now(), timeout)
+	ctx, cancel := context.WithCancel(shared.ctx)
+	stop := context.AfterFunc(parent, cancel)
+	var ended atomic.Bool
+	return &roundContext{Context: ctx, req: parent, timeout: timeout}, func() {
+		if ended.CompareAndSwap(false, true) {
+			stop()
+			cancel()
+			d.release(shared)
+		}
+	}
 }
 
 // roundTimeout is the timeout of the round ctx belongs to; 0 outside one.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -97,7 +98,7 @@ func TestDeadlineSource(t *testing.T) {
 		return analysis.Observation{Value: 1.0}
 	})
 	for name, src := range map[string]analysis.Source{"ignores its context": stuck, "bound by its context": boundSource{}} {
-		ctx, cancel := withRoundTimeout(context.Background(), 50*time.Millisecond)
+		ctx, cancel := new(roundDeadlines).withTimeout(context.Background(), 50*time.Millisecond)
 		obs := deadlineSource{inner: src}.Measure(ctx, time.Now())
 		cancel()
 		if obs.Err == nil || !strings.HasPrefix(obs.Err.Error(), "deadline exceeded") || !strings.Contains(obs.Err.Error(), "50ms") {
@@ -122,4 +123,83 @@ func (boundSource) Measure(ctx context.Context, _ time.Time) analysis.Observatio
 	}
 	<-ctx.Done()
 	return analysis.Observation{Err: ctx.Err()}
+}
+
+// TestRoundsShareDeadlines checks that rounds that start close together
+// share one deadline, never later than each one's timeout asks and at
+// most a hundredth of it (maxDeadlineShare at most) before, and that a
+// deadline no round uses and that is not the latest is stopped.
+func TestRoundsShareDeadlines(t *testing.T) {
+	var d roundDeadlines
+	start := time.Now()
+	const timeout = 8 * time.Second
+	first := d.acquire(start, timeout)
+	second := d.acquire(start.Add(maxDeadlineShare), timeout)
+	if second != first {
+		t.Errorf("a round %s after another did not share its deadline", maxDeadlineShare)
+	}
+	third := d.acquire(start.Add(maxDeadlineShare+time.Millisecond), timeout)
+	if third == first {
+		t.Errorf("a round %s after another shared its deadline, more than %s before its own", maxDeadlineShare+time.Millisecond, maxDeadlineShare)
+	}
+	longer := d.acquire(start, 2*timeout)
+	if longer == third || !longer.at.Equal(start.Add(2*timeout)) {
+		t.Errorf("a round with a longer timeout got a deadline at %s, want %s", longer.at.Sub(start), 2*timeout)
+	}
+	short := d.acquire(start, 100*time.Millisecond)
+	if short == longer || short.at.After(start.Add(100*time.Millisecond)) {
+		t.Errorf("a round of 100ms got a deadline at %s", short.at.Sub(start))
+	}
+	// first is no longer the latest: its timer stops with its last round.
+	d.release(first)
+	if first.ctx.Err() != nil {
+		t.Errorf("a deadline still used by a round was stopped: %v", first.ctx.Err())
+	}
+	d.release(second)
+	if !errors.Is(first.ctx.Err(), context.Canceled) {
+		t.Errorf("a deadline no round uses, not the latest, is %v, want stopped", first.ctx.Err())
+	}
+	// The latest is kept, unused, for the next round.
+	d.release(short)
+	if short.ctx.Err() != nil {
+		t.Errorf("the latest deadline was stopped: %v", short.ctx.Err())
+	}
+	d.release(third)
+	d.release(longer)
+}
+
+// TestRoundContext checks a round's context: its deadline no later than
+// its timeout asks, context.DeadlineExceeded once it passes (for contexts
+// made from it too), Canceled when its request's ends, and the request's
+// values.
+func TestRoundContext(t *testing.T) {
+	var d roundDeadlines
+	type key struct{}
+	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), key{}, "request"))
+	defer cancelParent()
+	before := time.Now()
+	ctx, cancel := d.withTimeout(parent, 20*time.Millisecond)
+	defer cancel()
+	if at, ok := ctx.Deadline(); !ok || at.After(time.Now().Add(20*time.Millisecond)) || at.Before(before.Add(20*time.Millisecond-maxDeadlineShare)) {
+		t.Errorf("deadline %v (set: %v), want within the round's share before 20ms", at.Sub(before), ok)
+	}
+	if ctx.Value(key{}) != "request" || roundTimeout(ctx) != 20*time.Millisecond {
+		t.Errorf("the round's context lost the request's value (%v) or its timeout (%s)", ctx.Value(key{}), roundTimeout(ctx))
+	}
+	child, cancelChild := context.WithCancel(ctx)
+	defer cancelChild()
+	<-child.Done()
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !errors.Is(child.Err(), context.DeadlineExceeded) {
+		t.Errorf("after the deadline: %v, a child's %v; want context.DeadlineExceeded", ctx.Err(), child.Err())
+	}
+	cancel()
+	cancel() // a second call changes nothing
+
+	gone, cancelGone := d.withTimeout(parent, time.Hour)
+	defer cancelGone()
+	cancelParent()
+	<-gone.Done()
+	if !errors.Is(gone.Err(), context.Canceled) {
+		t.Errorf("after the request ended: %v, want context.Canceled", gone.Err())
+	}
 }

@@ -245,14 +245,14 @@ func handleDeleteAnalysis(log *zap.Logger, svc *analyses.Analyses) http.Handler 
 // Request-Timeout), or defaultTimeout: a measurement still running then is
 // an Error, "deadline exceeded", so the caller gets canaryd's answer rather
 // than a timeout of its own, and never a hang.
-func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout time.Duration) http.Handler {
+func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout time.Duration, deadlines *roundDeadlines) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, ok := admit(svc, read, w, r)
 		if !ok {
 			return
 		}
 		timeout := cmp.Or(req.timeout, defaultTimeout)
-		ctx, cancel := withRoundTimeout(r.Context(), timeout)
+		ctx, cancel := deadlines.withTimeout(r.Context(), timeout)
 		defer cancel()
 		plan := req.roundPlan()
 		series := analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)

@@ -45,7 +45,7 @@ func (s *server) routes(r chi.Router) {
 	// A document checked as it would be run, its problems at their lines
 	// (validate.go).
 	v1.Method(http.MethodPost, "/v1/validate", handleValidate(s.in))
-	v1.Method(http.MethodPost, "/v1/evaluate", handleEvaluate(s.analyses, s.in.document(queryParams{timeout: true}), s.evaluateTimeout))
+	v1.Method(http.MethodPost, "/v1/evaluate", handleEvaluate(s.analyses, s.in.document(queryParams{timeout: true}), s.evaluateTimeout, &s.deadlines))
 
 	// Named templates: the same handlers, the spec coming from a loaded
 	// template and the arguments from the body or the query.
@@ -54,7 +54,7 @@ func (s *server) routes(r chi.Router) {
 	v1.Method(http.MethodPost, "/v1/templates/{name}/analyses", handleCreateAnalysis(s.log, s.analyses,
 		s.in.readTemplate(s.templates, queryParams{wait: true, webhook: true}, false), s.heartbeat))
 	v1.Method(http.MethodPost, "/v1/templates/{name}/evaluate", handleEvaluate(s.analyses,
-		s.in.readTemplate(s.templates, queryParams{timeout: true}, false), s.evaluateTimeout))
+		s.in.readTemplate(s.templates, queryParams{timeout: true}, false), s.evaluateTimeout, &s.deadlines))
 
 	// Backtests: the spec against history, in virtual time, answered at
 	// once (backtests.go).

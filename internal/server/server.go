@@ -104,6 +104,8 @@ type server struct {
 	templates TemplateStore
 	// evaluateTimeout is the default deadline of a round.
 	evaluateTimeout time.Duration
+	// deadlines are the deadlines the rounds share.
+	deadlines roundDeadlines
 	// routeLabels are the route patterns served: the values the route
 	// label of the HTTP metrics may take, with unmatchedRoute and
 	// otherLabel.
