@@ -93,7 +93,15 @@ func (req *specRequest) timeoutHeader(r *http.Request, params queryParams) []api
 type roundPlan struct {
 	once sync.Once
 	plan *analysis.Plan
+	// series is the series of the last caller's rounds of it
+	// (specRequest.roundSeries): a compiled spec's rounds are the same
+	// call, its document and arguments, so that only the caller may change
+	// their series.
+	series atomic.Pointer[callerSeries]
 }
+
+// callerSeries is a caller's series (analyses.SeriesOf).
+type callerSeries struct{ caller, series string }
 
 // of returns the round's plan of compiled, making it on the first call.
 func (p *roundPlan) of(compiled *analysis.Plan) *analysis.Plan {
@@ -107,6 +115,21 @@ func (req *specRequest) roundPlan() *analysis.Plan {
 		req.round = &roundPlan{}
 	}
 	return req.round.of(req.compiled.Plan)
+}
+
+// roundSeries is the series of a round of req by caller: the last
+// caller's, kept with the compiled spec's plan, or worked out again
+// (hashing the document and the arguments) for another caller.
+func (req *specRequest) roundSeries(caller string) string {
+	if req.round == nil {
+		req.round = &roundPlan{}
+	}
+	if c := req.round.series.Load(); c != nil && c.caller == caller {
+		return c.series
+	}
+	series := analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, caller)
+	req.round.series.Store(&callerSeries{caller: caller, series: series})
+	return series
 }
 
 // withDeadline returns a copy of plan in which every metric answers by the

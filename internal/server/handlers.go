@@ -255,7 +255,7 @@ func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout t
 		ctx, cancel := deadlines.withTimeout(r.Context(), timeout)
 		defer cancel()
 		plan := req.roundPlan()
-		series := analyses.SeriesOf(api.KindRound, req.template, req.document, req.args, infoOf(r).caller)
+		series := req.roundSeries(infoOf(r).caller)
 		err := svc.Evaluate(ctx, plan, analyses.StartOptions{Template: req.template, Args: req.compiled.Args,
 			Document: req.document, RawArgs: req.args, Credentials: req.document != nil && req.compiled.Credentials,
 			Sources: reportSources(svc, req), Series: series},

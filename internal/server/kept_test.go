@@ -111,6 +111,10 @@ func TestRoundsAreKept(t *testing.T) {
 	if bad.status != http.StatusBadRequest || len(bad.problem(t).Errors) != 1 || bad.problem(t).Errors[0].Field != "series" {
 		t.Errorf("?series=nope: %d %s, want a 400 on series", bad.status, bad.body)
 	}
+	// The first caller again, after another caller of the same call.
+	if again, _ := roundAt(t, s, path, `{"args": {"namespace": "echo-good"}}`, argo...); again.Series != first.Series {
+		t.Errorf("the first caller's series after another caller's: %s, want %s", again.Series, first.Series)
+	}
 }
 
 // TestGatesAreASeries: a gate is listed as one, of the series of its call.
