@@ -3,6 +3,7 @@ package benchmark
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -32,7 +33,10 @@ import (
 // user and system time over the timed rounds, from /proc, in clock ticks
 // of 10 ms), which the load of a shared machine stretches less than it
 // stretches the times: on two busy cores a microsecond of CPU is several
-// of wall time.
+// of wall time. And what each spent a round in system calls and wake-ups
+// (evaluate-writes/round, -reads/round, -switches/round, and the proxy's:
+// procCalls), and the load average the run ended at (load-avg-1m), to
+// which the ratios are most sensitive.
 //
 // A third leg is the floor of any gateway: a process that reads the
 // request, sends the same query with Go's client and copies the answer
@@ -114,6 +118,7 @@ func evaluateVsDirect(b *testing.B, promURL, base string, servePid int, query st
 	for b.Loop() {
 		took := make([][]time.Duration, len(legs))
 		serveCPU, proxyCPU := processCPU(servePid), processCPU(proxyPid)
+		serveCalls, proxyCalls := processCalls(servePid), processCalls(proxyPid)
 		for i := range pairs {
 			for k := range legs {
 				leg := (i + k) % len(legs)
@@ -121,6 +126,8 @@ func evaluateVsDirect(b *testing.B, promURL, base string, servePid int, query st
 			}
 		}
 		serveCPU, proxyCPU = processCPU(servePid)-serveCPU, processCPU(proxyPid)-proxyCPU
+		serveCalls, proxyCalls = processCalls(servePid).minus(serveCalls), processCalls(proxyPid).minus(proxyCalls)
+		b.ReportMetric(loadAverage(), "load-avg-1m")
 		for _, t := range took {
 			sortDurations(t)
 		}
@@ -146,7 +153,65 @@ func evaluateVsDirect(b *testing.B, promURL, base string, servePid int, query st
 		perRound := func(d time.Duration) float64 { return float64(d) / 1e3 / float64(pairs) }
 		b.ReportMetric(perRound(serveCPU), "evaluate-cpu-us")
 		b.ReportMetric(perRound(proxyCPU), "proxy-cpu-us")
+		for _, c := range []struct {
+			name  string
+			calls procCalls
+		}{{"evaluate", serveCalls}, {"proxy", proxyCalls}} {
+			b.ReportMetric(float64(c.calls.writes)/float64(pairs), c.name+"-writes/round")
+			b.ReportMetric(float64(c.calls.reads)/float64(pairs), c.name+"-reads/round")
+			b.ReportMetric(float64(c.calls.switches)/float64(pairs), c.name+"-switches/round")
+		}
 	}
+}
+
+// procCalls are a process' read and write system calls (/proc/PID/io's
+// syscr and syscw: reads and writes of files, pipes, sockets and
+// eventfds) and its threads' context switches, voluntary or not (each
+// wait for I/O, a lock or a futex, or a preemption): what its wake-ups
+// cost is counted there rather than in its CPU time.
+type procCalls struct{ reads, writes, switches int64 }
+
+func (c procCalls) minus(d procCalls) procCalls {
+	return procCalls{c.reads - d.reads, c.writes - d.writes, c.switches - d.switches}
+}
+
+// processCalls reads pid's procCalls so far; zero where /proc has none.
+func processCalls(pid int) procCalls {
+	var c procCalls
+	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
+		c.reads, c.writes = procField(string(data), "syscr:"), procField(string(data), "syscw:")
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name())); err == nil {
+			c.switches += procField(string(data), "voluntary_ctxt_switches:") + procField(string(data), "nonvoluntary_ctxt_switches:")
+		}
+	}
+	return c
+}
+
+// procField is the number after name at the start of a line of text.
+func procField(text, name string) int64 {
+	for line := range strings.Lines(text) {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// loadAverage is the machine's load average over the last minute, which
+// the ratios above depend on: on a busy machine the two processes wait
+// for the cores, and the gateway's fewer wake-ups wait less.
+func loadAverage() float64 {
+	data, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // proxyHandler is the floor of a gateway to prom: it reads the request,
