@@ -402,6 +402,10 @@ func invalidUTF8(data []byte) int {
 // are errors, as unknown fields are: a misspelt one must not be silently
 // ignored.
 func (req *specRequest) query(raw string, params queryParams, checkWebhook func(string) error) (map[string]string, []api.FieldError) {
+	if raw == "" {
+		// No parameters (a round's, mostly): nothing to parse or sort.
+		return map[string]string{}, nil
+	}
 	var errs []api.FieldError
 	values, err := url.ParseQuery(raw)
 	if err != nil {
