@@ -245,6 +245,16 @@ type Run struct {
 	writer *durable.Writer
 }
 
+// handingOver reports whether the run is being, or has been, stopped to
+// be handed over to another replica: its end here is not an abort.
+func (r *Run) handingOver() bool {
+	if r.writer == nil {
+		return false
+	}
+	s := r.writer.State()
+	return s == durable.HandingOver || s == durable.HandedOver
+}
+
 // AwaitStored waits, once the run is done, until the store holds its
 // final state, so that an answer with the verdict is one that every
 // replica reads and that outlives this one: at once without a store; at
@@ -824,6 +834,11 @@ func (a *Analyses) Drain(ctx context.Context) int {
 		select {
 		case <-run.Done():
 		default:
+			if run.handingOver() {
+				// Suspended for the hand-over, it ends by itself;
+				// the wait below bounds how long that takes.
+				continue
+			}
 			run.Abort(ShutdownMessage)
 			aborted++
 			a.log.Warn("analysis aborted: the shutdown grace period ran out", zap.String("analysis_id", run.ID()))
