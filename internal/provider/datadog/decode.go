@@ -161,18 +161,30 @@ func fastV1(b []byte) (first points, series, total int, ok bool) {
 				return first, 0, 0, false
 			}
 			for !r.close(']') {
-				pl, ok := r.object1("pointlist", func(r *reader) bool {
+				has := false
+				if !r.open('{') {
+					return first, 0, 0, false
+				}
+				for {
+					found, ok := r.member("pointlist")
+					if !ok || found && has {
+						return first, 0, 0, false
+					}
+					if !found {
+						break
+					}
+					has = true
 					p, err := r.points()
 					if err != nil {
-						return false
+						return first, 0, 0, false
 					}
 					if series == 0 {
 						first = p
 					}
 					total += p.n
-					return true
-				})
-				if !ok || !pl {
+					r.comma()
+				}
+				if !has {
 					return first, 0, 0, false // a series without pointlist: encoding/json's
 				}
 				series++
@@ -237,18 +249,30 @@ func fastV2(b []byte) (first scalars, columns, total int, errs string, ok bool) 
 								return fail()
 							}
 							for !r.close(']') {
-								has, ok := r.object1("values", func(r *reader) bool {
+								has := false
+								if !r.open('{') {
+									return fail()
+								}
+								for {
+									found, ok := r.member("values")
+									if !ok || found && has {
+										return fail()
+									}
+									if !found {
+										break
+									}
+									has = true
 									s, err := r.scalars()
 									if err != nil {
-										return false
+										return fail()
 									}
 									if columns == 0 {
 										first = s
 									}
 									total += s.n
-									return true
-								})
-								if !ok || !has {
+									r.comma()
+								}
+								if !has {
 									return fail()
 								}
 								columns++
@@ -288,34 +312,25 @@ func fastV2(b []byte) (first scalars, columns, total int, errs string, ok bool) 
 	return first, columns, total, errs, seenCols && columns > 0
 }
 
-// object1 reads an object at r whose one key of interest, name, read
-// finds the value of; has reports whether it was there. ok is false when
-// the object is not one, or name is spelt otherwise or given twice.
-func (r *reader) object1(name string, read func(*reader) bool) (has, ok bool) {
-	if !r.open('{') {
-		return false, false
-	}
+// member reads an object's members at r, after its '{', up to the next
+// one named name, and leaves r at its value (found); at the object's end,
+// its '}' read, found is false. ok is false when a key has an escape or is
+// name spelt in another case, which encoding/json would match too. A
+// function reading the value, passed in, would make r escape to the heap:
+// the caller reads it.
+func (r *reader) member(name string) (found, ok bool) {
 	for !r.close('}') {
 		key, ok := r.key()
 		switch {
-		case !ok:
+		case !ok || foldEq(key, name):
 			return false, false
 		case key == name:
-			if has {
-				return false, false
-			}
-			has = true
-			if !read(r) {
-				return false, false
-			}
-		case foldEq(key, name):
-			return false, false
-		default:
-			r.skip()
+			return true, true
 		}
+		r.skip()
 		r.comma()
 	}
-	return has, true
+	return false, true
 }
 
 // key reads an object's key and its colon; ok is false for a key with an

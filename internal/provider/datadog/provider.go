@@ -79,12 +79,14 @@ type keys struct {
 }
 
 // endpoint is what requests with one set of keys share: the URLs of the
-// two APIs and the headers (read only: requests copy them before they
-// change them, as http.RoundTripper requires).
+// two APIs, and the requests every request of each starts from
+// (Request.WithContext's copy), their method, URL, host and headers (read
+// only: requests copy them before they change them, as http.RoundTripper
+// requires).
 type endpoint struct {
-	v1URL, v2URL *url.URL
-	u            *url.URL // the address, for messages (redact.URL)
-	header       http.Header
+	v1URL, v2URL         *url.URL
+	v1Request, v2Request *http.Request
+	u                    *url.URL // the address, for messages (redact.URL)
 	// secrets are scrubbed from every message.
 	secrets []string
 }
@@ -231,5 +233,9 @@ func newEndpoint(k keys) (*endpoint, error) {
 	if err1 != nil || err2 != nil {
 		return nil, errors.New("the Datadog address (address, or DD_ADDRESS) is not a URL")
 	}
-	return &endpoint{v1URL: v1, v2URL: v2, u: u, header: h, secrets: []string{k.apiKey, k.appKey}}, nil
+	request := func(method string, u *url.URL) *http.Request {
+		return &http.Request{Method: method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: u.Host}
+	}
+	return &endpoint{v1URL: v1, v2URL: v2, v1Request: request(http.MethodGet, v1), v2Request: request(http.MethodPost, v2),
+		u: u, secrets: []string{k.apiKey, k.appKey}}, nil
 }

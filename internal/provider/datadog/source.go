@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/canaryd/canaryd/internal/analysis"
@@ -46,10 +47,12 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	to := at.Unix()
 	from := to - int64(s.plan.interval/time.Second)
 
-	var req *http.Request
+	var (
+		req *http.Request
+		b   *body
+	)
 	if s.plan.v2 {
-		b := s.p.getBody()
-		defer s.p.putBody(b)
+		b = s.p.getBody()
 		req = s.v2Request(ctx, e, b, from, to)
 	} else {
 		req = s.v1Request(ctx, e, from, to)
@@ -83,7 +86,11 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	case resp.StatusCode != http.StatusOK:
 		return analysis.Observation{Err: fmt.Errorf("received non 2xx response code: %d %s", resp.StatusCode, excerpt(body, e.secrets))}
 	}
-	if s.plan.v2 {
+	if b != nil {
+		// A 200 read whole: the server has read the request (putBody
+		// checks that the transport read its body to the end), and
+		// nothing reads it any more.
+		s.p.putBody(b)
 		return readV2(body, s.p.maxValues)
 	}
 	return readV1(body, s.p.maxValues)
@@ -92,43 +99,61 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 // v1Request is the GET of a v1 query over [from, to], in seconds, with
 // Argo's parameters in url.Values.Encode's order.
 func (s *source) v1Request(ctx context.Context, e *endpoint, from, to int64) *http.Request {
-	var scratch [160]byte
-	q := append(scratch[:0], "from="...)
-	q = strconv.AppendInt(q, from, 10)
-	q = append(q, "&query="...)
-	q = append(q, s.plan.query...)
-	q = append(q, "&to="...)
-	q = strconv.AppendInt(q, to, 10)
+	// The query string is written once, in its own bytes: two times of
+	// at most 20 digits, and the query.
+	var q strings.Builder
+	q.Grow(len("from=&query=&to=") + 2*20 + len(s.plan.query))
+	var scratch [20]byte
+	q.WriteString("from=")
+	q.Write(strconv.AppendInt(scratch[:0], from, 10))
+	q.WriteString("&query=")
+	q.WriteString(s.plan.query)
+	q.WriteString("&to=")
+	q.Write(strconv.AppendInt(scratch[:0], to, 10))
 	u := *e.v1URL
-	u.RawQuery = string(q)
-	r := &http.Request{Method: http.MethodGet, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: e.header, Host: u.Host}
-	return r.WithContext(ctx)
+	u.RawQuery = q.String()
+	r := e.v1Request.WithContext(ctx)
+	r.URL = &u
+	return r
 }
 
 // v2Request is the POST of a v2 scalar query over [from, to], in
 // milliseconds.
 func (s *source) v2Request(ctx context.Context, e *endpoint, b *body, from, to int64) *http.Request {
-	data := append(b.inline[:0], s.plan.bodyHead...)
+	data := append(b.data[:0], s.plan.bodyHead...)
 	data = strconv.AppendInt(data, from*1000, 10)
 	data = append(data, `,"to":`...)
 	data = strconv.AppendInt(data, to*1000, 10)
 	data = append(data, s.plan.bodyTail...)
 	b.reader.Reset(data)
-	r := &http.Request{Method: http.MethodPost, URL: e.v2URL, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: e.header, Host: e.v2URL.Host,
-		Body: b.rc, ContentLength: int64(len(data))}
-	return r.WithContext(ctx)
+	b.data, b.rewound = data, false
+	r := e.v2Request.WithContext(ctx)
+	r.Body, r.GetBody, r.ContentLength = b.rc, b.getBody, int64(len(data))
+	return r
 }
 
 // body is a v2 request's body, held inline when it is short, kept for the
-// next measurement (getBody). It is read through rc,
-// io.NopCloser(&reader), a body the transport knows to be in memory: it
-// writes the request's headers and body in one write, where it sends the
-// headers of another body apart, first, and copies the body through a
-// buffer of its own.
+// next measurement once a 200 answers it (getBody, putBody). It is read
+// through rc, io.NopCloser(&reader), a body the transport knows to be in
+// memory: it writes the request's headers and body in one write, where it
+// sends the headers of another body apart, first, and copies the body
+// through a buffer of its own.
 type body struct {
 	inline [256]byte
+	// data are the request's bytes: inline's, or an array of their
+	// own, kept with the body, for a longer one.
+	data   []byte
 	reader bytes.Reader
 	rc     io.ReadCloser
+	// getBody is the request's GetBody, made once: the transport sends
+	// a request again, on another connection, when the connection it
+	// took had been closed by the server before a byte was written (as
+	// it does Argo's, whose body http.NewRequest can give again). It
+	// gives a copy of the bytes, and rewound says that it was asked:
+	// the first body may then still be read, by the write that failed,
+	// and is never reused.
+	getBody func() (io.ReadCloser, error)
+	rewound bool
 }
 
 // maxPooledRequest is the longest body kept for the next measurement. The
@@ -145,12 +170,23 @@ func (p *Provider) getBody() *body {
 		return b
 	}
 	b := &body{}
+	b.data = b.inline[:0]
 	b.rc = io.NopCloser(&b.reader)
+	b.getBody = func() (io.ReadCloser, error) {
+		b.rewound = true
+		return io.NopCloser(bytes.NewReader(bytes.Clone(b.data))), nil
+	}
 	return b
 }
 
+// putBody keeps b for another measurement once its request has been
+// answered with a 200, which a server sends once it has read the whole
+// request, and the transport sends a body's last bytes only after it has
+// read it to its end. A body asked for again (rewound), not read to its
+// end (a server that answered before it read it all), or long, is not
+// kept.
 func (p *Provider) putBody(b *body) {
-	if b.reader.Size() > maxPooledRequest {
+	if b.rewound || b.reader.Len() != 0 || cap(b.data) > maxPooledRequest {
 		return
 	}
 	b.reader.Reset(nil)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package datadog_test
-
-const raceEnabled = false

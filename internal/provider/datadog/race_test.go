@@ -1,6 +1,0 @@
-//go:build race
-
-package datadog_test
-
-// raceEnabled: the race detector changes what a measurement allocates.
-const raceEnabled = true
