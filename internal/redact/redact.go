@@ -94,13 +94,54 @@ func URLSecrets(u *url.URL) []string {
 // Placeholder, the longest first, so that a secret holding another is
 // replaced whole. Empty secrets are ignored; the caller decides how short
 // a secret may be and still be worth hiding.
+//
+// A message clipped before it is scrubbed (an answer's start quoted, cut
+// with Clipped, "…") may end a quote with the start of a secret: the
+// longest start of a secret just before a Clipped is replaced too.
 func Scrub(msg string, secrets ...string) string {
 	secrets = slices.DeleteFunc(slices.Clone(secrets), func(s string) bool { return s == "" })
 	slices.SortStableFunc(secrets, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	for _, s := range secrets {
 		msg = strings.ReplaceAll(msg, s, Placeholder)
 	}
+	if !strings.Contains(msg, Clipped) {
+		return msg
+	}
+	for _, s := range secrets {
+		msg = scrubClippedStart(msg, s)
+	}
 	return msg
+}
+
+// Clipped ends a text that was cut short.
+const Clipped = "…"
+
+// scrubClippedStart replaces, before each Clipped of msg, the longest start
+// of secret that the text there ends with.
+func scrubClippedStart(msg, secret string) string {
+	var b strings.Builder
+	rest := msg
+	for {
+		i := strings.Index(rest, Clipped)
+		if i < 0 {
+			break
+		}
+		before := rest[:i]
+		for n := len(secret) - 1; n > 0; n-- {
+			if strings.HasSuffix(before, secret[:n]) {
+				before = before[:len(before)-n] + Placeholder
+				break
+			}
+		}
+		b.WriteString(before)
+		b.WriteString(Clipped)
+		rest = rest[i+len(Clipped):]
+	}
+	if b.Len() == 0 {
+		return msg
+	}
+	b.WriteString(rest)
+	return b.String()
 }
 
 // Cause returns the cause of err when err is or wraps a *url.Error, whose

@@ -81,6 +81,21 @@ func TestScrubLongestFirst(t *testing.T) {
 	}
 }
 
+// TestScrubClipped: a message cut short ("…") before it was scrubbed, in
+// the middle of a secret, does not keep the secret's start.
+func TestScrubClipped(t *testing.T) {
+	for msg, want := range map[string]string{
+		`status 401: {"headers": "DD-Api-Key: [api-s3cr3t-7f…`:                    `status 401: {"headers": "DD-Api-Key: [REDACTED…`,
+		`quoted "api-s3cr3t-7f3a"… then "api-s3c` + "…" + `" and api-s3cr3t-7f3a`: `quoted "REDACTED"… then "REDACTED…" and REDACTED`,
+		"nothing of it here…": "nothing of it here…",
+		"a…":                  "REDACTED…",
+	} {
+		if got := Scrub(msg, "api-s3cr3t-7f3a", "app-key"); got != want {
+			t.Errorf("Scrub(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}
+
 // TestNames holds the one list of words to what the regular expression
 // canaryd matched argument names with before it: the same names are
 // secrets, in any case.
