@@ -9,9 +9,7 @@ import (
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/instant"
-	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/report"
-	"github.com/canaryd/canaryd/internal/spec"
 )
 
 // backtestSynopsis is the first line of backtest's usage.
@@ -59,9 +57,15 @@ func (e *environment) backtestCommand(args []string) int {
 		return exitUsage
 	}
 	sources := f.sources()
-	providers := sources.registry(false)
-	compiled, name := e.compile(file, f, providers)
-	if compiled == nil || !e.measuresPast(compiled.Spec, providers) {
+	providers, ok := e.registry("backtest", sources, false)
+	if !ok {
+		return exitUsage
+	}
+	// A metric that cannot be measured in the past is said to be so first
+	// (compile.ForBacktest), before what else it lacks: a backtest of it
+	// would measure the present.
+	compiled, name := e.compile(file, f, providers, compile.ForBacktest())
+	if compiled == nil {
 		return exitUsage
 	}
 	htmlReport, ok := e.openReport("backtest", *reportFile)
@@ -131,19 +135,4 @@ func (e *environment) printBacktests(results []analysis.BacktestResult) api.Phas
 	}
 	_ = tw.Flush()
 	return worst
-}
-
-// measuresPast reports whether every metric of s can be measured as of a
-// past instant, and prints each that cannot, on its field, with its
-// provider's reason (compile.PastProblems): a backtest of it would
-// measure the present.
-func (e *environment) measuresPast(s *spec.Spec, providers *provider.Registry) bool {
-	problems := compile.PastProblems(s, providers)
-	if len(problems) > 0 {
-		e.printf(e.stderr, "canaryd backtest: a backtest measures each metric as of past instants, which %d metric(s) cannot be:\n", len(problems))
-		for _, p := range problems {
-			e.printf(e.stderr, "  %s: %s\n", p.Field, p.Message)
-		}
-	}
-	return len(problems) == 0
 }

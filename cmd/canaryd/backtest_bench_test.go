@@ -61,7 +61,7 @@ func noWeb(tb testing.TB) *web.Provider {
 
 // noDatadog is a Datadog provider without credentials.
 func noDatadog(tb testing.TB) *datadog.Provider {
-	d, err := newDatadog("", 0, 0, false)
+	d, err := newDatadog(nil, 0, 0, false)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func noGraphite(tb testing.TB) *graphite.Provider {
 // noCredentialed is an InfluxDB and a New Relic provider without
 // credentials.
 func noCredentialed(tb testing.TB) (*influxdb.Provider, *newrelic.Provider) {
-	i, n, err := newCredentialed("", 0, 0, false)
+	i, n, err := newCredentialed(nil, 0, 0, false)
 	if err != nil {
 		tb.Fatal(err)
 	}

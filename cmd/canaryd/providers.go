@@ -54,40 +54,68 @@ func newProviders(prometheus prometheus.Func, webProvider *web.Provider, datadog
 }
 
 // serveProviders builds the service's registry from cfg around its
-// Prometheus, and a func that closes the idle connections of the
-// providers it built.
-func serveProviders(cfg *config.Config, prometheus prometheus.Func) (*provider.Registry, func(), error) {
+// Prometheus; check, the registry with which a template of --templates is
+// checked when it is loaded; and a func that closes the idle connections
+// of the providers it built. check is the same but for the providers that
+// read --credentials-dir (Datadog, InfluxDB, New Relic): it checks their
+// configurations and reads no credentials. A template is loaded whether
+// or not its Secret is there yet, and each analysis that uses it reads the
+// Secret, as a posted document's does, so that a Secret created or
+// rotated after the template was loaded takes effect without a reload.
+func serveProviders(cfg *config.Config, prometheus prometheus.Func) (run, check *provider.Registry, closeAll func(), err error) {
 	var closers []func()
-	closeAll := func() {
+	closeProviders := func() {
 		for _, c := range closers {
 			c()
 		}
 	}
+	defer func() {
+		if err != nil {
+			closeProviders()
+		}
+	}()
 	webProvider, err := web.New(web.Options{Allow: cfg.WebAllow, MaxTimeout: cfg.MaxQueryTimeout, MaxResultValues: cfg.MaxResultValues})
 	if err != nil {
-		return nil, nil, &configError{fmt.Errorf("--web-allow: %w", err)}
+		return nil, nil, nil, &configError{fmt.Errorf("--web-allow: %w", err)}
 	}
 	closers = append(closers, webProvider.CloseIdleConnections)
-	datadogProvider, err := newDatadog(cfg.CredentialsDir, cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
+	creds, err := openCredentials(cfg.CredentialsDir)
 	if err != nil {
-		closeAll()
-		return nil, nil, &configError{err}
+		return nil, nil, nil, &configError{err}
 	}
-	closers = append(closers, datadogProvider.CloseIdleConnections)
-	influxdbProvider, newRelicProvider, err := newCredentialed(cfg.CredentialsDir, cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
-	if err != nil {
-		closeAll()
-		return nil, nil, &configError{err}
+	set := providerSet{prometheus: prometheus, web: webProvider}
+	checked := set
+	for _, s := range []struct {
+		p         *providerSet
+		creds     *credentials.Dir
+		checkOnly bool
+	}{{&set, creds, false}, {&checked, nil, true}} {
+		if s.p.datadog, err = newDatadog(s.creds, cfg.MaxQueryTimeout, cfg.MaxResultValues, s.checkOnly); err != nil {
+			return nil, nil, nil, &configError{err}
+		}
+		if s.p.influxdb, s.p.newRelic, err = newCredentialed(s.creds, cfg.MaxQueryTimeout, cfg.MaxResultValues, s.checkOnly); err != nil {
+			return nil, nil, nil, &configError{err}
+		}
 	}
-	closers = append(closers, influxdbProvider.CloseIdleConnections, newRelicProvider.CloseIdleConnections)
+	closers = append(closers, set.datadog.CloseIdleConnections, set.influxdb.CloseIdleConnections, set.newRelic.CloseIdleConnections)
 	graphiteProvider, err := graphite.New(graphite.Options{Allow: cfg.GraphiteAllow, MaxTimeout: cfg.MaxQueryTimeout, MaxResultValues: cfg.MaxResultValues})
 	if err != nil {
-		closeAll()
-		return nil, nil, &configError{fmt.Errorf("--graphite-allow: %w", err)}
+		return nil, nil, nil, &configError{fmt.Errorf("--graphite-allow: %w", err)}
 	}
 	closers = append(closers, graphiteProvider.CloseIdleConnections)
 	cloudWatchProvider := newCloudWatch(cfg.MaxQueryTimeout, cfg.MaxResultValues, false)
-	return newProviders(prometheus, webProvider, datadogProvider, cloudWatchProvider, graphiteProvider, influxdbProvider, newRelicProvider), closeAll, nil
+	set.graphite, checked.graphite = graphiteProvider, graphiteProvider
+	set.cloudWatch, checked.cloudWatch = cloudWatchProvider, cloudWatchProvider
+	return set.registry(), checked.registry(), closeProviders, nil
+}
+
+// openCredentials is the directory dir (--credentials-dir), nil when dir
+// is empty; an error, naming the flag, when it is not a directory.
+func openCredentials(dir string) (*credentials.Dir, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	return credentials.New(dir, credentials.Options{})
 }
 
 // newCloudWatch builds the CloudWatch provider, whose credentials and
@@ -102,32 +130,17 @@ func newCloudWatch(maxTimeout time.Duration, maxValues int, checkOnly bool) *clo
 }
 
 // newDatadog builds the Datadog provider: its credentials from the
-// directory dir (--credentials-dir, none when empty) and from DD_API_KEY,
-// DD_APP_KEY and DD_ADDRESS.
-func newDatadog(dir string, maxTimeout time.Duration, maxValues int, checkOnly bool) (*datadog.Provider, error) {
-	o := datadog.Options{MaxTimeout: maxTimeout, MaxResultValues: maxValues, CheckOnly: checkOnly}
-	if dir != "" && !checkOnly {
-		d, err := credentials.New(dir, credentials.Options{})
-		if err != nil {
-			return nil, err
-		}
-		o.Credentials = d
-	}
-	return datadog.New(o)
+// directory creds (--credentials-dir, none when nil) and from DD_API_KEY,
+// DD_APP_KEY and DD_ADDRESS. With checkOnly it reads none.
+func newDatadog(creds *credentials.Dir, maxTimeout time.Duration, maxValues int, checkOnly bool) (*datadog.Provider, error) {
+	return datadog.New(datadog.Options{Credentials: creds, MaxTimeout: maxTimeout, MaxResultValues: maxValues, CheckOnly: checkOnly})
 }
 
 // newCredentialed builds the InfluxDB and New Relic providers, whose
-// credentials are the Secrets of the directory dir (--credentials-dir,
-// none when empty): with none, their metrics are refused, naming it.
-func newCredentialed(dir string, maxTimeout time.Duration, maxValues int, checkOnly bool) (*influxdb.Provider, *newrelic.Provider, error) {
-	var creds *credentials.Dir
-	if dir != "" && !checkOnly {
-		d, err := credentials.New(dir, credentials.Options{})
-		if err != nil {
-			return nil, nil, err
-		}
-		creds = d
-	}
+// credentials are the Secrets of the directory creds (--credentials-dir,
+// none when nil): with none, their metrics are refused, naming it. With
+// checkOnly they read none.
+func newCredentialed(creds *credentials.Dir, maxTimeout time.Duration, maxValues int, checkOnly bool) (*influxdb.Provider, *newrelic.Provider, error) {
 	i, err := influxdb.New(influxdb.Options{Credentials: creds, MaxTimeout: maxTimeout, MaxResultValues: maxValues, CheckOnly: checkOnly})
 	if err != nil {
 		return nil, nil, err
@@ -147,8 +160,16 @@ func newCredentialed(dir string, maxTimeout time.Duration, maxValues int, checkO
 // InfluxDB and New Relic providers that read the same directory; and
 // CloudWatch with the AWS SDK's default chain. With checkOnly
 // (validate, which sends nothing), they check a configuration, and a url
-// or address only against the prefixes given, and read no credentials.
-func (c *cliSources) registry(checkOnly bool) *provider.Registry {
+// or address only against the prefixes given, and read no credentials but
+// those of --credentials-dir when it is given: then a metric whose
+// Secret's files are missing is a problem naming them. A
+// --credentials-dir that is not a directory is an error naming the flag,
+// as serve's is.
+func (c *cliSources) registry(checkOnly bool) (*provider.Registry, error) {
+	creds, err := openCredentials(c.credentialsDir)
+	if err != nil {
+		return nil, err
+	}
 	w, err := web.New(web.Options{Allow: c.webAllow, AnyURL: true, MaxResultValues: c.maxValues, CheckOnly: checkOnly})
 	if err != nil {
 		panic(err) // cannot happen: each prefix was checked as a flag (prefixFlags.Set)
@@ -157,17 +178,15 @@ func (c *cliSources) registry(checkOnly bool) *provider.Registry {
 	if err != nil {
 		panic(err) // likewise
 	}
-	d, err := newDatadog(c.credentialsDir, 0, c.maxValues, checkOnly)
+	// validate reads the directory's credentials when it is given one.
+	readsNone := checkOnly && creds == nil
+	d, err := newDatadog(creds, 0, c.maxValues, readsNone)
 	if err != nil {
-		// No such directory: each Datadog metric is refused, naming
-		// what it lacks.
-		d, _ = newDatadog("", 0, c.maxValues, checkOnly)
+		panic(err) // cannot happen: the bounds are canaryd's own
 	}
-	i, n, err := newCredentialed(c.credentialsDir, 0, c.maxValues, checkOnly)
+	i, n, err := newCredentialed(creds, 0, c.maxValues, readsNone)
 	if err != nil {
-		// The directory is missing: their metrics are refused, each
-		// naming what is missing.
-		i, n, _ = newCredentialed("", 0, c.maxValues, checkOnly)
+		panic(err) // likewise
 	}
-	return newProviders(c.source, w, d, newCloudWatch(0, c.maxValues, checkOnly), g, i, n)
+	return newProviders(c.source, w, d, newCloudWatch(0, c.maxValues, checkOnly), g, i, n), nil
 }

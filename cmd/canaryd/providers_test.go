@@ -79,7 +79,11 @@ func TestProvidersConform(t *testing.T) {
 					}
 				}
 			}
-			i, n, err := newCredentialed(root, 0, 0, false)
+			creds, err := openCredentials(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i, n, err := newCredentialed(creds, 0, 0, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +134,11 @@ func TestProvidersHavePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range (&cliSources{providers: map[string]*prometheus.Provider{}}).registry(true).Names() {
+	r, err := (&cliSources{providers: map[string]*prometheus.Provider{}}).registry(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range r.Names() {
 		page := "providers/" + strings.ToLower(name) + ".md"
 		if _, err := os.Stat(filepath.Join("..", "..", "docs", filepath.FromSlash(page))); err != nil {
 			t.Errorf("provider %s has no page: %v", name, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/config"
 	"github.com/canaryd/canaryd/internal/outbound"
+	"github.com/canaryd/canaryd/internal/provider"
 	"github.com/canaryd/canaryd/internal/provider/prometheus"
 	"github.com/canaryd/canaryd/internal/report"
 	"github.com/canaryd/canaryd/internal/spec"
@@ -149,7 +150,7 @@ func (e *environment) newSpecFlagSet(name string) (*flag.FlagSet, *specFlags) {
 	}
 	credentials := config.EnvName("credentials-dir")
 	fs.StringVar(&f.credentialsDir, "credentials-dir", e.getenv(credentials),
-		"the `DIR` of the providers' credentials, laid out as Kubernetes mounts Argo Rollouts' Secrets (DIR/datadog/api-key); validate reads none; env "+credentials)
+		"the `DIR` of the providers' credentials, laid out as Kubernetes mounts Argo Rollouts' Secrets (DIR/datadog/api-key); validate, given one, checks that the files a metric needs are there; env "+credentials)
 	fs.Var(&f.webAllow, "web-allow", "a URL `PREFIX` a web metric's url must start with (repeatable; serve's rules); with none, run and backtest allow any http or https URL, and validate checks none")
 	fs.Var(&f.graphiteAllow, "graphite-allow", "a URL `PREFIX` a Graphite metric's address must start with (repeatable; serve's rules); with none, run and backtest allow any http or https address, and validate checks none")
 	return fs, f
@@ -229,16 +230,28 @@ func (e *environment) readInput(file string) ([]byte, error) {
 	return data, nil
 }
 
-// compile reads, parses and compiles the spec of run or backtest, and
-// names it (analysisName). It prints every problem and returns nil when
-// there is any.
-func (e *environment) compile(file string, f *specFlags, providers compile.Providers) (*compile.Compiled, string) {
+// registry is the command's providers (cliSources.registry); ok is false,
+// after saying why, when the flags cannot give them (a --credentials-dir
+// that is not a directory).
+func (e *environment) registry(command string, sources *cliSources, checkOnly bool) (*provider.Registry, bool) {
+	r, err := sources.registry(checkOnly)
+	if err != nil {
+		e.printf(e.stderr, "canaryd %s: %v\n", command, err)
+		return nil, false
+	}
+	return r, true
+}
+
+// compile reads, parses and compiles the spec of run or backtest (with
+// opts: compile.ForBacktest), and names it (analysisName). It prints every
+// problem and returns nil when there is any.
+func (e *environment) compile(file string, f *specFlags, providers compile.Providers, opts ...compile.Option) (*compile.Compiled, string) {
 	data, err := e.readInput(file)
 	if err != nil {
 		e.printf(e.stderr, "canaryd: %v\n", err)
 		return nil, ""
 	}
-	doc, compiled, problems := compile.ParseAndCompile(data, f.args, providers)
+	doc, compiled, problems := compile.ParseAndCompile(data, f.args, providers, opts...)
 	if len(problems) == 0 {
 		return compiled, analysisName(doc, file)
 	}
@@ -426,7 +439,10 @@ func (e *environment) runCommand(args []string) int {
 		return exitUsage
 	}
 	sources := f.sources()
-	providers := sources.registry(false)
+	providers, ok := e.registry("run", sources, false)
+	if !ok {
+		return exitUsage
+	}
 	compiled, name := e.compile(file, f, providers)
 	if compiled == nil {
 		return exitUsage

@@ -141,7 +141,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 		return &configError{err}
 	}
 	defer provider.CloseIdleConnections()
-	providers, closeProviders, err := serveProviders(cfg, provider.Source)
+	providers, checkProviders, closeProviders, err := serveProviders(cfg, provider.Source)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	defer background.Wait()
 	defer cancel()
 
-	store, err := loadTemplates(ctx, cfg, log, reg, providers, &background)
+	store, err := loadTemplates(ctx, cfg, log, reg, checkProviders, &background)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,9 @@ func drain(cfg *config.Config, log *zap.Logger, svc *analyses.Analyses, srv *htt
 // logged: its default action would kill the process, a surprise for an
 // operator who sends it to "reload". Templates that do not load are not an
 // error (they are logged, counted and listed); a directory that cannot be
-// read is.
+// read is. providers are those a template is checked with
+// (serveProviders' check): they read no credentials, which each analysis
+// of a template reads.
 func loadTemplates(ctx context.Context, cfg *config.Config, log *zap.Logger, reg promclient.Registerer, providers compile.Providers, background *sync.WaitGroup) (server.TemplateStore, error) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

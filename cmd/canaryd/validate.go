@@ -46,7 +46,11 @@ func (e *environment) validateCommand(args []string) int {
 		e.printf(e.stderr, "canaryd validate: -f - is given more than once; standard input can be read once\n")
 		return exitUsage
 	}
-	v := &validation{env: e, flags: f, providers: f.sources().registry(true)}
+	providers, ok := e.registry("validate", f.sources(), true)
+	if !ok {
+		return exitUsage
+	}
+	v := &validation{env: e, flags: f, providers: providers}
 	for _, path := range f.files {
 		v.path(path)
 	}

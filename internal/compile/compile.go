@@ -110,8 +110,8 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 		plan.Metrics = append(plan.Metrics, am)
 	}
 	problems = append(resolveProblems, waiting(problems, res.Unresolved, doc.Pruned())...)
-	if len(problems) == 0 && o.backtest {
-		problems = PastProblems(resolved, providers)
+	if o.backtest {
+		problems = pastFirst(PastProblems(resolved, providers), problems)
 	}
 	if len(problems) > 0 {
 		redact.problems(problems)
@@ -125,12 +125,12 @@ func Compile(doc *spec.Document, overrides map[string]string, providers Provider
 // compiled, so that a typo and a bad condition are reported together; one
 // that cannot be decoded has its providers' configurations checked for
 // their shape (ShapeProblems).
-func ParseAndCompile(data []byte, overrides map[string]string, providers Providers) (*spec.Document, *Compiled, []api.FieldError) {
+func ParseAndCompile(data []byte, overrides map[string]string, providers Providers, opts ...Option) (*spec.Document, *Compiled, []api.FieldError) {
 	doc, in, problems := spec.ParseInput(data)
 	if doc == nil {
 		return nil, nil, append(problems, ShapeProblems(in, providers)...)
 	}
-	compiled, more := Compile(doc, overrides, providers)
+	compiled, more := Compile(doc, overrides, providers, opts...)
 	problems = append(problems, more...)
 	if len(problems) > 0 {
 		return doc, nil, problems

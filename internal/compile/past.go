@@ -2,6 +2,8 @@ package compile
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/provider"
@@ -12,6 +14,26 @@ import (
 // measured as of a past instant (PastProblems): the options of a spec to
 // be backtested.
 func ForBacktest() Option { return func(o *compileOptions) { o.backtest = true } }
+
+// pastFirst is the problems of a spec to be backtested: first the metrics
+// that cannot be measured in the past (past), then the other problems but
+// those of the providers of these metrics (their credentials, say), which
+// a backtest would not get to: whether a metric can be backtested is said
+// before what else it lacks.
+func pastFirst(past, problems []api.FieldError) []api.FieldError {
+	if len(past) == 0 {
+		return problems
+	}
+	out := slices.Clip(past)
+	for _, p := range problems {
+		if !slices.ContainsFunc(past, func(q api.FieldError) bool {
+			return p.Field == q.Field || strings.HasPrefix(p.Field, q.Field+".")
+		}) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // PastProblems lists the metrics of the resolved spec s that cannot be
 // measured as of a past instant, as their providers say

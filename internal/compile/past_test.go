@@ -43,3 +43,30 @@ func TestForBacktest(t *testing.T) {
 		}
 	}
 }
+
+// TestForBacktestBeforeCredentials: a metric that cannot be backtested is
+// said to be so first, and what else its provider refuses (credentials
+// it lacks) is not listed: a backtest would not get to them. Other
+// metrics' problems are still listed.
+func TestForBacktestBeforeCredentials(t *testing.T) {
+	refuse := func(msg string) provider.Func {
+		return provider.Func(func(json.RawMessage) (analysis.Source, map[string]string, []api.FieldError) {
+			return nil, nil, []api.FieldError{{Field: "provider.web", Message: msg}}
+		})
+	}
+	providers := provider.NewRegistry().Register("prometheus", refuse("bad query")).Register("web", present{refuse("no credentials: the file web/api-key is missing")})
+	doc, errs := spec.Parse([]byte("metrics:\n- name: past\n  provider: {prometheus: {query: up}}\n- name: now\n  provider: {web: {url: 'http://x'}}\n"))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	_, errs = compile.Compile(doc, nil, providers, compile.ForBacktest())
+	if len(errs) != 2 || errs[0].Field != "metrics[1].provider.web" || !strings.Contains(errs[0].Message, `metric "now" cannot be backtested`) ||
+		!strings.Contains(errs[1].Message, "bad query") {
+		t.Errorf("to backtest: %v; want the metric that cannot be backtested first, and no word of its credentials", errs)
+	}
+	for _, e := range errs {
+		if strings.Contains(e.Message, "credentials") {
+			t.Errorf("to backtest: %v; a metric that cannot be backtested is refused for that alone", e)
+		}
+	}
+}
