@@ -3,7 +3,6 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -277,7 +276,7 @@ func TestHelmChart(t *testing.T) {
 				t.Errorf("Deployment selector %v does not select by release: two releases in a namespace would share pods", co.dep.Spec.Selector.MatchLabels)
 			}
 			c := checkDeployment(t, co.dep, co.sa, tc.image, tc.replicas)
-			checkChartFlags(t, c)
+			checkFlags(t, c)
 			checkPrometheus(t, c, *co.np, tc.prom, chartNamespace)
 			checkService(t, co.svc, co.dep, c)
 			checkPDB(t, *co.pdb, co.dep)
@@ -322,19 +321,6 @@ func peerJSON(doc string) (p peer) {
 		panic(err)
 	}
 	return p
-}
-
-// checkChartFlags is checkFlags, but for --credentials-dir while canaryd
-// serve does not have it yet: the chart renders it for the credentials
-// Secrets, and checkFlags holds it to canaryd once it does.
-func checkChartFlags(t *testing.T, c serveConfig) {
-	t.Helper()
-	if _, ok := c.flags["credentials-dir"]; ok && !canarydFlags(t, "serve")["credentials-dir"] {
-		t.Logf("canaryd serve has no --credentials-dir yet; not checked")
-		c.flags = maps.Clone(c.flags)
-		delete(c.flags, "credentials-dir")
-	}
-	checkFlags(t, c)
 }
 
 // secretMount is a Secret's key, mounted as a file.
@@ -722,7 +708,7 @@ func TestHelmCIValues(t *testing.T) {
 				t.Errorf("kinds %v: want one Deployment and one Service", co.kind)
 			}
 			c := checkDeployment(t, co.dep, co.sa, co.dep.Spec.Template.Spec.Containers[0].Image, co.dep.Spec.Replicas)
-			checkChartFlags(t, c)
+			checkFlags(t, c)
 		})
 	}
 }
