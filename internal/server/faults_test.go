@@ -37,7 +37,6 @@ func TestFaultsPrometheus(t *testing.T) {
 		// wantMessage is the analysis' message and wantMeasurement its
 		// measurement's; %s stands for the fake Prometheus' URL.
 		wantMessage, wantMeasurement string
-		maxTime                      time.Duration
 	}{
 		{name: "refusing connections", want: api.PhaseError,
 			wantMessage:     `Metric "m" assessed Error due to consecutiveErrors (1) > consecutiveErrorLimit (0): "Error Message: Post "%s/api/v1/query": dial tcp %h: connect: connection refused"`,
@@ -54,8 +53,10 @@ func TestFaultsPrometheus(t *testing.T) {
 			case <-time.After(10 * time.Second):
 			}
 		}, extra: `"provider": {"prometheus": {"query": "up", "timeout": 1}}`, want: api.PhaseError,
-			wantMessage:     `Metric "m" assessed Error due to consecutiveErrors (1) > consecutiveErrorLimit (0): "Error Message: Post "%s/api/v1/query": context deadline exceeded"`,
-			wantMeasurement: `Post "%s/api/v1/query": context deadline exceeded`, maxTime: 3 * time.Second},
+			wantMessage: `Metric "m" assessed Error due to consecutiveErrors (1) > consecutiveErrorLimit (0): "Error Message: Post "%s/api/v1/query": context deadline exceeded"`,
+			// The stall would end in an empty answer of its own after
+			// 10 s; the message says the 1 s timeout ended it instead.
+			wantMeasurement: `Post "%s/api/v1/query": context deadline exceeded`},
 		{name: "answering broken JSON", handler: func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[`))
 		}, want: api.PhaseError,
@@ -96,7 +97,6 @@ func TestFaultsPrometheus(t *testing.T) {
 				fields += ", " + tt.extra
 			}
 			body := `{"metrics": [{"name": "m", "consecutiveErrorLimit": 0, "successCondition": "result[0] >= 0.99", ` + fields + `}]}`
-			began := time.Now()
 			resp := s.do(http.MethodPost, "/v1/analyses?wait=true", jsonType, body)
 			if resp.status != http.StatusOK {
 				t.Fatalf("status %d, want 200: %s", resp.status, resp.body)
@@ -110,9 +110,6 @@ func TestFaultsPrometheus(t *testing.T) {
 			}
 			if ms := a.MetricResults[0].Measurements; len(ms) != 1 || ms[0].Message != expand(tt.wantMeasurement) {
 				t.Errorf("measurements %+v, want one with message %q", ms, expand(tt.wantMeasurement))
-			}
-			if tt.maxTime > 0 && time.Since(began) > tt.maxTime {
-				t.Errorf("took %s, want under %s", time.Since(began), tt.maxTime)
 			}
 		})
 	}
