@@ -161,32 +161,14 @@ func fastV1(b []byte) (first points, series, total int, ok bool) {
 				return first, 0, 0, false
 			}
 			for !r.close(']') {
-				has := false
-				if !r.open('{') {
-					return first, 0, 0, false
-				}
-				for {
-					found, ok := r.member("pointlist")
-					if !ok || found && has {
-						return first, 0, 0, false
-					}
-					if !found {
-						break
-					}
-					has = true
-					p, err := r.points()
-					if err != nil {
-						return first, 0, 0, false
-					}
-					if series == 0 {
-						first = p
-					}
-					total += p.n
-					r.comma()
-				}
-				if !has {
+				p, has, ok := r.series()
+				if !ok || !has {
 					return first, 0, 0, false // a series without pointlist: encoding/json's
 				}
+				if series == 0 {
+					first = p
+				}
+				total += p.n
 				series++
 				r.comma()
 			}
@@ -249,32 +231,14 @@ func fastV2(b []byte) (first scalars, columns, total int, errs string, ok bool) 
 								return fail()
 							}
 							for !r.close(']') {
-								has := false
-								if !r.open('{') {
+								s, has, ok := r.column()
+								if !ok || !has {
 									return fail()
 								}
-								for {
-									found, ok := r.member("values")
-									if !ok || found && has {
-										return fail()
-									}
-									if !found {
-										break
-									}
-									has = true
-									s, err := r.scalars()
-									if err != nil {
-										return fail()
-									}
-									if columns == 0 {
-										first = s
-									}
-									total += s.n
-									r.comma()
+								if columns == 0 {
+									first = s
 								}
-								if !has {
-									return fail()
-								}
+								total += s.n
 								columns++
 								r.comma()
 							}
@@ -331,6 +295,54 @@ func (r *reader) member(name string) (found, ok bool) {
 		r.comma()
 	}
 	return false, true
+}
+
+// series reads a v1 series at r, an object: its pointlist, which has
+// says it had. ok is false when it is not an object, or its pointlist is
+// not one, given twice or spelt otherwise.
+func (r *reader) series() (p points, has, ok bool) {
+	if !r.open('{') {
+		return p, false, false
+	}
+	for {
+		found, ok := r.member("pointlist")
+		switch {
+		case !ok || found && has:
+			return p, false, false
+		case !found:
+			return p, has, true
+		}
+		has = true
+		var err error
+		if p, err = r.points(); err != nil {
+			return p, false, false
+		}
+		r.comma()
+	}
+}
+
+// column reads a v2 column at r, an object: its values, which has says
+// it had. ok is false when it is not an object, or its values are not a
+// list of numbers, given twice or spelt otherwise.
+func (r *reader) column() (s scalars, has, ok bool) {
+	if !r.open('{') {
+		return s, false, false
+	}
+	for {
+		found, ok := r.member("values")
+		switch {
+		case !ok || found && has:
+			return s, false, false
+		case !found:
+			return s, has, true
+		}
+		has = true
+		var err error
+		if s, err = r.scalars(); err != nil {
+			return s, false, false
+		}
+		r.comma()
+	}
 }
 
 // key reads an object's key and its colon; ok is false for a key with an
