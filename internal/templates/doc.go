@@ -26,7 +26,9 @@
 // A template is validated when it is loaded: parsed (spec.Parse), resolved,
 // validated and its conditions compiled (compile.Compile, without providers),
 // then handed to Options.Check, with which the server checks providers
-// (the address allow-list). Its name must be a Kubernetes object name,
+// (the address allow-list). The server's providers read no credentials
+// here (--credentials-dir): each analysis of a template reads them, so
+// that a template loaded before its Secret exists runs once it does. Its name must be a Kubernetes object name,
 // unique across the directory: files are taken in name order and a name
 // already held by an earlier file is an error for the later one.
 //
