@@ -19,6 +19,7 @@ import (
 // holds canaryd to Argo's phase, value and message, but for the rows of
 // docs/differences.md that say where canaryd differs.
 func TestDatadogProvider(t *testing.T) {
+	t.Parallel()
 	s := newStandIn(t)
 	keys := newSecrets(t)
 	const apiKey, appKey = "0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef01234567"

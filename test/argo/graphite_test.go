@@ -18,6 +18,7 @@ import (
 // to Argo's phase, value and message, but for the rows of
 // docs/differences.md that say where canaryd differs.
 func TestGraphiteProvider(t *testing.T) {
+	t.Parallel()
 	s := newStandIn(t)
 	answers := recorded(t, "graphite")
 	templates := make([]string, len(answers))

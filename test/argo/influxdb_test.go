@@ -18,6 +18,7 @@ import (
 // conditions, and holds canaryd to Argo's phase, value and message, but
 // for the rows of docs/differences.md that say where canaryd differs.
 func TestInfluxDBProvider(t *testing.T) {
+	t.Parallel()
 	s := newStandIn(t)
 	keys := newSecrets(t)
 	answers := recorded(t, "influxdb",

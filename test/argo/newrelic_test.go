@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	argonr "github.com/argoproj/argo-rollouts/metricproviders/newrelic"
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/canaryd/canaryd/internal/provider/newrelic"
 )
@@ -20,6 +22,7 @@ import (
 // value and message, but for the rows of docs/differences.md that say
 // where canaryd differs.
 func TestNewRelicProvider(t *testing.T) {
+	t.Parallel()
 	s := newStandIn(t)
 	keys := newSecrets(t)
 	answers := recorded(t, "newrelic", answer{file: "not_json.html", status: 404})
@@ -45,43 +48,64 @@ func TestNewRelicProvider(t *testing.T) {
 		{"result['average.duration'] == nil", "result['average.duration'] != nil"},
 		{"", ""},
 	}
+	// Argo's client retries some answers for seconds (a status of 500,
+	// NerdGraph's errors), sleeping between its attempts: Argo's
+	// measurements of every answer are taken at once, each in its own
+	// goroutine, rather than as many at a time as the test may run.
+	argo := make([][]outcome, len(answers))
+	var wg sync.WaitGroup
+	for i := range answers {
+		var provider v1alpha1.NewRelicMetric
+		if err := json.Unmarshal([]byte(templates[i]), &provider); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			argo[i] = argoNewRelic(kube, provider, conditions)
+		}()
+	}
+	wg.Wait()
 	for i, a := range answers {
 		t.Run(a.String(), func(t *testing.T) {
-			t.Parallel()
 			src, _, errs := ours.Source(json.RawMessage(templates[i]))
 			if len(errs) > 0 {
 				t.Fatalf("canaryd refuses Argo's template %s: %v", templates[i], errs)
 			}
-			var provider v1alpha1.NewRelicMetric
-			if err := json.Unmarshal([]byte(templates[i]), &provider); err != nil {
-				t.Fatal(err)
-			}
-			// An Error that is not the conditions' (a status, NerdGraph's
-			// errors, a body that does not decode) comes before they are
-			// read: Argo is asked once for it, since its client retries
-			// such an answer for seconds.
-			var before *outcome
-			for _, conds := range conditions {
-				metric := v1alpha1.Metric{Name: "rate", SuccessCondition: conds[0], FailureCondition: conds[1],
-					Provider: v1alpha1.MetricProvider{NewRelic: &provider}}
-				want := outcome{}
-				if before != nil {
-					want = *before
-				} else {
-					client, err := argonr.NewNewRelicAPIClient(metric, kube)
-					if err != nil {
-						t.Fatal(err)
-					}
-					want = argoOutcome(argonr.NewNewRelicProvider(client, quiet()).Run(&v1alpha1.AnalysisRun{}, metric))
-					if want.phase == string(v1alpha1.AnalysisPhaseError) && !strings.HasPrefix(want.message, "could not evaluate ") {
-						before = &want
-					}
-				}
+			for j, conds := range conditions {
 				got := measureOnce(t, src, conds[0], conds[1])
-				compare(t, a, conds, got, want, newRelicDiffers)
+				compare(t, a, conds, got, argo[i][j], newRelicDiffers)
 			}
 		})
 	}
+}
+
+// argoNewRelic measures provider with Argo's New Relic provider once for
+// each pair of conditions. An Error that is not the conditions' (a
+// status, NerdGraph's errors, a body that does not decode) comes before
+// they are read: Argo is asked once for it, since its client retries such
+// an answer for seconds.
+func argoNewRelic(kube kubernetes.Interface, provider v1alpha1.NewRelicMetric, conditions [][2]string) []outcome {
+	var before *outcome
+	out := make([]outcome, len(conditions))
+	for j, conds := range conditions {
+		if before != nil {
+			out[j] = *before
+			continue
+		}
+		metric := v1alpha1.Metric{Name: "rate", SuccessCondition: conds[0], FailureCondition: conds[1],
+			Provider: v1alpha1.MetricProvider{NewRelic: &provider}}
+		client, err := argonr.NewNewRelicAPIClient(metric, kube)
+		if err != nil {
+			out[j] = outcome{phase: "Argo's client", message: err.Error()}
+			continue
+		}
+		out[j] = argoOutcome(argonr.NewNewRelicProvider(client, quiet()).Run(&v1alpha1.AnalysisRun{}, metric))
+		if out[j].phase == string(v1alpha1.AnalysisPhaseError) && !strings.HasPrefix(out[j].message, "could not evaluate ") {
+			before = &out[j]
+		}
+	}
+	return out
 }
 
 // newRelicDiffers says which row of docs/differences.md an answer's
