@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -803,14 +804,22 @@ func IsNoData(v any) bool {
 	case float64:
 		return math.IsNaN(x)
 	case []float64:
-		for _, f := range x {
-			if !math.IsNaN(f) {
-				return false
-			}
-		}
-		return true
+		return allNaN(x)
+	}
+	// A named list of numbers (condition.Doubles, InfluxDB's).
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Float64 {
+		return allNaN(rv.Convert(reflect.TypeFor[[]float64]()).Interface().([]float64))
 	}
 	return false
+}
+
+func allNaN(fs []float64) bool {
+	for _, f := range fs {
+		if !math.IsNaN(f) {
+			return false
+		}
+	}
+	return true
 }
 
 func describeNoData(v any) string {
@@ -821,6 +830,9 @@ func describeNoData(v any) string {
 		if len(x) > 0 {
 			return "only NaN"
 		}
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && rv.Len() > 0 {
+		return "only NaN"
 	}
 	return "an empty result"
 }

@@ -764,3 +764,15 @@ func TestRunDecidedIsNotCompleted(t *testing.T) {
 		t.Errorf("got %s, slow %+v; want Failed with slow's measurement recorded", got.Phase, got.MetricResults[2])
 	}
 }
+
+// TestIsNoDataNamedList: a named list of numbers (condition.Doubles,
+// InfluxDB's) holds no data when it holds only NaN, as a []float64 does.
+func TestIsNoDataNamedList(t *testing.T) {
+	type doubles []float64
+	if !IsNoData(doubles{math.NaN()}) || describeNoData(doubles{math.NaN()}) != "only NaN" {
+		t.Errorf("a named list of NaN: IsNoData %v (%s), want true (only NaN)", IsNoData(doubles{math.NaN()}), describeNoData(doubles{math.NaN()}))
+	}
+	if IsNoData(doubles{math.NaN(), 1}) || IsNoData(doubles{}) == false {
+		t.Errorf("a named list with a number: IsNoData %v, want false; an empty one: %v, want true", IsNoData(doubles{math.NaN(), 1}), IsNoData(doubles{}))
+	}
+}

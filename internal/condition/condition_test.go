@@ -427,3 +427,25 @@ func TestJudgeConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestDoubles: a list of doubles handed as Doubles is read as Argo's
+// []interface{}: a comparison with a string is false, where for a
+// []float64 it does not compile; numbers compare as for a []float64.
+func TestDoubles(t *testing.T) {
+	cond := `result[0] == "ok"`
+	if ok, err := Eval(cond, Doubles{0.5}); ok || err != nil {
+		t.Errorf("%s on Doubles: %v, %v; want false, no error", cond, ok, err)
+	}
+	if _, err := Eval(cond, []float64{0.5}); err == nil {
+		t.Errorf("%s on a []float64 compiled; want the checker's refusal", cond)
+	}
+	for _, c := range []string{"result[0] >= 0.99", "all(result, {# > 0.9})", "len(result) == 2"} {
+		want, err := Eval(c, []float64{0.995, 0.991})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Eval(c, Doubles{0.995, 0.991}); got != want || err != nil {
+			t.Errorf("%s on Doubles: %v, %v; want %v as for a []float64", c, got, err, want)
+		}
+	}
+}

@@ -147,7 +147,11 @@ func validate(condition string, maxNodes uint) (c cost, err error) {
 // compiles it for each evaluation.
 func compileTyped(condition string, value any) (program *vm.Program, err error) {
 	defer recoverInto(&err)
-	program, err = expr.Compile(condition, expr.Env(newEnv(value, value)))
+	checked := value
+	if _, ok := value.(Doubles); ok {
+		checked = []any(nil)
+	}
+	program, err = expr.Compile(condition, expr.Env(newEnv(checked, checked)))
 	if err != nil {
 		return nil, cleanError(err)
 	}

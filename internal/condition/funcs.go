@@ -122,6 +122,14 @@ func valueFromPointer(in any) any {
 	return reflect.ValueOf(in).Elem().Interface()
 }
 
+// Doubles is a list of numbers that conditions read as Argo's
+// []interface{} of the same numbers. A provider whose Argo result is a
+// list of interface values (InfluxDB's) hands its numbers as Doubles,
+// unboxed: the conditions are type-checked as for a []interface{}, so
+// that a comparison Argo's checker allows, such as result[0] == "ok"
+// (false), is not refused as one of a float64 with a string.
+type Doubles []float64
+
 // isNilOrEmpty decides whether an evaluation error is reported as "no data":
 // Argo v1.10 replaces every error on such a result, because an index into an
 // empty vector is by far the most common cause. Empty maps do not count.

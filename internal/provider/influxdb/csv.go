@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/canaryd/canaryd/internal/condition"
 )
 
 // The annotated CSV of Flux's query API, read as influxdb-client-go reads
@@ -270,8 +272,9 @@ func convert(typ, s string) (any, error) {
 }
 
 // result is the list of _value an answer gives, as Argo's conditions see
-// it: a []float64 while every value is a double (the usual answer, kept
-// without a value boxed each), else a []any of the client's types.
+// it: a condition.Doubles while every value is a double (the usual
+// answer, kept without a value boxed each), else a []any of the client's
+// types.
 type result struct {
 	floats []float64
 	values []any
@@ -298,12 +301,13 @@ func (r *result) add(v any) {
 	r.values = append(r.values, v)
 }
 
-// list is the result as the conditions see it.
+// list is the result as the conditions see it: a list of doubles is
+// condition.Doubles, which they read as Argo's []interface{}.
 func (r *result) list() any {
 	if r.values != nil {
 		return r.values
 	}
-	return r.floats
+	return condition.Doubles(r.floats)
 }
 
 // queryError is the error an error table holds: its message (or "unknown

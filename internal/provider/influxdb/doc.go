@@ -27,7 +27,7 @@
 //     an empty one its #default or nil; conditions index it
 //     (result[0] > 0.99), and the measurement's value is the list as Go
 //     prints it ("[0.995]"). A list of doubles only, the usual answer, is
-//     a []float64, which conditions read as Argo's []interface{};
+//     a condition.Doubles, which conditions read as Argo's []interface{};
 //   - no record is an Error, "no results returned from flux query";
 //   - a status other than 2xx is an Error with the client's message: the
 //     code and message of a JSON body, else the status and the body (its
