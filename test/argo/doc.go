@@ -23,6 +23,10 @@
 // the row of docs/differences.md and holds canaryd to it instead; a
 // difference no row names fails.
 //
+// BenchmarkArgoMeasure measures one measurement of one value by Argo's
+// InfluxDB and New Relic providers, on their official clients, beside
+// canaryd's, against the same stand-in (docs/performance.md).
+//
 // Only the provider and the condition evaluation are Argo's code here; the
 // scheduling of measurements (interval, count, limits) is the controller's,
 // which needs a Kubernetes API server. What the controller does between a

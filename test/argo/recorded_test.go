@@ -87,7 +87,7 @@ type standIn struct {
 	dirs []string
 }
 
-func newStandIn(t *testing.T) *standIn {
+func newStandIn(t testing.TB) *standIn {
 	s := &standIn{root: harness.RepoRoot(t)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
@@ -151,10 +151,10 @@ type secrets struct {
 	objs []*corev1.Secret
 }
 
-func newSecrets(t *testing.T) *secrets { return &secrets{root: t.TempDir()} }
+func newSecrets(t testing.TB) *secrets { return &secrets{root: t.TempDir()} }
 
 // add writes the Secret name with its keys.
-func (s *secrets) add(t *testing.T, name string, keys map[string]string) {
+func (s *secrets) add(t testing.TB, name string, keys map[string]string) {
 	t.Helper()
 	dir := filepath.Join(s.root, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -184,7 +184,7 @@ func (s *secrets) kube() kubernetes.Interface {
 }
 
 // dir is the Secrets as --credentials-dir reads them.
-func (s *secrets) dir(t *testing.T) *credentials.Dir {
+func (s *secrets) dir(t testing.TB) *credentials.Dir {
 	t.Helper()
 	d, err := credentials.New(s.root, credentials.Options{MaxAge: -1})
 	if err != nil {
