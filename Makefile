@@ -172,7 +172,8 @@ demo: prometheus build
 # and against a real Prometheus), the engine's scheduler alone and a
 # million analyses in-process on it (about three minutes), /v1/evaluate beside the same query sent
 # straight to Prometheus and through a do-nothing proxy, one measurement
-# of each provider against a stand-in of its backend, and 10,000
+# of each provider against a stand-in of its backend, and beside Argo's
+# InfluxDB and New Relic providers on their official clients, 10,000
 # concurrent analyses (conditions compiled per analysis or shared, and
 # shared under a memory-driven GC), 100,000 analyses created through
 # POST /v1/analyses on a canaryd serve process of their own (about five
@@ -207,6 +208,7 @@ bench: prometheus postgresql
 	run $(GO) test -run '^$$' -bench EvaluateVsDirect -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench EvaluateInProcess -benchmem -benchtime 2000x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'MeasureOneValue|Measure$$' -benchmem -count 3 ./internal/benchmark/ $(BENCH_ONCE); \
+	run $(GO) -C test test -run '^$$' -bench ArgoMeasure -benchmem -count 3 ./argo/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=each$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
 	run env GOGC=off GOMEMLIMIT=512MiB $(GO) test -run '^$$' -bench 'ConcurrentAnalyses/programs=shared$$' -benchtime 1x ./internal/benchmark/ $(BENCH_ONCE); \
