@@ -68,6 +68,18 @@ type CountConfig struct {
 	// (judgebench -dispersion), to measure what the estimate costs on
 	// independent events and what it protects on bursty ones.
 	Dispersion float64
+	// History, when not empty, is the baseline's cumulative counts at the
+	// end of each interval before the analysis started, oldest first,
+	// counted from the start of the first (as looks are from the
+	// analysis' start). The baseline's bad events over those intervals
+	// tell how bursty its errors are: their Pearson statistic and degrees
+	// of freedom take the place of the default prior of the dispersion,
+	// so a canary whose baseline shows no bursts is judged at nearly
+	// φ = 1 from its first look, and one whose baseline is bursty is
+	// tempered from the first. A history without bad events, or of fewer
+	// than two blocks, tells nothing, and the default prior stays.
+	// Ignored when Dispersion is set.
+	History []Counts
 }
 
 // WithDefaults fills the zero fields.
@@ -103,6 +115,14 @@ func (c CountConfig) Validate() error {
 		return &FieldError{"direction", fmt.Sprintf("must be increase or decrease, got %q", c.Direction)}
 	case c.Dispersion != 0 && !(c.Dispersion >= 1 && !math.IsInf(c.Dispersion, 0)):
 		return &FieldError{"dispersion", fmt.Sprintf("must be 0 (estimated) or a finite number ≥ 1, got %g", c.Dispersion)}
+	}
+	var prev Counts
+	for i, h := range c.History {
+		f := sideFields{fmt.Sprintf("history[%d].bad", i), fmt.Sprintf("history[%d].total", i)}
+		if err := checkSide(&f, h, prev); err != nil {
+			return err
+		}
+		prev = h
 	}
 	return nil
 }
@@ -213,6 +233,7 @@ func NewCountTest(cfg CountConfig) (*CountTest, error) {
 		t.sign = -1
 	}
 	t.disp.fixed = cfg.Dispersion
+	t.disp.prior(cfg.History)
 	for j, g := range countAlternatives {
 		t.logAlt[j] = t.sign * math.Log(g)
 		t.up[j] = math.Exp(t.logAlt[j])
@@ -520,7 +541,11 @@ type dispersion struct {
 	// fixed, when not 0, is the factor, not estimated
 	// (CountConfig.Dispersion).
 	fixed float64
-	c, b  side
+	// priorX2 and priorDF are the prior's Pearson statistic and degrees
+	// of freedom: the baseline's history's (CountConfig.History), or
+	// dispersionWeight blocks at dispersionPrior.
+	priorX2, priorDF float64
+	c, b             side
 	// openC and openB are each side's counts in the block still gathering
 	// looks.
 	openC, openB blockSide
@@ -556,7 +581,8 @@ func (s side) pearson(open blockSide) (x2, df float64) {
 	return s.total/s.bad*s.sq - s.bad, float64(s.looks - 1)
 }
 
-// The prior of the dispersion is a factor of 2, worth one block of
+// Without a history of the baseline (CountConfig.History), the prior of
+// the dispersion is a factor of 2, worth one block of
 // dispersionBlock bad events. The factor is the Pearson statistic plus the
 // prior, over the 20% quantile of chi-square with the degrees of freedom
 // of both (dispersionZ is that quantile's normal score), not over the
@@ -603,9 +629,39 @@ func (d *dispersion) factor() float64 {
 	}
 	xc, dc := d.c.pearson(d.openC)
 	xb, db := d.b.pearson(d.openB)
-	df := dc + db + dispersionWeight
-	phi := (xc + xb + dispersionWeight*dispersionPrior) / chi2Lower(df)
+	df := dc + db + d.priorDF
+	phi := (xc + xb + d.priorX2) / chi2Lower(df)
 	return math.Max(1, phi)
+}
+
+// historyBlock is the fewest bad events of a block of the baseline's
+// history: the usual rule for Pearson's statistic, five expected in each
+// cell. The history is long (a day of one-minute intervals is 1,440), so
+// its blocks can be smaller than the looks' (dispersionBlock), which must
+// say something from the first minutes.
+const historyBlock = 5.0
+
+// prior sets the prior from the baseline's history: its intervals'
+// bad and total events, in blocks of at least historyBlock bad events
+// (the last, open block counted), and Pearson's statistic over them; or the
+// default prior when the history has no bad events or fewer than two
+// blocks.
+func (d *dispersion) prior(history []Counts) {
+	d.priorX2, d.priorDF = dispersionWeight*dispersionPrior, dispersionWeight
+	var s side
+	var open, prev Counts
+	for _, h := range history {
+		open.Bad += h.Bad - prev.Bad
+		open.Total += h.Total - prev.Total
+		prev = h
+		if open.Bad >= historyBlock {
+			s.add(open.Bad, open.Total)
+			open = Counts{}
+		}
+	}
+	if x2, df := s.pearson(blockSide{open.Bad, open.Total}); df >= 1 {
+		d.priorX2, d.priorDF = x2, df
+	}
 }
 
 // DirichletMultinomialLogBF is the log of Lindon & Malek's Bayes factor for

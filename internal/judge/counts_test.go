@@ -276,6 +276,24 @@ func oracleCases() []map[string]any {
 			looks = append(looks, look(float64(cum[0]), float64(cum[1]), float64(cum[2]), float64(cum[3])))
 		}
 		c := map[string]any{"alpha": 0.05, "tolerance": tol, "direction": dir, "looks": looks}
+		if i%6 == 1 || i%6 == 2 {
+			// The baseline's history before the start
+			// (CountConfig.History), bursty in half of them.
+			var h Counts
+			var hist []Counts
+			p := 0.002 + 0.02*r.Float64()
+			for k := range 20 + r.IntN(300) {
+				n := 50 + r.IntN(2000)
+				burst := 1
+				if i%6 == 2 && k%5 == 1 {
+					burst = 1 + r.IntN(6)
+				}
+				h.Bad += float64(min(n, burst*binomial(r, n, p)))
+				h.Total += float64(n)
+				hist = append(hist, h)
+			}
+			c["history"] = hist
+		}
 		if i%6 == 5 {
 			// A dispersion fixed rather than estimated (CountConfig.Dispersion).
 			c["dispersion"] = []float64{1, 2.5}[i/6%2]
@@ -318,7 +336,8 @@ func relDiff(a, b float64) float64 {
 }
 
 // TestCountOracle recomputes every look's e-value of 60 count streams with
-// scipy (testdata/judge/counts_oracle.py) and wants them to 1e-9.
+// scipy (testdata/judge/counts_oracle.py) and wants them to 1e-9; 20 of
+// them carry a history of the baseline, half of it bursty.
 func TestCountOracle(t *testing.T) {
 	cases := oracleCases()
 	res := runOracle(t, map[string]any{"cases": cases})
@@ -333,7 +352,8 @@ func TestCountOracle(t *testing.T) {
 	for i, c := range cases {
 		dir := Direction(c["direction"].(string))
 		disp, _ := c["dispersion"].(float64)
-		ct := mustCountTest(t, CountConfig{Alpha: 0.05, Tolerance: c["tolerance"].(float64), Direction: dir, Dispersion: disp})
+		hist, _ := c["history"].([]Counts)
+		ct := mustCountTest(t, CountConfig{Alpha: 0.05, Tolerance: c["tolerance"].(float64), Direction: dir, Dispersion: disp, History: hist})
 		for k, l := range c["looks"].([]CountLook) {
 			r, err := ct.Observe(l)
 			if err != nil {
@@ -431,6 +451,80 @@ func BenchmarkCountObserve(b *testing.B) {
 		}
 		if _, err := ct.Observe(looks[i%len(looks)]); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestHistoryPrior: a baseline history without bursts lets the first looks
+// be judged at a dispersion near 1, a bursty one tempers them from the
+// first, and a history that tells nothing changes nothing.
+func TestHistoryPrior(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	history := func(burst bool) []Counts {
+		var h Counts
+		var out []Counts
+		for k := range 1440 {
+			n := 900
+			b := binomial(r, n, 0.005)
+			if burst && k%3 == 0 {
+				b *= 4
+			}
+			h.Bad += float64(b)
+			h.Total += float64(n)
+			out = append(out, h)
+		}
+		return out
+	}
+	first := look(2, 100, 5, 900)
+	at := func(h []Counts) CountResult {
+		t.Helper()
+		res, err := mustCountTest(t, CountConfig{History: h}).Observe(first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	none := at(nil)
+	if none.Dispersion < 10 {
+		t.Errorf("no history: the first look's dispersion is %g, want the default prior's strong tempering", none.Dispersion)
+	}
+	if d := at(history(false)).Dispersion; d > 1.15 {
+		t.Errorf("a Poisson history: dispersion %g at the first look, want near 1", d)
+	}
+	if d := at(history(true)).Dispersion; d < 2 {
+		t.Errorf("a bursty history: dispersion %g at the first look, want well above 1", d)
+	}
+	for name, h := range map[string][]Counts{
+		"no bad events": {{0, 100}, {0, 200}, {0, 300}},
+		"one block":     {{1, 100}, {6, 200}},
+	} {
+		if got := at(h); got.EValue != none.EValue || got.Dispersion != none.Dispersion {
+			t.Errorf("%s: e-value %g, dispersion %g; want those without a history, %g and %g", name, got.EValue, got.Dispersion, none.EValue, none.Dispersion)
+		}
+	}
+	// A fixed dispersion ignores the history.
+	fixed, err := mustCountTest(t, CountConfig{Dispersion: 1, History: history(true)}).Observe(first)
+	if err != nil || fixed.Dispersion != 1 {
+		t.Errorf("dispersion fixed at 1 with a bursty history: %g, %v", fixed.Dispersion, err)
+	}
+}
+
+func TestHistoryRefused(t *testing.T) {
+	for _, tc := range []struct {
+		h     []Counts
+		field string
+	}{
+		{[]Counts{{1, 10}, {0, 20}}, "history[1].bad"},
+		{[]Counts{{1, 10}, {2, 5}}, "history[1].total"},
+		{[]Counts{{-1, 10}}, "history[0].bad"},
+		{[]Counts{{5, 4}}, "history[0].bad"},
+		{[]Counts{{1, 10}, {2, math.NaN()}}, "history[1].total"},
+		{[]Counts{{math.Inf(1), 10}}, "history[0].bad"},
+	} {
+		_, err := NewCountTest(CountConfig{History: tc.h})
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("history %v: %v, want a problem with %s", tc.h, err, tc.field)
 		}
 	}
 }

@@ -126,9 +126,11 @@
 // are gathered into blocks of at least 10 bad events, the open block
 // counting with the closed ones, and φ_t is each side's Pearson statistic
 // of its bad events per block against its own overall rate (so a steady
-// regression does not inflate it), plus a prior of 2 worth one block, over
-// the 20% quantile of chi-square with their degrees of freedom, and never
-// below 1. The blocks let a burst temper the evidence while it happens,
+// regression does not inflate it), plus a prior, over the 20% quantile of chi-square with their degrees of freedom, and never
+// below 1. The prior is the baseline's own Pearson statistic and degrees
+// of freedom over its history before the analysis (CountConfig.History:
+// blocks of at least 5 bad events, a day of intervals giving hundreds),
+// or, without one, 2 worth one block. The blocks let a burst temper the evidence while it happens,
 // however often the test is read; the quantile keeps an estimate from few
 // blocks from undercounting the dispersion. Tempering the log-likelihood
 // ratios by it is the quasi-likelihood correction: a burst of c correlated

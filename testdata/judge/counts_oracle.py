@@ -11,7 +11,11 @@ Pearson's statistic summed term by term over blocks of at least BLOCK bad
 events (the open block included), plus the prior, over Wilson and
 Hilferty's approximation of chi-square's 20% quantile, its normal score
 from scipy's norm.ppf; a case with a "dispersion" takes that value
-instead. Nothing is shared with the Go code but the definition in
+instead. A case with a "history" (the baseline's cumulative counts at each
+interval before the start, [{"bad", "total"}, ...]) takes as the prior the
+Pearson statistic and degrees of freedom of the history's baseline bad
+events in blocks of at least HISTORY_BLOCK, when there are two blocks or
+more and bad events among them. Nothing is shared with the Go code but the definition in
 internal/judge/doc.go.
 
 It also answers {"dirichlet": [{"counts", "theta0", "k"}, ...]} with the
@@ -27,6 +31,7 @@ from scipy.stats import binom, norm
 
 ALTERNATIVES = [1.1, 1.25, 1.5, 2, 3, 5, 10]
 PRIOR, WEIGHT, BLOCK = 2.0, 1.0, 10
+HISTORY_BLOCK = 5
 Z = norm.ppf(0.2)
 
 
@@ -59,7 +64,28 @@ def pearson(bad, total):
     return x2, len(pairs) - 1.0
 
 
+def history_prior(history):
+    bad, total, prev, cur = [], [], {"bad": 0, "total": 0}, [0, 0]
+    for h in history:
+        cur = [cur[0] + h["bad"] - prev["bad"], cur[1] + h["total"] - prev["total"]]
+        prev = h
+        if cur[0] >= HISTORY_BLOCK:
+            bad.append(cur[0])
+            total.append(cur[1])
+            cur = [0, 0]
+    if any(cur):
+        bad.append(cur[0])
+        total.append(cur[1])
+    x2, df = pearson(bad, total)
+    if df >= 1:
+        return x2, df
+    return WEIGHT * PRIOR, WEIGHT
+
+
 def evalues(case):
+    prior_x2, prior_df = WEIGHT * PRIOR, WEIGHT
+    if case.get("history"):
+        prior_x2, prior_df = history_prior(case["history"])
     tol = case["tolerance"]
     up = case["direction"] == "increase"
     ratios = [tol * g if up else tol / g for g in ALTERNATIVES]
@@ -94,7 +120,7 @@ def evalues(case):
         bl = blocks(deltas["cb"], deltas["ct"], deltas["bb"], deltas["bt"])
         xc, dc = pearson([k[0] for k in bl], [k[1] for k in bl])
         xb, db = pearson([k[2] for k in bl], [k[3] for k in bl])
-        phi = max(1.0, (xc + xb + WEIGHT * PRIOR) / chi2_lower(dc + db + WEIGHT))
+        phi = max(1.0, (xc + xb + prior_x2) / chi2_lower(dc + db + prior_df))
         if case.get("dispersion"):
             phi = case["dispersion"]
         out.append(float(np.exp(logsumexp(sums / phi) - np.log(len(ratios)))))
