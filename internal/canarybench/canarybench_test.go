@@ -2,6 +2,9 @@ package canarybench
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
 	"os"
 	"testing"
 
@@ -68,6 +71,98 @@ func TestPublishedSet(t *testing.T) {
 			if cells[[2]float64{r, s}] == 0 {
 				t.Errorf("no case of ratio %g at share %g", r, s)
 			}
+		}
+	}
+}
+
+// looksSHA256 is the sha256 of the published set as it was before its
+// cases had a history: the same cases with their history left out.
+const looksSHA256 = "1e49a80668440a30365459701ac22fa71929b01e08ce05a894765cc9e9ee7065"
+
+// TestLooksUnchanged holds that each case's history is drawn from a stream
+// of its own: without their history, the published set's cases are those
+// published before it, byte for byte, looks and labels alike.
+func TestLooksUnchanged(t *testing.T) {
+	cases := Generate(Seed, 1)
+	for i := range cases {
+		cases[i].History, cases[i].HistoryStepSeconds = nil, 0
+	}
+	var b bytes.Buffer
+	if err := WriteCases(&b, cases); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b.Bytes())
+	if got := hex.EncodeToString(sum[:]); got != looksSHA256 {
+		t.Errorf("the cases without their history hash to %s, not %s: a case's looks or labels changed", got, looksSHA256)
+	}
+}
+
+// TestHistory holds each case's history of the baseline to what
+// docs/judge.md says of it: a day of five-minute intervals, cumulative;
+// over the set, the service's whole traffic and bad events at the
+// baseline's rate; and bad events per interval as dispersed as the case's
+// own (Pearson's statistic per degree of freedom near 1 + dispersion,
+// near 1 for independent events); for daily traffic, the day's cycle
+// continued back from the analysis' (a day earlier, the history's first
+// eight hours served what the analysis' eight hours of looks did).
+func TestHistory(t *testing.T) {
+	type sums struct {
+		bad, want, total, wantTotal float64
+		pearson                     float64 // Pearson's statistic per degree of freedom, summed over cases
+		n                           int
+	}
+	by := map[float64]*sums{}
+	for _, c := range Generate(Seed, 1) {
+		if len(c.History) != HistorySteps || c.HistoryStepSeconds != HistoryStepSeconds {
+			t.Fatalf("%s: %d points %d s apart, want %d of %d s", c.ID, len(c.History), c.HistoryStepSeconds, HistorySteps, HistoryStepSeconds)
+		}
+		if err := (judge.CountConfig{History: c.History}).WithDefaults().Validate(); err != nil {
+			t.Fatalf("%s: %v", c.ID, err)
+		}
+		d := c.Labels.Dispersion
+		s := by[d]
+		if s == nil {
+			s = &sums{}
+			by[d] = s
+		}
+		last := c.History[len(c.History)-1]
+		rate := last.Bad / last.Total
+		s.bad += last.Bad
+		s.want += c.Labels.BaselineRate * last.Total
+		s.total += last.Total
+		s.wantTotal += c.Labels.RequestsPerSecond * HistorySteps * HistoryStepSeconds
+		var x2 float64
+		var prev judge.Counts
+		for _, h := range c.History {
+			e := rate * (h.Total - prev.Total)
+			x2 += (h.Bad - prev.Bad - e) * (h.Bad - prev.Bad - e) / e
+			prev = h
+		}
+		s.pearson += x2 / (HistorySteps - 1)
+		s.n++
+		if c.Labels.Traffic == "daily" {
+			l := c.Looks[len(c.Looks)-1]
+			served := l.Canary.Total + l.Baseline.Total
+			if r := c.History[len(c.Looks)-1].Total / served; math.Abs(r-1) > 0.03 {
+				t.Errorf("%s: the history's first %d intervals served %.3f times the analysis' looks, a day later", c.ID, len(c.Looks), r)
+			}
+		}
+	}
+	if len(by) != 3 {
+		t.Fatalf("dispersions %v, want 0, 1 and 3", by)
+	}
+	for d, s := range by {
+		pearson := s.pearson / float64(s.n)
+		t.Logf("dispersion %g: %d cases, bad events %.4f of the baseline's rate, requests %.4f of the service's, Pearson/df %.3f",
+			d, s.n, s.bad/s.want, s.total/s.wantTotal, pearson)
+		if r := s.bad / s.want; math.Abs(r-1) > 0.05 {
+			t.Errorf("dispersion %g: the history's bad events are %.3f times the baseline's rate", d, r)
+		}
+		if r := s.total / s.wantTotal; math.Abs(r-1) > 0.01 {
+			t.Errorf("dispersion %g: the history's requests are %.3f times the service's traffic", d, r)
+		}
+		if lo, hi := 1+0.8*d-0.1, 1+1.2*d+0.1; pearson < lo || pearson > hi {
+			t.Errorf("dispersion %g: Pearson's statistic per degree of freedom %.3f, want it in [%.2f, %.2f]", d, pearson, lo, hi)
 		}
 	}
 }
@@ -205,8 +300,9 @@ func TestRun(t *testing.T) {
 // TestFixedDispersion holds what docs/judge.md says the dispersion's
 // estimate is for: on the published set's bursty A/A cases, read after
 // every event, the count judge with its dispersion fixed at 1 (bad events
-// taken as independent) raises more false alarms than with it estimated,
-// and more than alpha.
+// taken as independent) raises more false alarms than with it estimated
+// (from the case's history of the baseline and its looks, as Methods run
+// it), and more than alpha.
 func TestFixedDispersion(t *testing.T) {
 	var bursty []Case
 	for _, c := range Generate(Seed, 1) {
@@ -215,7 +311,7 @@ func TestFixedDispersion(t *testing.T) {
 		}
 	}
 	falseAlarms := func(dispersion float64) float64 {
-		rows := Run(bursty, CountMethods(dispersion)[1:])
+		rows := Run(bursty, CountMethods(dispersion, true)[1:])
 		for _, rs := range rows {
 			return rs[0].Failed // A/A, all
 		}

@@ -9,7 +9,11 @@
 //
 // A case's looks are cumulative counts, so that any tool that reads a
 // stream of counts can be run on the set: `canaryd judge` reads a case's
-// looks unchanged. docs/judge.md documents the format, the families, the
+// looks unchanged. A case's history is the baseline's cumulative counts
+// over the day before the analysis (HistorySteps intervals of
+// HistoryStepSeconds), when it served all the traffic: from it any tool may
+// learn the baseline's noise before the first look, as the count judge
+// does (judge.CountConfig.History). docs/judge.md documents the format, the families, the
 // method of each table and what the guarantees assume.
 //
 // The package is deterministic: the same seed and scale make the same

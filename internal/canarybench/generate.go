@@ -25,6 +25,15 @@ type Case struct {
 	// Looks are both sides' cumulative counts since the start, one per
 	// interval: the input of `canaryd judge`, line for line.
 	Looks []judge.CountLook `json:"looks"`
+	// HistoryStepSeconds is the time between the points of History.
+	HistoryStepSeconds int `json:"historyStepSeconds,omitempty"`
+	// History is the baseline's cumulative counts at the end of each of
+	// the HistorySteps intervals before the analysis started, oldest
+	// first, counted from the start of the first: the baseline's past,
+	// when it served all the service's traffic, from which a method may
+	// learn its noise (judge.CountConfig.History). A case made elsewhere
+	// may have none.
+	History []judge.Counts `json:"history,omitempty"`
 }
 
 // Labels are the truth of a case and the parameters it was made with.
@@ -78,6 +87,12 @@ type cell struct {
 // Families are the case families, in the order of the set.
 var Families = []string{"aa", "aa-daily", "aa-shift", "aa-bursty", "aa-latency", "ratio", "ratio-daily", "ratio-shift", "ratio-bursty", "latency"}
 
+// Every case's history is a day of five-minute intervals.
+const (
+	HistorySteps       = 288
+	HistoryStepSeconds = 300
+)
+
 // The latency model of the latency family.
 const (
 	latencyMedian = 0.1
@@ -125,17 +140,25 @@ func cells() []cell {
 // Generate makes the benchmark's cases: scale copies of every cell's
 // cases (scale 1 is the published set, testdata/benchmark/cases.ndjson),
 // each from its own seed, so that a case depends only on its cell, its
-// index and seed.
+// index and seed. A case's history is drawn from a second stream of its
+// own (historyStream), so that adding it left every case's looks as they
+// were.
 func Generate(seed uint64, scale int) []Case {
 	var out []Case
 	for ci, c := range cells() {
 		for i := range c.n * scale {
-			r := rand.New(rand.NewPCG(seed, uint64(ci)<<32|uint64(i)))
-			out = append(out, c.make(r, fmt.Sprintf("%s-%03d-%04d", c.family, ci, i)))
+			key := uint64(ci)<<32 | uint64(i)
+			r := rand.New(rand.NewPCG(seed, key))
+			h := rand.New(rand.NewPCG(seed, key|historyStream))
+			out = append(out, c.make(r, h, fmt.Sprintf("%s-%03d-%04d", c.family, ci, i)))
 		}
 	}
 	return out
 }
+
+// historyStream marks the second word of the seed of a case's history's
+// stream; a cell's index stays far below 2³¹, so no case's looks share it.
+const historyStream = 1 << 63
 
 // The baseline's bad-event probabilities and the expected bad events per
 // look (on the service's scale) that a case draws from.
@@ -144,7 +167,7 @@ var (
 	eventsPerLook = []float64{3, 8}
 )
 
-func (c cell) make(r *rand.Rand, id string) Case {
+func (c cell) make(r, h *rand.Rand, id string) Case {
 	lab := Labels{
 		Ratio: c.ratio, Share: c.share, Dispersion: c.dispersion, Traffic: c.traffic, Metric: "errors",
 	}
@@ -183,7 +206,31 @@ func (c cell) make(r *rand.Rand, id string) Case {
 		l.Baseline.Bad += bad(r, nb, p, c.dispersion)
 		cs.Looks = append(cs.Looks, l)
 	}
+	cs.HistoryStepSeconds = HistoryStepSeconds
+	cs.History = c.history(h, lab, phase)
 	return cs
+}
+
+// history draws the baseline's counts over the day before the analysis:
+// with no canary yet, the baseline serves all the service's traffic, each
+// interval Poisson requests (following the day, for daily traffic, on the
+// cycle the analysis continues) and bad events drawn as the baseline's are
+// during the analysis, at its rate and dispersion.
+func (c cell) history(r *rand.Rand, lab Labels, phase float64) []judge.Counts {
+	out := make([]judge.Counts, HistorySteps)
+	var cum judge.Counts
+	for j := range out {
+		rps := lab.RequestsPerSecond
+		if c.traffic == "daily" {
+			t := -float64((HistorySteps - j) * HistoryStepSeconds)
+			rps *= 1 + 0.6*math.Sin(phase+2*math.Pi*t/86400)
+		}
+		n := poisson(r, rps*HistoryStepSeconds)
+		cum.Total += n
+		cum.Bad += bad(r, n, lab.BaselineRate, c.dispersion)
+		out[j] = cum
+	}
+	return out
 }
 
 // slower is the probability that a request of the latency model, shift

@@ -43,7 +43,7 @@ const (
 
 // Methods are the methods the benchmark scores, the count judge first.
 func Methods() []Method {
-	return append(CountMethods(0),
+	return append(CountMethods(0, true),
 		Method{"sample judge, judged again at every interval", "`provider.judge` with `canary`/`baseline` queries of each side's bad/total ratio per interval, lookback 30 intervals, step one interval, direction increase, Kayenta's defaults; judged at every look from the 5th, Failed at the first High.", sampleJudge},
 		Method{"threshold template", "the seed's template: `result[0] >= 0.99` on the whole service's success rate over each interval, failureLimit 1.", threshold},
 		Method{"Dirichlet-multinomial at a declared share", "Lindon & Malek's test (savvi's default, k = 100) of the canary's share of bad events against the canary's traffic share at the start, as a user would declare it; Failed when 1/alpha is reached with the canary's share above it.", dirichlet},
@@ -53,19 +53,36 @@ func Methods() []Method {
 // CountMethods are the count judge's two readings: at every look, and
 // after every event. A dispersion of 0 is the judge's own estimate; any
 // other value fixes it (judge.CountConfig.Dispersion), to measure what the
-// estimate costs and what it protects.
-func CountMethods(dispersion float64) []Method {
+// estimate costs and what it protects. With history, the judge is given
+// each case's history of the baseline (judge.CountConfig.History), which
+// sets the prior of its estimate; without, it starts from its default
+// prior, as it does for a caller that gives none. A fixed dispersion
+// ignores the history.
+func CountMethods(dispersion float64, history bool) []Method {
 	name, how := "count judge", ""
-	if dispersion != 0 {
+	switch {
+	case dispersion != 0:
 		name = fmt.Sprintf("count judge, dispersion fixed at %g", dispersion)
 		how = fmt.Sprintf(" The dispersion is fixed at %g instead of estimated.", dispersion)
+	case history:
+		how = " The judge is given the case's history of the baseline (a day of five-minute intervals before the analysis), which sets the prior of its dispersion."
+	default:
+		name = "count judge, without the baseline's history"
+		how = " The judge is given no history of the baseline: its dispersion starts from the default prior."
 	}
-	cfg := judge.CountConfig{Alpha: Alpha, Dispersion: dispersion}
+	base := judge.CountConfig{Alpha: Alpha, Dispersion: dispersion}
+	cfg := func(c Case) judge.CountConfig {
+		cfg := base
+		if history && dispersion == 0 {
+			cfg.History = c.History
+		}
+		return cfg
+	}
 	return []Method{
 		{name, "`provider.judge.counts` (internal/judge.CountTest), alpha 0.05, tolerance 1, read at every look." + how,
-			func(c Case) Outcome { return countJudge(cfg, c) }},
+			func(c Case) Outcome { return countJudge(cfg(c), c) }},
 		{name + ", read after every event", "the same test fed a look after every bad event: each interval's bad events in a random order, the totals interpolated over the interval. Events to Failed are then counted without the rounding up to a whole interval." + how,
-			func(c Case) Outcome { return countJudgeEvents(cfg, c) }},
+			func(c Case) Outcome { return countJudgeEvents(cfg(c), c) }},
 	}
 }
 

@@ -155,7 +155,9 @@ func (u *urnUI) observe(l judge.CountLook) bool {
 }
 
 // judgeMix is the average of the count judge's e-value and lookBet's: an
-// average of e-processes is one.
+// average of e-processes is one. The count judge here is given no history
+// of the baseline (its default prior), as it was when these variants were
+// measured against it.
 type judgeMix struct {
 	t   *judge.CountTest
 	bet lookBet

@@ -5,7 +5,9 @@
 // writes the cases instead, one JSON object a line, as
 // testdata/benchmark/cases.ndjson holds them at scale 1; `-dispersion F`
 // scores the count judge alone with its dispersion fixed at F, to measure
-// what estimating it costs and protects.
+// what estimating it costs and protects; `-history=false` scores the count
+// judge alone without the cases' history of the baseline, to measure what
+// the history buys.
 package main
 
 import (
@@ -53,6 +55,7 @@ func run(args []string) error {
 	write := fs.String("write", "", "write the cases to this file, one JSON object a line, instead of scoring them")
 	looks := fs.String("looks", "", "print the looks of the case with this id, one JSON object a line, as canaryd judge reads them")
 	dispersion := fs.Float64("dispersion", 0, "score the count judge alone, its dispersion fixed at this value (at least 1) instead of estimated")
+	history := fs.Bool("history", true, "give the count judge each case's history of the baseline; -history=false scores the count judge alone without it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,8 +83,8 @@ func run(args []string) error {
 	}
 	start := time.Now()
 	methods := canarybench.Methods()
-	if *dispersion != 0 {
-		methods = canarybench.CountMethods(*dispersion)
+	if *dispersion != 0 || !*history {
+		methods = canarybench.CountMethods(*dispersion, *history)
 	}
 
 	res := canarybench.Run(cases, methods)

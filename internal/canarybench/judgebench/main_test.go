@@ -31,6 +31,9 @@ func TestWrite(t *testing.T) {
 	if err := run([]string{"-scale", "0"}); err == nil {
 		t.Error("-scale 0 was taken")
 	}
+	if err := run([]string{"-scale", "1", "-history=false", "-seed", "3"}); err != nil {
+		t.Errorf("-history=false: %v", err)
+	}
 	if err := run([]string{"-scale", "1", "-dispersion", "0.5"}); err == nil {
 		t.Error("-dispersion 0.5 was taken")
 	}
