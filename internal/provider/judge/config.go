@@ -95,6 +95,19 @@ type Metric struct {
 type Counts struct {
 	Canary   CountQueries `json:"canary"`
 	Baseline CountQueries `json:"baseline"`
+	// History, when given, asks Prometheus for the baseline's counters
+	// over the Lookback before the analysis' start, one interval every
+	// Step, so that the count test's dispersion starts from how bursty
+	// the baseline's bad events were (stats.CountConfig.History).
+	History *CountHistory `json:"history,omitempty"`
+}
+
+// CountHistory is the window of the baseline's history before the
+// analysis' start: Lookback long, read every Step (default
+// DefaultHistoryStep). Both are Go durations ("24h", "5m").
+type CountHistory struct {
+	Lookback string `json:"lookback,omitempty" validate:"required"`
+	Step     string `json:"step,omitempty"`
 }
 
 // CountQueries are one side's counters.

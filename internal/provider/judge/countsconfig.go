@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/canaryd/canaryd/api"
 	stats "github.com/canaryd/canaryd/internal/judge"
@@ -24,6 +25,32 @@ func (j *Metric) CountConfig() stats.CountConfig {
 	return stats.CountConfig{Alpha: deref(j.Alpha), Tolerance: deref(j.Tolerance), Direction: stats.Direction(j.Direction)}
 }
 
+// DefaultHistoryStep is counts.history.step when it is not given: the
+// baseline's history is read in intervals of five minutes.
+const DefaultHistoryStep = 5 * time.Minute
+
+// MaxHistoryIntervals is the most intervals a history may have
+// (counts.history.lookback / counts.history.step): the 11,000 points a
+// series of a range query that Prometheus returns at most. The
+// datasource's --max-result-values bounds them too (a history of n
+// intervals is n+1 values a series).
+const MaxHistoryIntervals = maxPoints
+
+// HistoryWindow is a validated counts metric's history: its lookback and
+// step; zero without counts.history.
+func (j *Metric) HistoryWindow() (lookback, step time.Duration) {
+	if j.Counts == nil || j.Counts.History == nil {
+		return 0, 0
+	}
+	h := j.Counts.History
+	lookback, _ = time.ParseDuration(h.Lookback)
+	step = DefaultHistoryStep
+	if h.Step != "" {
+		step, _ = time.ParseDuration(h.Step)
+	}
+	return lookback, step
+}
+
 // validateCounts checks a counts metric (see Validate):
 //
 //   - each side's bad and total are given;
@@ -32,6 +59,9 @@ func (j *Metric) CountConfig() stats.CountConfig {
 //     confidenceLevel, effectSize, mustHaveData);
 //   - alpha is in (0, 0.5], tolerance a positive rate ratio, direction
 //     increase or decrease;
+//   - counts.history, when given, has a lookback; its lookback and step
+//     are positive durations, step at most lookback, and lookback/step at
+//     most MaxHistoryIntervals;
 //   - the timeout is not negative.
 func (j *Metric) validateCounts(path string) []api.FieldError {
 	errs := spec.StructRules(path+".counts", j.Counts)
@@ -68,6 +98,9 @@ func (j *Metric) validateCounts(path string) []api.FieldError {
 	if j.Timeout != nil && *j.Timeout < 0 {
 		add("timeout", "timeout should not be negative")
 	}
+	if j.Counts.History != nil {
+		validateHistory(add, j.Counts.History)
+	}
 	if len(errs) == 0 {
 		// The backstop that keeps these rules and the count test's in step.
 		if err := j.CountConfig().WithDefaults().Validate(); err != nil {
@@ -75,4 +108,25 @@ func (j *Metric) validateCounts(path string) []api.FieldError {
 		}
 	}
 	return errs
+}
+
+// validateHistory checks counts.history's durations (a missing lookback
+// is reported by its required tag).
+func validateHistory(add func(field, format string, args ...any), h *CountHistory) {
+	lookback, lookbackOK := positiveDuration(add, "counts.history.lookback", h.Lookback)
+	step, stepOK, stepText := DefaultHistoryStep, true, DefaultHistoryStep.String()+" (the default)"
+	if h.Step != "" {
+		step, stepOK = positiveDuration(add, "counts.history.step", h.Step)
+		stepText = h.Step
+	}
+	if !lookbackOK || !stepOK {
+		return
+	}
+	switch {
+	case step > lookback:
+		add("counts.history.step", "step %s must not be longer than the history's lookback %s", stepText, h.Lookback)
+	case lookback/step > MaxHistoryIntervals:
+		add("counts.history.step", "a history of %s at a step of %s is %d intervals, more than the %d points a series Prometheus returns: make step longer or lookback shorter",
+			h.Lookback, stepText, lookback/step, MaxHistoryIntervals)
+	}
 }

@@ -51,6 +51,21 @@ func TestCountsValidate(t *testing.T) {
 			fe(p+".tolerance", "tolerance with counts is the rate ratio canary/baseline that is still fine, a positive number (default 1; 1.2 tolerates 20% more), got -1")}},
 		{"direction either is the sample judge's", validCountsYAML + "      direction: either\n", []api.FieldError{
 			fe(p+".direction", `direction with counts must be one of increase, decrease (the change of the rate of bad events that fails), got "either"`)}},
+		{"a history of a day at the default step", validCountsYAML + "        history: {lookback: 24h}\n", nil},
+		{"a history of 11,000 intervals, the most", validCountsYAML + "        history: {lookback: 11000m, step: 1m}\n", nil},
+		{"a history without lookback", validCountsYAML + "        history: {step: 1m}\n", []api.FieldError{
+			fe(p+".counts.history.lookback", "lookback must be specified")}},
+		{"a history of 0 at a negative step", validCountsYAML + "        history: {lookback: 0s, step: -1m}\n", []api.FieldError{
+			fe(p+".counts.history.lookback", `lookback must be a positive duration, got "0s"`),
+			fe(p+".counts.history.step", `step must be a positive duration, got "-1m"`)}},
+		{"a history whose step is not a duration", validCountsYAML + "        history: {lookback: 1d}\n", []api.FieldError{
+			fe(p+".counts.history.lookback", `lookback must be a duration such as 30s, 10m or 1h: time: unknown unit "d" in duration "1d"`)}},
+		{"a history shorter than its step", validCountsYAML + "        history: {lookback: 1m}\n", []api.FieldError{
+			fe(p+".counts.history.step", "step 5m0s (the default) must not be longer than the history's lookback 1m")}},
+		{"a history of more intervals than Prometheus returns points", validCountsYAML + "        history: {lookback: 11001m, step: 1m}\n", []api.FieldError{
+			fe(p+".counts.history.step", "a history of 11001m at a step of 1m is 11001 intervals, more than the 11000 points a series Prometheus returns: make step longer or lookback shorter")}},
+		{"a history's unknown field", validCountsYAML + "        history: {lookback: 24h, steps: 1m}\n", []api.FieldError{
+			fe(p+".counts.history.steps", "unknown field")}},
 		{"alpha without counts", validJudgeYAML + "      alpha: 0.05\n", []api.FieldError{
 			fe(p+".alpha", "alpha applies only to counts (provider.judge.counts), whose test it bounds; the sample judge's is confidenceLevel")}},
 	}

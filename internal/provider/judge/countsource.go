@@ -25,6 +25,9 @@ const (
 	MetadataRatio     = stats.MetadataRatio
 	MetadataTolerance = stats.MetadataTolerance
 	MetadataDirection = stats.MetadataDirection
+	// MetadataDispersion is the dispersion φ at the last look (at least
+	// 1), by which the count test tempers the evidence.
+	MetadataDispersion = "dispersion"
 )
 
 // CountOptions make a CountSource.
@@ -41,6 +44,11 @@ type CountOptions struct {
 	// counter's series times its looks): the datasource's
 	// --max-result-values. Zero means limits.MaxResultValues.
 	MaxValues int
+	// HistoryLookback, when positive, asks for the baseline's history
+	// over that long before the analysis' start, in intervals of
+	// HistoryStep (counts.history): read once an analysis, it sets the
+	// count test's prior of the dispersion (stats.CountConfig.History).
+	HistoryLookback, HistoryStep time.Duration
 }
 
 // CountSource measures a counts metric: at each measurement it
@@ -48,7 +56,8 @@ type CountOptions struct {
 // measurement's instant, one look an interval, and runs the count test
 // over the looks (see doc.go's "Counts"). It is safe for concurrent use.
 type CountSource struct {
-	o CountOptions
+	o         CountOptions
+	histories histories
 }
 
 // NewCountSource returns a CountSource for o.
@@ -57,6 +66,9 @@ func NewCountSource(o CountOptions) *CountSource {
 		o.MaxValues = limits.MaxResultValues
 	}
 	o.Config = o.Config.WithDefaults()
+	if o.HistoryStep <= 0 || o.HistoryLookback < o.HistoryStep {
+		o.HistoryLookback, o.HistoryStep = 0, 0
+	}
 	return &CountSource{o: o}
 }
 
@@ -85,7 +97,9 @@ func looks(start, at time.Time, step time.Duration) (int, time.Duration) {
 
 // Measure counts each side's events from the analysis' start to at and
 // runs the count test over the looks; at the metric's last measurement it
-// applies the last look's rule (stats.CountTest.Conclude).
+// applies the last look's rule (stats.CountTest.Conclude). With a history
+// (CountOptions.HistoryLookback), the baseline's history before the start
+// is read first, once an analysis.
 func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observation {
 	sched, ok := analysis.ScheduleFrom(ctx)
 	if !ok {
@@ -107,35 +121,23 @@ func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observ
 			"counts: %d looks, one every %s since the analysis started at %s, are more than the %d values a query may return (--max-result-values): make the metric's interval longer",
 			n, step, start.UTC().Format(time.RFC3339), s.o.MaxValues)}
 	}
-
-	var cum [4][]float64
-	if n > 0 {
-		m := pointsPerLook(step, n, s.o.MaxValues)
-		points := n*m + 1
-		q := series.Query{Start: start, End: end, Step: step / time.Duration(m), MaxPoints: points, MaxSeries: max(1, s.o.MaxValues/points)}
-		var errs [4]error
-		var wg sync.WaitGroup
-		for i, src := range [4]analysis.Source{s.o.CanaryBad, s.o.CanaryTotal, s.o.BaselineBad, s.o.BaselineTotal} {
-			wg.Add(1)
-			// Ends when the query returns: it is made with ctx.
-			go func() {
-				defer wg.Done()
-				cum[i], errs[i] = counter(ctx, src, q, n, m)
-			}()
+	cfg := s.o.Config
+	if s.o.HistoryLookback > 0 {
+		h, err := s.histories.get(ctx, start, func() (history, error) { return s.fetchHistory(ctx, start) })
+		if err != nil {
+			return analysis.Observation{Metadata: md, Err: err}
 		}
-		wg.Wait()
-		var all []error
-		for i, err := range errs {
-			if err != nil {
-				all = append(all, fmt.Errorf("counts.%s: %w", counterFields[i], err))
-			}
-		}
-		if len(all) > 0 {
-			return analysis.Observation{Metadata: md, Err: errors.Join(all...)}
+		cfg.History = h.counts
+		md[MetadataHistoryIntervals] = strconv.Itoa(len(h.counts))
+		if h.counts == nil {
+			md[MetadataHistory] = h.noData()
 		}
 	}
-
-	test, err := stats.NewCountTest(s.o.Config)
+	cum, err := s.counters(ctx, start, end, n, step)
+	if err != nil {
+		return analysis.Observation{Metadata: md, Err: err}
+	}
+	test, err := stats.NewCountTest(cfg)
 	if err != nil {
 		return analysis.Observation{Metadata: md, Err: fmt.Errorf("counts: %w", err)}
 	}
@@ -169,6 +171,44 @@ func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observ
 		r.Decision = stats.DecisionContinue
 	}
 	v := countVerdict(r, observed, s.o.Config, sched.Last, s.o.Critical, step)
+	s.describe(md, r, v)
+	return analysis.Observation{Value: countValue(r, s.o.Config, v), Display: countDisplay(r, v), Metadata: md}
+}
+
+// counters range-queries the four counters from start to end, the last
+// of n looks one every step, and counts each at every look (none when n
+// is 0).
+func (s *CountSource) counters(ctx context.Context, start, end time.Time, n int, step time.Duration) ([4][]float64, error) {
+	var cum [4][]float64
+	if n == 0 {
+		return cum, nil
+	}
+	m := pointsPerLook(step, n, s.o.MaxValues)
+	points := n*m + 1
+	q := series.Query{Start: start, End: end, Step: step / time.Duration(m), MaxPoints: points, MaxSeries: max(1, s.o.MaxValues/points)}
+	var errs [4]error
+	var wg sync.WaitGroup
+	for i, src := range [4]analysis.Source{s.o.CanaryBad, s.o.CanaryTotal, s.o.BaselineBad, s.o.BaselineTotal} {
+		wg.Add(1)
+		// Ends when the query returns: it is made with ctx.
+		go func() {
+			defer wg.Done()
+			cum[i], errs[i] = counter(ctx, src, q, n, m)
+		}()
+	}
+	wg.Wait()
+	var all []error
+	for i, err := range errs {
+		if err != nil {
+			all = append(all, fmt.Errorf("counts.%s: %w", counterFields[i], err))
+		}
+	}
+	return cum, errors.Join(all...)
+}
+
+// describe writes a measurement's verdict and the count test's numbers
+// into its metadata.
+func (s *CountSource) describe(md map[string]string, r stats.CountResult, v countVerdictOf) {
 	md[analysis.MetadataClassification] = v.classification
 	if v.critical {
 		md[analysis.MetadataCritical] = "true"
@@ -182,7 +222,7 @@ func (s *CountSource) Measure(ctx context.Context, at time.Time) analysis.Observ
 		strconv.FormatFloat(r.Ratio.Lower, 'g', 4, 64) + "," + strconv.FormatFloat(r.Ratio.Upper, 'g', 4, 64)
 	md[MetadataTolerance] = strconv.FormatFloat(s.o.Config.Tolerance, 'g', -1, 64)
 	md[MetadataDirection] = string(s.o.Config.Direction)
-	return analysis.Observation{Value: countValue(r, s.o.Config, v), Display: countDisplay(r, v), Metadata: md}
+	md[MetadataDispersion] = strconv.FormatFloat(r.Dispersion, 'g', 3, 64)
 }
 
 // counterFields name the four counters, in CountSource's order.

@@ -214,9 +214,16 @@ func (p *Provider) buildCounts(j *Metric) (analysis.Source, map[string]string, [
 	if m, ok := sources[0].(interface{ MaxResultValues() int }); ok {
 		maxValues = m.MaxResultValues()
 	}
+	lookback, step := j.HistoryWindow()
+	if lookback > 0 && maxValues > 0 && int64(lookback/step)+1 > int64(maxValues) {
+		return nil, nil, []api.FieldError{{Field: base + ".counts.history.step", Message: fmt.Sprintf(
+			"a history of %s at a step of %s is %d points a series, more than the %d values a query may return (--max-result-values): make step longer or lookback shorter",
+			j.Counts.History.Lookback, step, lookback/step+1, maxValues)}}
+	}
 	source := NewCountSource(CountOptions{
 		CanaryBad: sources[0], CanaryTotal: sources[1], BaselineBad: sources[2], BaselineTotal: sources[3],
 		Config: j.CountConfig(), Critical: j.Critical, MaxValues: maxValues,
+		HistoryLookback: lookback, HistoryStep: step,
 	})
 	metadata := map[string]string{
 		ResolvedCanaryBadQuery: queries[0], ResolvedCanaryTotalQuery: queries[1],
