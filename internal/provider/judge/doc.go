@@ -58,10 +58,11 @@
 // refused beside counts.
 //
 // The count test needs every look since the analysis started, and this
-// package keeps no state: each measurement as of at range-queries the four
-// counters over [start, start + n·interval], n = ⌊(at − start)/interval⌋,
-// with the analysis' start and the metric's interval from the engine
-// (analysis.ScheduleFrom), and replays the n looks through a new test.
+// package keeps no looks (only a history, below): each measurement as of
+// at range-queries the four counters over [start, start + n·interval],
+// n = ⌊(at − start)/interval⌋, with the analysis' start and the metric's
+// interval from the engine (analysis.ScheduleFrom), and replays the n
+// looks through a new test.
 // Recomputing rather than carrying counts in the measurement's result is
 // what makes a measurement the same live, after a restart (the stored
 // startedAt is the start, and measurements older than the retention are
@@ -83,6 +84,23 @@
 // carries the previous value, and a series that appears after the start
 // counts from zero; the series are then summed.
 //
+// counts.history (CountHistory) asks, besides, for the baseline's history
+// before the analysis' start: its bad and total counters range-queried
+// over [start − lookback, start], one point a step (the whole steps that
+// fit, ending at the start; default DefaultHistoryStep), counted by the
+// same code as the looks, and handed to the count test as
+// stats.CountConfig.History, the dispersion's prior. It is the one thing a
+// CountSource keeps between measurements, read once an analysis: the
+// histories of the last MaxHistoryStarts starts (histories), concurrent
+// measurements of one start waiting for the one that asks. A history
+// without traffic (no data: a new baseline) is none, as if not asked for,
+// and the metadata says so (MetadataHistory); one that could not be read
+// is the measurement's Error and is not kept, so the next measurement asks
+// again. Its bounds are checked before it is sent: at most
+// MaxHistoryIntervals intervals (Validate), and its points within the
+// datasource's --max-result-values (when the source is built, and again
+// before the query).
+//
 // A measurement's result (countValue) holds the count test's numbers at
 // its last look: decision (continue, Failed, Successful, and at the
 // metric's last measurement Inconclusive), classification, reason, look,
@@ -94,7 +112,8 @@
 // Its metadata carries, besides the classification, the critical flag,
 // the reason and the windows, what the HTML report draws over the looks
 // from the API's measurements alone: eValue, pValue, looks, decision,
-// threshold, ratio (estimate,lower,upper), tolerance and direction.
+// threshold, ratio (estimate,lower,upper), tolerance and direction; and
+// the dispersion, and with a history MetadataHistoryIntervals.
 //
 // The phase is the conditions', by default DefaultCountsSuccessCondition
 // and DefaultCountsFailureCondition: continue and Successful are
@@ -113,5 +132,6 @@
 // metric's High, Low and Nodata.
 //
 // The package does no I/O of its own and keeps no state between
-// measurements: Measure may be called from any goroutine.
+// measurements but a counts metric's histories: Measure may be called from
+// any goroutine.
 package judge
