@@ -6,6 +6,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/compile"
 	"github.com/canaryd/canaryd/internal/provider/judge"
+	"github.com/canaryd/canaryd/internal/provider/prometheus"
 )
 
 const validCountsYAML = `      counts:
@@ -92,5 +93,24 @@ func TestCountsDefaultConditions(t *testing.T) {
 		if m := compiled.Plan.Metrics[0]; m.SuccessCondition != tt.success || m.FailureCondition != tt.failure || !m.Compared {
 			t.Errorf("conditions %q, %q (compared %v), want %q, %q", m.SuccessCondition, m.FailureCondition, m.Compared, tt.success, tt.failure)
 		}
+	}
+}
+
+// TestCountsHistoryMaxResultValues: a history of more points a series
+// than the datasource's --max-result-values is a problem when the spec is
+// compiled, before anything is sent.
+func TestCountsHistoryMaxResultValues(t *testing.T) {
+	p, err := prometheus.New(prometheus.Options{Datasources: []prometheus.Datasource{{URL: "http://127.0.0.1:9"}}, MaxResultValues: 288})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const field = "metrics[0].provider.judge.counts.history.step"
+	for history, want := range map[string][]api.FieldError{
+		"        history: {lookback: 1435m}\n": nil, // 287 intervals, 288 points
+		"        history: {lookback: 24h}\n": {fe(field,
+			"a history of 24h at a step of 5m0s (the default) is 289 points a series, more than the 288 values a query may return (--max-result-values): make step longer or lookback shorter")},
+	} {
+		_, _, errs := compile.ParseAndCompile([]byte(judgeSpec(validCountsYAML+history, "")), nil, promAndJudge(p.Source))
+		checkErrors(t, history, errs, want)
 	}
 }

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -216,9 +217,11 @@ func (p *Provider) buildCounts(j *Metric) (analysis.Source, map[string]string, [
 	}
 	lookback, step := j.HistoryWindow()
 	if lookback > 0 && maxValues > 0 && int64(lookback/step)+1 > int64(maxValues) {
+		h := j.Counts.History
+		stepText := cmp.Or(h.Step, DefaultHistoryStep.String()+" (the default)")
 		return nil, nil, []api.FieldError{{Field: base + ".counts.history.step", Message: fmt.Sprintf(
 			"a history of %s at a step of %s is %d points a series, more than the %d values a query may return (--max-result-values): make step longer or lookback shorter",
-			j.Counts.History.Lookback, step, lookback/step+1, maxValues)}}
+			h.Lookback, stepText, lookback/step+1, maxValues)}}
 	}
 	source := NewCountSource(CountOptions{
 		CanaryBad: sources[0], CanaryTotal: sources[1], BaselineBad: sources[2], BaselineTotal: sources[3],
