@@ -1,12 +1,14 @@
 // Package countjson is the wire form of the judge's count test
 // (judge.CountTest) that `canaryd judge` and POST /v1/judge share: a look
 // read from one line of JSON, strictly, and a look's result written as one
-// line of JSON.
+// line of JSON. An interval of the baseline's history before the analysis
+// (judge.CountConfig.History), one side's counts, is read the same way
+// (ParseCounts).
 //
-// POST /v1/judge's body, the test's options and its looks, is read here
-// too (ParseRequest), each problem named by its field and pointer, and its
-// answer written, the looks' results as one JSON array
-// (Request.AppendResults).
+// POST /v1/judge's body, the test's options, the baseline's history and
+// its looks, is read here too (ParseRequest), each problem named by its
+// field and pointer, and its answer written, the looks' results as one
+// JSON array (Request.AppendResults).
 //
 // Reading is on the command's hot path (a million looks a second is the
 // aim), so a look of the usual shape is read by a small parser of its own,
@@ -52,6 +54,27 @@ func ParseLook(line []byte) (judge.CountLook, error) {
 		return l, nil
 	}
 	return slowLook(line)
+}
+
+// ParseCounts reads one side's counts, a JSON object {"bad":N,"total":N}:
+// an interval of the baseline's history before the analysis
+// (judge.CountConfig.History), as `canaryd judge --history` reads them a
+// line each and POST /v1/judge's history holds them. It returns them or a
+// *judge.FieldError naming the first problem's field ("bad"; "" for the
+// object as a whole), as ParseLook does for a look.
+func ParseCounts(line []byte) (judge.Counts, error) {
+	var c judge.Counts
+	p := parser{b: line}
+	if p.counts(&c) {
+		return c, nil
+	}
+	return slowCounts(line)
+}
+
+func (p *parser) counts(c *judge.Counts) bool {
+	ok := p.side(c)
+	p.ws()
+	return ok && p.i == len(p.b)
 }
 
 // The parts of a look as canaryd and most programs write one: keys in
@@ -176,18 +199,23 @@ func (p *parser) look(l *judge.CountLook) bool {
 		if n == 1 {
 			c = &l.Baseline
 		}
-		return p.object(&countNames, func(m int) bool {
-			v, ok := p.number()
-			if m == 0 {
-				c.Bad = v
-			} else {
-				c.Total = v
-			}
-			return ok
-		})
+		return p.side(c)
 	})
 	p.ws()
 	return ok && p.i == len(p.b)
+}
+
+// side reads one side's object of counts, {"bad":N,"total":N}.
+func (p *parser) side(c *judge.Counts) bool {
+	return p.object(&countNames, func(m int) bool {
+		v, ok := p.number()
+		if m == 0 {
+			c.Bad = v
+		} else {
+			c.Total = v
+		}
+		return ok
+	})
 }
 
 // number reads a number as JSON writes one (RFC 8259 section 6) that is
@@ -251,37 +279,87 @@ func (p *parser) digits() int {
 // wrong with a line the parser did not take.
 func slowLook(line []byte) (judge.CountLook, error) {
 	var l judge.CountLook
+	d, err := tokens(line)
+	if err != nil {
+		return l, err
+	}
+	if err := readObject(d, "", wholeLook, &sideNames, func(n int, field string) error {
+		c := &l.Canary
+		if n == 1 {
+			c = &l.Baseline
+		}
+		return readSide(d, field, c)
+	}); err != nil {
+		return judge.CountLook{}, err
+	}
+	if err := end(d); err != nil {
+		return judge.CountLook{}, err
+	}
+	return l, nil
+}
+
+// slowCounts reads one side's counts with encoding/json's tokenizer, to
+// say what is wrong with a line the parser did not take.
+func slowCounts(line []byte) (judge.Counts, error) {
+	var c judge.Counts
+	d, err := tokens(line)
+	if err != nil {
+		return c, err
+	}
+	if err := readObject(d, "", wholeCounts, &countNames, func(m int, field string) error {
+		return readCount(d, field, m, &c)
+	}); err != nil {
+		return judge.Counts{}, err
+	}
+	if err := end(d); err != nil {
+		return judge.Counts{}, err
+	}
+	return c, nil
+}
+
+// What readObject calls the object of a line as a whole.
+const (
+	wholeLook   = "a look"
+	wholeCounts = "an interval"
+)
+
+// tokens is a tokenizer of line, or the problem of a line that is not
+// JSON.
+func tokens(line []byte) (*json.Decoder, error) {
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
 		if err == nil {
 			err = errors.New("not one JSON value")
 		}
-		return l, &judge.FieldError{Message: "not JSON: " + err.Error()}
+		return nil, &judge.FieldError{Message: "not JSON: " + err.Error()}
 	}
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.UseNumber()
-	if err := readObject(d, "", &sideNames, func(n int, field string) error {
-		c := &l.Canary
-		if n == 1 {
-			c = &l.Baseline
-		}
-		return readObject(d, field, &countNames, func(m int, field string) error {
-			v, err := readNumber(d, field)
-			if m == 0 {
-				c.Bad = v
-			} else {
-				c.Total = v
-			}
-			return err
-		})
-	}); err != nil {
-		return judge.CountLook{}, err
-	}
+	return d, nil
+}
+
+func end(d *json.Decoder) error {
 	if _, err := d.Token(); err != io.EOF {
-		return judge.CountLook{}, &judge.FieldError{Message: "more than one JSON value on the line"}
+		return &judge.FieldError{Message: "more than one JSON value on the line"}
 	}
-	return l, nil
+	return nil
+}
+
+func readSide(d *json.Decoder, field string, c *judge.Counts) error {
+	return readObject(d, field, "", &countNames, func(m int, field string) error {
+		return readCount(d, field, m, c)
+	})
+}
+
+func readCount(d *json.Decoder, field string, m int, c *judge.Counts) error {
+	v, err := readNumber(d, field)
+	if m == 0 {
+		c.Bad = v
+	} else {
+		c.Total = v
+	}
+	return err
 }
 
 func join(prefix, key string) string {
@@ -310,14 +388,15 @@ func kind(t json.Token) string {
 }
 
 // readObject reads an object of the keys of names, each once and all of
-// them, with value reading each key's value.
-func readObject(d *json.Decoder, field string, names *[2]string, value func(n int, field string) error) error {
+// them, with value reading each key's value. The object is named by its
+// field, or by whole when it is the line's.
+func readObject(d *json.Decoder, field, whole string, names *[2]string, value func(n int, field string) error) error {
 	t, _ := d.Token()
+	what := whole
+	if field != "" {
+		what = field
+	}
 	if t != json.Delim('{') {
-		what := "a look"
-		if field != "" {
-			what = field
-		}
 		return &judge.FieldError{Field: field, Message: fmt.Sprintf("%s must be an object {%q: …, %q: …}, got %s", what, names[0], names[1], kind(t))}
 	}
 	var seen [2]bool
@@ -332,7 +411,7 @@ func readObject(d *json.Decoder, field string, names *[2]string, value func(n in
 		}
 		switch {
 		case n < 0:
-			return &judge.FieldError{Field: join(field, key), Message: fmt.Sprintf("unknown field; %s takes %s and %s", objectName(field), names[0], names[1])}
+			return &judge.FieldError{Field: join(field, key), Message: fmt.Sprintf("unknown field; %s takes %s and %s", what, names[0], names[1])}
 		case seen[n]:
 			return &judge.FieldError{Field: join(field, key), Message: "given more than once"}
 		}
@@ -348,13 +427,6 @@ func readObject(d *json.Decoder, field string, names *[2]string, value func(n in
 		}
 	}
 	return nil
-}
-
-func objectName(field string) string {
-	if field == "" {
-		return "a look"
-	}
-	return field
 }
 
 func readNumber(d *json.Decoder, field string) (float64, error) {

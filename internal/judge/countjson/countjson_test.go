@@ -60,6 +60,43 @@ func FuzzParseLook(f *testing.F) {
 	})
 }
 
+// FuzzParseCounts: the parsers of an interval's counts (a line of
+// `canaryd judge --history`, an entry of POST /v1/judge's history) agree,
+// as FuzzParseLook's do.
+func FuzzParseCounts(f *testing.F) {
+	for _, s := range []string{
+		`{"bad":1,"total":100}`,
+		` { "total" : 1e3 , "bad" : 0.5 } `,
+		`{"bad":01,"total":100}`,
+		`{"bad":1,"bad":1,"total":100}`,
+		`{"bad":"NaN","total":100}`,
+		`{"bad":1e999,"total":100}`,
+		`{"b\u0061d":1,"total":100}`,
+		`{"bad":1,"total":100,"errors":1}`,
+		`{"canary":{"bad":1,"total":100},"baseline":{"bad":2,"total":100}}`,
+		`{"bad":1,"total":100}{}`,
+		`[]`, `null`, `{}`, `{"bad":1`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, err := ParseCounts(line)
+		slow, slowErr := slowCounts(line)
+		if (err == nil) != (slowErr == nil) {
+			t.Fatalf("ParseCounts: %v; the tokenizer: %v", err, slowErr)
+		}
+		if err != nil {
+			if _, ok := err.(*judge.FieldError); !ok {
+				t.Fatalf("error %T %v, want a *judge.FieldError", err, err)
+			}
+			return
+		}
+		if got != slow {
+			t.Fatalf("ParseCounts %+v, the tokenizer %+v", got, slow)
+		}
+	})
+}
+
 // TestWriter: a Writer's lines are AppendResult's, look after look, as its
 // numbers repeat, change (0 to −0 too), turn null and come back.
 func TestWriter(t *testing.T) {

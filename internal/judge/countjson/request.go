@@ -21,14 +21,16 @@ const (
 	fieldTolerance = "tolerance"
 	fieldDirection = "direction"
 	fieldAll       = "all"
+	fieldHistory   = "history"
 	fieldLooks     = "looks"
 	fieldBody      = "body"
 )
 
-var requestFields = []string{fieldAlpha, fieldTolerance, fieldDirection, fieldAll, fieldLooks}
+var requestFields = []string{fieldAlpha, fieldTolerance, fieldDirection, fieldAll, fieldHistory, fieldLooks}
 
 // Request is the body of POST /v1/judge, checked: the count test's
-// configuration (defaults filled) and its looks.
+// configuration (defaults filled, the baseline's history in
+// Config.History) and its looks.
 type Request struct {
 	Config judge.CountConfig
 	// All asks for the result of every look, past the first decision.
@@ -37,11 +39,14 @@ type Request struct {
 }
 
 // ParseRequest reads and checks the body of POST /v1/judge, a JSON object
-// {"alpha": …, "tolerance": …, "direction": …, "all": …, "looks": [look, …]}:
-// every problem of its fields and of each look's shape (ParseLook), and
-// the bound on looks, maxLooks (--max-judge-looks). Each problem names its
-// field, looks by index (looks[6].canary.bad), with its JSON Pointer into
-// the body. The body is to be valid JSON (spec.CheckJSON says where it is
+// {"alpha": …, "tolerance": …, "direction": …, "all": …,
+// "history": [{"bad": N, "total": N}, …], "looks": [look, …]}: every
+// problem of its fields, of each look's shape (ParseLook) and of the
+// baseline's history (ParseCounts, and its counts as the test checks
+// them), and the bound on looks and on the history's intervals, maxLooks
+// (--max-judge-looks) each. Each problem names its field, looks and
+// intervals by index (looks[6].canary.bad, history[2].bad), with its JSON
+// Pointer into the body. The body is to be valid JSON (spec.CheckJSON says where it is
 // not); the counts are the test's to check, look by look
 // (Request.AppendResults).
 func ParseRequest(body []byte, maxLooks int) (Request, []api.FieldError) {
@@ -68,7 +73,7 @@ func ParseRequest(body []byte, maxLooks int) (Request, []api.FieldError) {
 		}
 		*into = v
 	}
-	var looks []json.RawMessage
+	var looks, history []json.RawMessage
 	for _, key := range slices.Sorted(maps.Keys(top)) {
 		raw := top[key]
 		switch key {
@@ -87,6 +92,10 @@ func ParseRequest(body []byte, maxLooks int) (Request, []api.FieldError) {
 			if err := json.Unmarshal(raw, &req.All); err != nil || raw[0] == 'n' {
 				add(key, "must be true or false, got %s", jsonKind(raw))
 			}
+		case fieldHistory:
+			if err := json.Unmarshal(raw, &history); err != nil || raw[0] != '[' {
+				add(key, "must be an array of the baseline's counts at each interval, got %s", jsonKind(raw))
+			}
 		case fieldLooks:
 			if err := json.Unmarshal(raw, &looks); err != nil || raw[0] != '[' {
 				add(key, "must be an array of looks, got %s", jsonKind(raw))
@@ -99,6 +108,11 @@ func ParseRequest(body []byte, maxLooks int) (Request, []api.FieldError) {
 		errs = append(errs, fieldError("", err))
 	}
 	req.Config = cfg
+	if !hasField(errs, fieldHistory) {
+		var herrs []api.FieldError
+		req.Config.History, herrs = parseHistory(history, maxLooks)
+		errs = append(errs, herrs...)
+	}
 	switch _, given := top[fieldLooks]; {
 	case !given:
 		add(fieldLooks, "is required: the looks' cumulative counts, [{\"canary\": {\"bad\": N, \"total\": N}, \"baseline\": {…}}, …]")
@@ -157,7 +171,41 @@ func (req Request) AppendResults(dst []byte) ([]byte, []api.FieldError) {
 	return append(out, ']', '\n'), nil
 }
 
+// parseHistory reads the baseline's history, its intervals' counts: the
+// bound, maxLooks; each interval's shape (ParseCounts); then their counts
+// as the test checks them (judge.CountConfig.Validate), of which only the
+// first interval at fault is named, as of looks.
+func parseHistory(raw []json.RawMessage, maxLooks int) ([]judge.Counts, []api.FieldError) {
+	if len(raw) > maxLooks {
+		return nil, []api.FieldError{{Field: fieldHistory, Pointer: ptr(pointer(fieldHistory)),
+			Message: fmt.Sprintf("%d intervals, more than the limit of %d (--max-judge-looks)", len(raw), maxLooks)}}
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	history := make([]judge.Counts, len(raw))
+	var errs []api.FieldError
+	for i, r := range raw {
+		c, err := ParseCounts(r)
+		if err != nil {
+			errs = append(errs, fieldError(historyField(i), err))
+			continue
+		}
+		history[i] = c
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	check := judge.CountConfig{Alpha: judge.DefaultCountAlpha, Tolerance: judge.DefaultCountTolerance, Direction: judge.DirectionIncrease, History: history}
+	if err := check.Validate(); err != nil {
+		return nil, []api.FieldError{fieldError("", err)}
+	}
+	return history, nil
+}
+
 func lookField(i int) string { return fieldLooks + "[" + strconv.Itoa(i) + "]" }
+
+func historyField(i int) string { return fieldHistory + "[" + strconv.Itoa(i) + "]" }
 
 // fieldError is err (a *judge.FieldError, its field relative to prefix)
 // as the body's field error, with its pointer into the body.
@@ -181,7 +229,8 @@ func fieldError(prefix string, err error) api.FieldError {
 }
 
 // pointer is the JSON Pointer of a field of the body: looks[6].canary.bad
-// is /looks/6/canary/bad, and the body as a whole "". The names are the
+// is /looks/6/canary/bad, history[2].bad /history/2/bad, and the body as
+// a whole "". The names are the
 // body's own, which need no escaping.
 func pointer(field string) string {
 	if field == fieldBody {

@@ -20,8 +20,20 @@ func body(options string, looks ...string) string {
 	return `{` + options + `"looks":[` + strings.Join(looks, ",") + `]}`
 }
 
-// TestRequest: the options and looks read, defaults filled, and the
-// results appended up to the first decision, or every one when all.
+// steadyHistory is the history of a steady baseline, n intervals of
+// 1,000 events with 1 to 3 bad ones, as the JSON members of an array.
+func steadyHistory(n int) string {
+	var h []string
+	bad, pattern := 0, []int{2, 1, 3, 2, 2, 1, 3, 2}
+	for i := 1; i <= n; i++ {
+		bad += pattern[i%len(pattern)]
+		h = append(h, fmt.Sprintf(`{"bad":%d,"total":%d}`, bad, 1000*i))
+	}
+	return strings.Join(h, ",")
+}
+
+// TestRequest: the options, history and looks read, defaults filled, and
+// the results appended up to the first decision, or every one when all.
 func TestRequest(t *testing.T) {
 	regression := []string{look(20, 1000, 2, 1000), look(40, 2000, 4, 2000), look(60, 3000, 6, 3000)}
 	for _, tt := range []struct {
@@ -32,8 +44,13 @@ func TestRequest(t *testing.T) {
 		{"all", body(`"all":true`, regression...), []string{"continue", "Failed", "Failed"}},
 		{"a tolerance, an alpha", body(`"tolerance":20,"alpha":0.05,"all":false`, regression...), []string{"continue", "continue", "Successful"}},
 		{"direction decrease", body(`"direction":"decrease"`, regression...), []string{"continue", "Successful"}},
+		// A day of a baseline without bursts puts the dispersion near 1
+		// from the first look, which then decides alone.
+		{"a steady baseline's history", body(`"history":[`+steadyHistory(288)+`]`, regression...), []string{"Failed"}},
+		{"a history that tells nothing: the default prior", body(`"history":[{"bad":0,"total":1000},{"bad":0,"total":2000}]`, regression...), []string{"continue", "Failed"}},
+		{"an empty history", body(`"history":[]`, regression...), []string{"continue", "Failed"}},
 	} {
-		req, errs := ParseRequest([]byte(tt.body), 5)
+		req, errs := ParseRequest([]byte(tt.body), 288)
 		if len(errs) > 0 {
 			t.Fatalf("%s: %+v", tt.name, errs)
 		}
@@ -72,7 +89,7 @@ func TestRequestBadInput(t *testing.T) {
 		{"direction a number", body(`"direction":1`, ok), []fieldError{{"direction", "must be a string, increase or decrease, got a number", "/direction"}}},
 		{"all a string", body(`"all":"yes"`, ok), []fieldError{{"all", `must be true or false, got a string ("yes")`, "/all"}}},
 		{"an unknown field, and every problem", body(`"alpah":0.1,"tolerance":0`, ok), []fieldError{
-			{"alpah", "unknown field; the body takes alpha, tolerance, direction, all, looks", "/alpah"},
+			{"alpah", "unknown field; the body takes alpha, tolerance, direction, all, history, looks", "/alpah"},
 			{"tolerance", "must be a finite number > 0, got 0", "/tolerance"},
 		}},
 		{"no looks field", `{"alpha":0.1}`, []fieldError{{"looks", "is required", "/looks"}}},
@@ -98,6 +115,25 @@ func TestRequestBadInput(t *testing.T) {
 			{"looks[4].baseline", "is required", "/looks/4/baseline"},
 		}},
 		{"a look that is not an object", body("", ok, "null"), []fieldError{{"looks[1]", "a look must be an object", "/looks/1"}}},
+		{"history not an array", body(`"history":{"bad":1,"total":2}`, ok), []fieldError{
+			{"history", "must be an array of the baseline's counts at each interval, got an object", "/history"}}},
+		{"history null", body(`"history":null`, ok), []fieldError{{"history", "must be an array", "/history"}}},
+		{"more intervals than the limit", body(`"history":[`+steadyHistory(6)+`]`, ok), []fieldError{
+			{"history", "6 intervals, more than the limit of 5 (--max-judge-looks)", "/history"}}},
+		{"every interval's shape", body(`"history":[1,{"bad":"NaN","total":10},{"bad":1,"total":1e999},{"bad":1,"total":10,"errors":1},{"bad":1}]`, ok), []fieldError{
+			{"history[0]", `an interval must be an object {"bad": …, "total": …}, got a number`, "/history/0"},
+			{"history[1].bad", `must be a number, got a string ("NaN")`, "/history/1/bad"},
+			{"history[2].total", "must be a finite number, got 1e999 (beyond a float64)", "/history/2/total"},
+			{"history[3].errors", "unknown field; an interval takes bad and total", "/history/3/errors"},
+			{"history[4].total", "is required", "/history/4/total"},
+		}},
+		{"a negative count in the history", body(`"history":[{"bad":-1,"total":10}]`, ok), []fieldError{
+			{"history[0].bad", "must not be negative, got -1", "/history/0/bad"}}},
+		{"a history that decreases, and alpha", body(`"alpha":1,"history":[{"bad":1,"total":10},{"bad":2,"total":20},{"bad":2,"total":19}]`, ok), []fieldError{
+			{"alpha", "must be in (0, 0.5], got 1", "/alpha"},
+			{"history[2].total", "counts are cumulative and must not decrease: 19 after 20", "/history/2/total"}}},
+		{"more bad than total in the history", body(`"history":[{"bad":1,"total":10},{"bad":11,"total":10}]`, ok), []fieldError{
+			{"history[1].bad", "more bad events (11) than total events (10)", "/history/1/bad"}}},
 	}
 	for _, tt := range tests {
 		req, errs := ParseRequest([]byte(tt.body), 5)
