@@ -38,7 +38,7 @@ func limitSettings() []setting {
 			func(c *Config) *int { return &c.MaxBacktestStarts }), 1, ""),
 		atLeast(intSetting(g, "max-backtest-measurements", "most measurements one backtest request may take, estimated from its schedule",
 			func(c *Config) *int { return &c.MaxBacktestMeasurements }), 1, ""),
-		atLeast(intSetting(g, "max-judge-looks", "most looks one POST /v1/judge may post; more is a 400 on looks",
+		atLeast(intSetting(g, "max-judge-looks", "most looks one POST /v1/judge may post, and most intervals of the baseline's history beside them; more is a 400 on looks (history)",
 			func(c *Config) *int { return &c.MaxJudgeLooks }), 1, ""),
 		atLeast(intSetting(g, "max-rounds", "rounds (/evaluate) and gates answered at once before new ones get 429",
 			func(c *Config) *int { return &c.MaxRounds }), 1, ""),

@@ -72,9 +72,10 @@ const (
 	// bounded in number and in time.
 	MaxDecodeWaiters = 64
 	DecodeWait       = time.Second
-	// MaxJudgeLooks is the most looks one POST /v1/judge may post. A
-	// 1 MiB body holds some 15,000 looks; 10,000 are a look a minute for
-	// a week, and some tens of milliseconds of the count test.
+	// MaxJudgeLooks is the most looks one POST /v1/judge may post, and
+	// the most intervals of the baseline's history beside them. A 1 MiB
+	// body holds some 15,000 looks; 10,000 are a look a minute for a week,
+	// and some tens of milliseconds of the count test.
 	MaxJudgeLooks = 10_000
 	// MaxAnalyses is how many analyses may run at once.
 	MaxAnalyses = 100

@@ -46,7 +46,8 @@ type Limits struct {
 	// MaxRounds is how many rounds (the evaluate endpoints) and gates may
 	// be answered at once.
 	MaxRounds int
-	// MaxJudgeLooks is the most looks one POST /v1/judge may post.
+	// MaxJudgeLooks is the most looks one POST /v1/judge may post, and
+	// the most intervals of the baseline's history beside them.
 	MaxJudgeLooks int
 	// MaxReportRenders is how many HTML reports may be drawn at once,
 	// ReportQueryRate how many range queries a second they may send, all

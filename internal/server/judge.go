@@ -10,13 +10,15 @@ import (
 )
 
 // handleJudge runs the judge's sequential count test on the posted looks,
-// as `canaryd judge` does on its input, and answers with the same lines as
+// with the baseline's history when posted (judge.CountConfig.History), as
+// `canaryd judge` does on its input, and answers with the same lines as
 // a JSON array (countjson.Request.AppendResults): one a look, up to the
 // first decision (every look when all), the last carrying the last look's
 // rule (CountTest.Conclude) when no look decided. Bad input is a 400
-// naming the field, looks by index (looks[6].canary.bad;
-// countjson.ParseRequest); nothing is judged then. The looks are bounded by
-// the body's size and by maxLooks, the requests judged at once by the
+// naming the field, looks and the history's intervals by index
+// (looks[6].canary.bad, history[2].bad; countjson.ParseRequest); nothing
+// is judged then. The looks, and the history's intervals, are bounded by
+// the body's size and by maxLooks each, the requests judged at once by the
 // decode slots (a 429 beyond them).
 func handleJudge(in *inputReader, maxLooks int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -45,6 +45,18 @@ func aaJudgeLooks(n int) []string {
 	return out
 }
 
+// steadyJudgeHistory is the history of a steady baseline, n intervals of
+// 1,000 events with 1 to 3 bad ones, as the JSON members of an array.
+func steadyJudgeHistory(n int) string {
+	var h []string
+	bad, pattern := 0, []int{2, 1, 3, 2, 2, 1, 3, 2}
+	for i := 1; i <= n; i++ {
+		bad += pattern[i%len(pattern)]
+		h = append(h, fmt.Sprintf(`{"bad":%d,"total":%d}`, bad, 1000*i))
+	}
+	return strings.Join(h, ",")
+}
+
 type judgeLine struct {
 	Look     int      `json:"look"`
 	EValue   *float64 `json:"eValue"`
@@ -66,6 +78,9 @@ func TestJudge(t *testing.T) {
 		{"direction decrease passes it", judgeBody(`"direction":"decrease"`, regressionLooks...), []string{"continue", "Successful"}},
 		{"an A/A canary continues, then ends Successful", judgeBody("", aaJudgeLooks(4)...), []string{"continue", "continue", "continue", "Successful"}},
 		{"worse, but not surely: Inconclusive", judgeBody("", judgeLook(25, 1000, 10, 1000), judgeLook(50, 2000, 20, 2000)), []string{"continue", "Inconclusive"}},
+		// A day of five-minute intervals of a baseline without bursts:
+		// the dispersion is near 1 from the first look, which decides.
+		{"a steady baseline's history", judgeBody(`"history":[`+steadyJudgeHistory(288)+`]`, regressionLooks...), []string{"Failed"}},
 		{"a look spread over lines, keys in any order", `{"looks": [
 			{"baseline": {"total": 1e3, "bad": 10}, "canary": {"bad": 10.5, "total": 1000}}
 		]}`, []string{"Successful"}},
@@ -117,7 +132,7 @@ func TestJudgeBadInput(t *testing.T) {
 	}{
 		{"alpha 0", judgeBody(`"alpha":0`, ok), []fieldError{{"alpha", "must be in (0, 0.5], got 0", "/alpha"}}},
 		{"an unknown field, and every problem", judgeBody(`"alpah":0.1,"tolerance":0`, ok), []fieldError{
-			{"alpah", "unknown field; the body takes alpha, tolerance, direction, all, looks", "/alpah"},
+			{"alpah", "unknown field; the body takes alpha, tolerance, direction, all, history, looks", "/alpah"},
 			{"tolerance", "must be a finite number > 0, got 0", "/tolerance"},
 		}},
 		{"more looks than the limit", judgeBody("", aaJudgeLooks(6)...), []fieldError{{"looks", "6 looks, more than the limit of 5 (--max-judge-looks)", "/looks"}}},
@@ -126,6 +141,25 @@ func TestJudgeBadInput(t *testing.T) {
 		{"counts that decrease", judgeBody("", ok, ok, judgeLook(9, 1000, 10, 1000)), []fieldError{
 			{"looks[2].canary.bad", "counts are cumulative and must not decrease: 9 after 10", "/looks/2/canary/bad"}}},
 		{"a look that is not an object", judgeBody("", ok, "null"), []fieldError{{"looks[1]", "a look must be an object", "/looks/1"}}},
+		{"more intervals of history than the limit", judgeBody(`"history":[`+steadyJudgeHistory(6)+`]`, ok), []fieldError{
+			{"history", "6 intervals, more than the limit of 5 (--max-judge-looks)", "/history"}}},
+		{"history not an array", judgeBody(`"history":"yesterday"`, ok), []fieldError{
+			{"history", `must be an array of the baseline's counts at each interval, got a string ("yesterday")`, "/history"}}},
+		{"an interval that is not an object", judgeBody(`"history":[{"bad":1,"total":10},[1,10]]`, ok), []fieldError{
+			{"history[1]", "an interval must be an object", "/history/1"}}},
+		{"an interval's unknown field, and a missing one", judgeBody(`"history":[{"bad":1,"errors":1},{"total":10}]`, ok), []fieldError{
+			{"history[0].errors", "unknown field; an interval takes bad and total", "/history/0/errors"},
+			{"history[1].bad", "is required", "/history/1/bad"}}},
+		{"the string NaN in the history", judgeBody(`"history":[{"bad":"NaN","total":10}]`, ok), []fieldError{
+			{"history[0].bad", `must be a number, got a string ("NaN")`, "/history/0/bad"}}},
+		{"a count beyond a float64 in the history", judgeBody(`"history":[{"bad":1,"total":1e999}]`, ok), []fieldError{
+			{"history[0].total", "must be a finite number, got 1e999 (beyond a float64)", "/history/0/total"}}},
+		{"a negative count in the history", judgeBody(`"history":[{"bad":0,"total":-10}]`, ok), []fieldError{
+			{"history[0].total", "must not be negative, got -10", "/history/0/total"}}},
+		{"a history that decreases", judgeBody(`"history":[{"bad":3,"total":10},{"bad":2,"total":20}]`, ok), []fieldError{
+			{"history[1].bad", "counts are cumulative and must not decrease: 2 after 3", "/history/1/bad"}}},
+		{"more bad than total in the history", judgeBody(`"history":[{"bad":11,"total":10}]`, ok), []fieldError{
+			{"history[0].bad", "more bad events (11) than total events (10)", "/history/0/bad"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,6 +206,22 @@ func TestJudgeBounds(t *testing.T) {
 	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody("", aaJudgeLooks(limits.MaxJudgeLooks)...))
 	if resp.status != http.StatusOK {
 		t.Errorf("%d looks: %d", limits.MaxJudgeLooks, resp.status)
+	}
+	// The history has the same bounds: the body's size, and the most
+	// looks (intervals of the history, beside them).
+	history := `"history":[` + steadyJudgeHistory(60_000) + `]`
+	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody(history, regressionLooks...))
+	if p := resp.problem(t); resp.status != http.StatusRequestEntityTooLarge || len(p.Errors) != 1 || p.Errors[0].Field != "body" {
+		t.Errorf("a history of %d bytes: %d %+v, want 413 on the body", len(history), resp.status, p.Errors)
+	}
+	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody(`"history":[`+steadyJudgeHistory(limits.MaxJudgeLooks+1)+`]`, regressionLooks...))
+	if p := resp.problem(t); resp.status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Field != "history" ||
+		!strings.Contains(p.Errors[0].Message, fmt.Sprintf("more than the limit of %d", limits.MaxJudgeLooks)) {
+		t.Errorf("%d intervals of history: %d %+v", limits.MaxJudgeLooks+1, resp.status, p.Errors)
+	}
+	resp = s.do(http.MethodPost, "/v1/judge", "application/json", judgeBody(`"history":[`+steadyJudgeHistory(limits.MaxJudgeLooks)+`]`, regressionLooks...))
+	if resp.status != http.StatusOK {
+		t.Errorf("%d intervals of history: %d %s", limits.MaxJudgeLooks, resp.status, resp.body)
 	}
 	// JSON only.
 	resp = s.do(http.MethodPost, "/v1/judge", "application/yaml", "looks: []")
