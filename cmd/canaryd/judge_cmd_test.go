@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,6 +95,11 @@ func TestJudgeCommand(t *testing.T) {
 		{"spaces, keys in any order, fractions and exponents", `{ "baseline" : {"total": 1e3, "bad": 10.5}, "canary": {"bad":10, "total":1000.0} }` + "\n", nil, exitSuccessful, []string{"Successful"}},
 		{"escapes in keys", `{"c\u0061nary":{"bad":10,"total":1000},"baseline":{"bad":10,"total":1000}}` + "\n", nil, exitSuccessful, []string{"Successful"}},
 		{"no newline at the end", strings.TrimSuffix(lookLine(10, 1000, 10, 1000), "\n"), nil, exitSuccessful, []string{"Successful"}},
+		// A day of a steady baseline puts the dispersion near 1 from the
+		// first look, which then decides alone.
+		{"the baseline's history", string(regression), []string{"--history", judgeLooksDir + "baseline-day.ndjson"}, exitFailed, []string{"Failed"}},
+		{"the history on standard input, the looks from a file", baselineDay(), []string{judgeLooksDir + "regression.ndjson", "--history", "-"}, exitFailed, []string{"Failed"}},
+		{"an empty history: the default prior", string(regression), []string{"--history", os.DevNull}, exitFailed, []string{"continue", "Failed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,6 +215,115 @@ func TestJudgeCommandBadInput(t *testing.T) {
 	}
 }
 
+// firstEValue is the e-value of the first look of regression.ndjson
+// judged with the history given (none when "").
+func firstEValue(t *testing.T, history string) float64 {
+	t.Helper()
+	args := []string{judgeLooksDir + "regression.ndjson", "--all"}
+	if history != "" {
+		path := filepath.Join(t.TempDir(), "history.ndjson")
+		if err := os.WriteFile(path, []byte(history), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--history", path)
+	}
+	got := judgeIn(t, "", args...)
+	lines := judgeLines(t, got.stdout)
+	if len(lines) != 4 || lines[0].EValue == nil {
+		t.Fatalf("exit %d, %d lines:\n%s%s", got.code, len(lines), got.stdout, got.stderr)
+	}
+	return *lines[0].EValue
+}
+
+// TestJudgeCommandHistory: the baseline's history sets the dispersion the
+// first looks are judged at. Without one, the first look's evidence is
+// divided by some 36 (the default prior); a day of a baseline without
+// bursts leaves it nearly whole; a bursty baseline's divides it by its
+// own dispersion, between the two; a history without bad events tells
+// nothing.
+func TestJudgeCommandHistory(t *testing.T) {
+	none := firstEValue(t, "")
+	steady := firstEValue(t, baselineDay())
+	var bursty, quiet strings.Builder
+	for i := 1; i <= 288; i++ {
+		// An error an interval, and 10 at once every 24 intervals.
+		fmt.Fprintf(&bursty, `{"bad":%d,"total":%d}`+"\n", i+10*(i/24), 1000*i)
+		fmt.Fprintf(&quiet, `{"bad":0,"total":%d}`+"\n", 1000*i)
+	}
+	burst := firstEValue(t, bursty.String())
+	if !(steady > 100*none) {
+		t.Errorf("the first look's e-value: %g with a steady baseline's history, %g without; want it far above", steady, none)
+	}
+	if !(none < burst && burst < steady) {
+		t.Errorf("the first look's e-value: %g with a bursty baseline's history, want it between %g (none) and %g (steady)", burst, none, steady)
+	}
+	if got := firstEValue(t, quiet.String()); got != none {
+		t.Errorf("a history without bad events: the first look's e-value %g, want %g, as without one", got, none)
+	}
+}
+
+// TestJudgeCommandBadHistory: bad input in --history is exit 64 naming
+// the line and the interval's field, and nothing is judged.
+func TestJudgeCommandBadHistory(t *testing.T) {
+	ok := `{"bad":1,"total":1000}` + "\n"
+	tests := []struct {
+		name    string
+		history string
+		args    []string
+		wantErr string
+	}{
+		{"not JSON", ok + "bad=1 total=1000\n", nil, "--history line 2: not JSON: invalid character 'b'"},
+		{"not an object", ok + "[1, 1000]\n", nil, `--history line 2: an interval must be an object {"bad": …, "total": …}, got an array`},
+		{"a look, not an interval", lookLine(10, 1000, 10, 1000), nil, "--history line 1: history[0].canary: unknown field; an interval takes bad and total"},
+		{"a missing count", `{"bad":1}`, nil, "--history line 1: history[0].total: is required"},
+		{"the string NaN", `{"bad":"NaN","total":1000}`, nil, `--history line 1: history[0].bad: must be a number, got a string ("NaN")`},
+		{"a number beyond a float64", ok + `{"bad":1,"total":1e999}`, nil, "--history line 2: history[1].total: must be a finite number, got 1e999 (beyond a float64)"},
+		{"a negative count", `{"bad":-1,"total":1000}`, nil, "--history line 1: history[0].bad: must not be negative, got -1"},
+		{"counts that decrease, after blank lines", "\n" + ok + "\n" + `{"bad":3,"total":2000}` + "\n" + `{"bad":2,"total":3000}` + "\n", nil,
+			"--history line 5: history[2].bad: counts are cumulative and must not decrease: 2 after 3"},
+		{"a total that decreases", ok + `{"bad":1,"total":999}`, nil, "--history line 2: history[1].total: counts are cumulative and must not decrease: 999 after 1000"},
+		{"more bad than total", `{"bad":11,"total":10}`, nil, "--history line 1: history[0].bad: more bad events (11) than total events (10)"},
+		{"more intervals than --max-looks", ok + ok + ok + ok, []string{"--max-looks", "3"}, "--history line 4: more intervals than --max-looks (3)"},
+		{"a line longer than a MiB", ok + strings.Repeat(" ", 1<<20) + ok, nil, "--history line 2: longer than 1048576 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "history.ndjson")
+			if err := os.WriteFile(path, []byte(tt.history), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got := judgeIn(t, aaLooks(3), append([]string{"--history", path}, tt.args...)...)
+			if got.code != exitUsage {
+				t.Errorf("exit code %d, want %d", got.code, exitUsage)
+			}
+			// One line, the problem's.
+			if want := "canaryd judge: " + tt.wantErr; !strings.HasPrefix(got.stderr, want) || strings.Count(got.stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want %q…", got.stderr, want)
+			}
+			if got.stdout != "" {
+				t.Errorf("stdout, with the history bad: %s", got.stdout)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name, stdin string
+		args        []string
+		wantErr     string
+	}{
+		{"the history and the looks both on standard input", aaLooks(3), []string{"--history", "-"}, "--history -: standard input holds the looks"},
+		{"the same, with -", aaLooks(3), []string{"-", "--history", "-"}, "--history -: standard input holds the looks"},
+		{"no file named", aaLooks(3), []string{"--history", ""}, "--history: must name a file, or - for standard input"},
+		{"a missing file", aaLooks(3), []string{"--history", "/nonexistent/history.ndjson"}, "--history /nonexistent/history.ndjson: no such file or directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := judgeIn(t, tt.stdin, tt.args...)
+			if got.code != exitUsage || !strings.Contains(got.stderr, tt.wantErr) || got.stdout != "" {
+				t.Errorf("exit code %d (want %d), stderr %q (want %q), stdout %q", got.code, exitUsage, got.stderr, tt.wantErr, got.stdout)
+			}
+		})
+	}
+}
+
 // TestJudgeCommandEndToEnd runs the built binary on a file and on
 // standard input, and checks its exit codes.
 func TestJudgeCommandEndToEnd(t *testing.T) {
@@ -233,6 +349,8 @@ func TestJudgeCommandEndToEnd(t *testing.T) {
 		{"a regression on standard input", string(regression), []string{"judge"}, exitFailed, 2, ""},
 		{"Inconclusive", lookLine(25, 1000, 10, 1000) + lookLine(50, 2000, 20, 2000), []string{"judge"}, exitInconclusive, 2, ""},
 		{"bad input", string(regression) + lookLine(1, 1, 1, 1), []string{"judge", "--all"}, exitUsage, 4, "line 5: canary.bad: counts are cumulative and must not decrease: 1 after 80"},
+		{"a regression with its baseline's history", string(regression), []string{"judge", "--history", judgeLooksDir + "baseline-day.ndjson"}, exitFailed, 1, ""},
+		{"the history on standard input", baselineDay(), []string{"judge", judgeLooksDir + "regression.ndjson", "--history", "-"}, exitFailed, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,5 +369,40 @@ func TestJudgeCommandEndToEnd(t *testing.T) {
 				t.Errorf("stderr %q, want %q", got.stderr, tt.wantErr)
 			}
 		})
+	}
+}
+
+// baselineDay is testdata/judge/looks/baseline-day.ndjson, the history of
+// the baseline of regression.ndjson (docs/judge.md's example of
+// --history): a day of five-minute intervals (288), 600 to 1,400
+// requests each as the day goes, and independent errors (Poisson) at
+// 0.2%, drawn with a fixed seed; cumulative, a line an interval.
+func baselineDay() string {
+	r := rand.New(rand.NewPCG(20261128, 20))
+	var b strings.Builder
+	var bad, total float64
+	for i := range 288 {
+		n := math.Round(1000 - 400*math.Cos(2*math.Pi*float64(i)/288))
+		// Knuth's Poisson sampler: the mean is small.
+		k, p, limit := 0.0, r.Float64(), math.Exp(-0.002*n)
+		for p > limit {
+			k++
+			p *= r.Float64()
+		}
+		bad, total = bad+k, total+n
+		fmt.Fprintf(&b, `{"bad":%g,"total":%g}`+"\n", bad, total)
+	}
+	return b.String()
+}
+
+// TestBaselineDay: the history of docs/judge.md's examples is what
+// baselineDay draws.
+func TestBaselineDay(t *testing.T) {
+	got, err := os.ReadFile(judgeLooksDir + "baseline-day.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != baselineDay() {
+		t.Errorf("%sbaseline-day.ndjson is not baselineDay()'s; write it again from baselineDay", judgeLooksDir)
 	}
 }

@@ -183,7 +183,7 @@ Usage:
                                                           check templates (files, directories) without running them
   canaryd backtest -f FILE --start T [--end T] [--every D] [--arg NAME=VALUE]... [--prometheus-url URL]
                                                           run a template against history, at once
-  canaryd judge [FILE] [--alpha 0.05] [--tolerance 1] [--direction increase] [--max-looks N] [--all]
+  canaryd judge [FILE] [--history FILE] [--alpha 0.05] [--tolerance 1] [--direction increase] [--max-looks N] [--all]
                                                           the sequential count test on looks (NDJSON) of counts
   canaryd migrate --store URL                             migrate a postgres:// store's schema
   canaryd version                                         print the version
