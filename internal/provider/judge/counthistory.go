@@ -32,9 +32,8 @@ const MaxHistoryStarts = 8
 // at the end of each interval, counted from the first's start. counts is
 // nil when Prometheus had no data (no traffic counted): a new baseline.
 type history struct {
-	counts    []stats.Counts
-	from, to  time.Time
-	intervals int
+	counts   []stats.Counts
+	from, to time.Time
 }
 
 // noData is the sentence of a history that Prometheus had no data for.
@@ -119,7 +118,7 @@ func (hs *histories) forget(key int64, e *historyEntry) {
 func (s *CountSource) fetchHistory(ctx context.Context, start time.Time) (history, error) {
 	step := s.o.HistoryStep
 	n := int(s.o.HistoryLookback / step)
-	h := history{from: start.Add(-time.Duration(n) * step), to: start, intervals: n}
+	h := history{from: start.Add(-time.Duration(n) * step), to: start}
 	if n+1 > s.o.MaxValues {
 		return h, fmt.Errorf("counts.history: %d intervals of %s are more than the %d values a query may return (--max-result-values): make its step longer",
 			n, step, s.o.MaxValues)

@@ -171,7 +171,10 @@ func TestCountHistoryBounds(t *testing.T) {
 func TestHistoriesKept(t *testing.T) {
 	var hs histories
 	fetched := 0
-	fetch := func() (history, error) { fetched++; return history{intervals: fetched}, nil }
+	fetch := func() (history, error) {
+		fetched++
+		return history{to: countsStart.Add(time.Duration(fetched) * time.Minute)}, nil
+	}
 	for k := range MaxHistoryStarts + 1 {
 		if _, err := hs.get(context.Background(), countsStart.Add(time.Duration(k)*time.Hour), fetch); err != nil {
 			t.Fatal(err)
@@ -180,10 +183,10 @@ func TestHistoriesKept(t *testing.T) {
 	if len(hs.entries) != MaxHistoryStarts || len(hs.order) != MaxHistoryStarts {
 		t.Errorf("%d entries, %d in order; want %d", len(hs.entries), len(hs.order), MaxHistoryStarts)
 	}
-	if h, _ := hs.get(context.Background(), countsStart.Add(time.Hour), fetch); h.intervals != 2 || fetched != MaxHistoryStarts+1 {
+	if h, _ := hs.get(context.Background(), countsStart.Add(time.Hour), fetch); !h.to.Equal(countsStart.Add(2*time.Minute)) || fetched != MaxHistoryStarts+1 {
 		t.Errorf("a kept start fetched again: %+v, %d fetches", h, fetched)
 	}
-	if h, _ := hs.get(context.Background(), countsStart, fetch); h.intervals != MaxHistoryStarts+2 {
-		t.Errorf("the oldest start was kept: %+v", h)
+	if h, _ := hs.get(context.Background(), countsStart, fetch); fetched != MaxHistoryStarts+2 || !h.to.Equal(countsStart.Add(time.Duration(fetched)*time.Minute)) {
+		t.Errorf("the oldest start was kept: %+v, %d fetches", h, fetched)
 	}
 }
