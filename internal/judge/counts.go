@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // The count judge: an anytime-valid sequential test of a canary's rate of
@@ -118,9 +119,10 @@ func (c CountConfig) Validate() error {
 	}
 	var prev Counts
 	for i, h := range c.History {
-		f := sideFields{fmt.Sprintf("history[%d].bad", i), fmt.Sprintf("history[%d].total", i)}
-		if err := checkSide(&f, h, prev); err != nil {
-			return err
+		if err := checkSide(&historyFields, h, prev); err != nil {
+			fe := err.(*FieldError)
+			fe.Field = fmt.Sprintf("history[%d].%s", i, strings.TrimPrefix(fe.Field, "history."))
+			return fe
 		}
 		prev = h
 	}
@@ -252,6 +254,9 @@ type sideFields struct{ bad, total string }
 var (
 	canaryFields   = sideFields{"canary.bad", "canary.total"}
 	baselineFields = sideFields{"baseline.bad", "baseline.total"}
+	// historyFields name an interval of CountConfig.History; its index is
+	// put in only when it has a problem.
+	historyFields = sideFields{"history.bad", "history.total"}
 )
 
 func checkSide(f *sideFields, c, prev Counts) error {
