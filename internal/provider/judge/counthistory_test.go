@@ -190,3 +190,14 @@ func TestHistoriesKept(t *testing.T) {
 		t.Errorf("the oldest start was kept: %+v, %d fetches", h, fetched)
 	}
 }
+
+// TestCountHistoryInvalid: a history the count test refuses (more bad
+// events than total events in an interval) is an Error naming the
+// baseline's counter and the interval.
+func TestCountHistoryInvalid(t *testing.T) {
+	obs := measureCounts(t, historyOptions(rate(20000), rate(10000)), time.Minute, false)
+	want := "counts.history: baseline.bad at 2025-12-31T00:05:00Z, the end of the history's interval 1: more bad events (100000) than total events (50000)"
+	if obs.Err == nil || obs.Err.Error() != want {
+		t.Errorf("error %v\nwant %s", obs.Err, want)
+	}
+}
