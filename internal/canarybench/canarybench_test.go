@@ -340,7 +340,7 @@ func TestCalmHistory(t *testing.T) {
 			continue
 		}
 		own = append(own, c)
-		c.History = cell{traffic: c.Labels.Traffic}.history(rand.New(rand.NewPCG(^seed, hash(c.ID))), c.Labels, 0)
+		c.History = cell{traffic: c.Labels.Traffic}.history(rand.New(rand.NewPCG(^seed, hash(c.ID))), DefaultHistory, c.Labels, 0)
 		calm = append(calm, c)
 	}
 	falseAlarms := func(cases []Case) Row {

@@ -144,13 +144,28 @@ func cells() []cell {
 // own (historyStream), so that adding it left every case's looks as they
 // were.
 func Generate(seed uint64, scale int) []Case {
+	return GenerateWith(seed, scale, DefaultHistory)
+}
+
+// HistoryShape is how long a case's history is: Steps intervals of
+// StepSeconds.
+type HistoryShape struct{ Steps, StepSeconds int }
+
+// DefaultHistory is the published set's: a day of five-minute intervals.
+var DefaultHistory = HistoryShape{HistorySteps, HistoryStepSeconds}
+
+// GenerateWith makes the cases as Generate does, each with a history of
+// the given shape; every case's looks are the same whatever the shape.
+// A longer history, or a finer one, tells the baseline's dispersion more
+// precisely (judgebench -history-steps, -history-step).
+func GenerateWith(seed uint64, scale int, hist HistoryShape) []Case {
 	var out []Case
 	for ci, c := range cells() {
 		for i := range c.n * scale {
 			key := uint64(ci)<<32 | uint64(i)
 			r := rand.New(rand.NewPCG(seed, key))
 			h := rand.New(rand.NewPCG(seed, key|historyStream))
-			out = append(out, c.make(r, h, fmt.Sprintf("%s-%03d-%04d", c.family, ci, i)))
+			out = append(out, c.make(r, h, hist, fmt.Sprintf("%s-%03d-%04d", c.family, ci, i)))
 		}
 	}
 	return out
@@ -167,7 +182,7 @@ var (
 	eventsPerLook = []float64{3, 8}
 )
 
-func (c cell) make(r, h *rand.Rand, id string) Case {
+func (c cell) make(r, h *rand.Rand, hist HistoryShape, id string) Case {
 	lab := Labels{
 		Ratio: c.ratio, Share: c.share, Dispersion: c.dispersion, Traffic: c.traffic, Metric: "errors",
 	}
@@ -206,26 +221,27 @@ func (c cell) make(r, h *rand.Rand, id string) Case {
 		l.Baseline.Bad += bad(r, nb, p, c.dispersion)
 		cs.Looks = append(cs.Looks, l)
 	}
-	cs.HistoryStepSeconds = HistoryStepSeconds
-	cs.History = c.history(h, lab, phase)
+	cs.HistoryStepSeconds = hist.StepSeconds
+	cs.History = c.history(h, hist, lab, phase)
 	return cs
 }
 
-// history draws the baseline's counts over the day before the analysis:
-// with no canary yet, the baseline serves all the service's traffic, each
-// interval Poisson requests (following the day, for daily traffic, on the
-// cycle the analysis continues) and bad events drawn as the baseline's are
-// during the analysis, at its rate and dispersion.
-func (c cell) history(r *rand.Rand, lab Labels, phase float64) []judge.Counts {
-	out := make([]judge.Counts, HistorySteps)
+// history draws the baseline's counts over the hist.Steps intervals before
+// the analysis (a day, by default): with no canary yet, the baseline serves
+// all the service's traffic, each interval Poisson requests (following the
+// day, for daily traffic, on the cycle the analysis continues) and bad
+// events drawn as the baseline's are during the analysis, at its rate and
+// dispersion.
+func (c cell) history(r *rand.Rand, hist HistoryShape, lab Labels, phase float64) []judge.Counts {
+	out := make([]judge.Counts, hist.Steps)
 	var cum judge.Counts
 	for j := range out {
 		rps := lab.RequestsPerSecond
 		if c.traffic == "daily" {
-			t := -float64((HistorySteps - j) * HistoryStepSeconds)
+			t := -float64((hist.Steps - j) * hist.StepSeconds)
 			rps *= 1 + 0.6*math.Sin(phase+2*math.Pi*t/86400)
 		}
-		n := poisson(r, rps*HistoryStepSeconds)
+		n := poisson(r, rps*float64(hist.StepSeconds))
 		cum.Total += n
 		cum.Bad += bad(r, n, lab.BaselineRate, c.dispersion)
 		out[j] = cum

@@ -56,6 +56,8 @@ func run(args []string) error {
 	looks := fs.String("looks", "", "print the looks of the case with this id, one JSON object a line, as canaryd judge reads them")
 	dispersion := fs.Float64("dispersion", 0, "score the count judge alone, its dispersion fixed at this value (at least 1) instead of estimated")
 	history := fs.Bool("history", true, "give the count judge each case's history of the baseline; -history=false scores the count judge alone without it")
+	historySteps := fs.Int("history-steps", canarybench.HistorySteps, "the intervals of each case's history of the baseline")
+	historyStep := fs.Duration("history-step", canarybench.HistoryStepSeconds*time.Second, "the length of an interval of the history, whole seconds")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -66,7 +68,10 @@ func run(args []string) error {
 	if err := (judge.CountConfig{Dispersion: *dispersion}).WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("-%v", err)
 	}
-	cases := canarybench.Generate(*seed, *scale)
+	if *historySteps < 0 || *historyStep < time.Second || *historyStep%time.Second != 0 {
+		return fmt.Errorf("-history-steps must be at least 0 and -history-step whole seconds, at least 1 s")
+	}
+	cases := canarybench.GenerateWith(*seed, *scale, canarybench.HistoryShape{Steps: *historySteps, StepSeconds: int(*historyStep / time.Second)})
 	if *looks != "" {
 		return printLooks(os.Stdout, cases, *looks)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/canaryd/canaryd/internal/canarybench"
@@ -36,5 +37,44 @@ func TestWrite(t *testing.T) {
 	}
 	if err := run([]string{"-scale", "1", "-dispersion", "0.5"}); err == nil {
 		t.Error("-dispersion 0.5 was taken")
+	}
+	for _, bad := range [][]string{{"-history-steps", "-1"}, {"-history-step", "0s"}, {"-history-step", "1500ms"}} {
+		if err := run(append([]string{"-scale", "1"}, bad...)); err == nil {
+			t.Errorf("%v was taken", bad)
+		}
+	}
+}
+
+// TestHistoryShape: -history-steps and -history-step shape every case's
+// history, and leave its looks as they are.
+func TestHistoryShape(t *testing.T) {
+	dir := t.TempDir()
+	day, week := filepath.Join(dir, "day.ndjson"), filepath.Join(dir, "week.ndjson")
+	if err := run([]string{"-scale", "1", "-seed", "3", "-write", day}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"-scale", "1", "-seed", "3", "-history-steps", "2016", "-history-step", "5m", "-write", week}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) []canarybench.Case {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cases, err := canarybench.ReadCases(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cases
+	}
+	d, w := read(day), read(week)
+	for i := range d {
+		if len(d[i].History) != canarybench.HistorySteps || len(w[i].History) != 2016 || w[i].HistoryStepSeconds != 300 {
+			t.Fatalf("%s: histories of %d and %d points (%d s), want %d and 2016 (300 s)", d[i].ID, len(d[i].History), len(w[i].History), w[i].HistoryStepSeconds, canarybench.HistorySteps)
+		}
+		if !reflect.DeepEqual(d[i].Looks, w[i].Looks) {
+			t.Fatalf("%s: the looks changed with the history's length", d[i].ID)
+		}
 	}
 }
