@@ -9,9 +9,12 @@ import (
 	"github.com/canaryd/canaryd/internal/canarybench"
 )
 
-func TestWrite(t *testing.T) {
+// written runs judgebench with args and -write, and reads back the cases
+// it wrote.
+func written(t *testing.T, args ...string) []canarybench.Case {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "cases.ndjson")
-	if err := run([]string{"-scale", "1", "-seed", "3", "-write", out}); err != nil {
+	if err := run(append(args, "-write", out)); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(out)
@@ -23,6 +26,11 @@ func TestWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cases
+}
+
+func TestWrite(t *testing.T) {
+	cases := written(t, "-scale", "1", "-seed", "3")
 	if len(cases) != len(canarybench.Generate(3, 1)) {
 		t.Errorf("wrote %d cases", len(cases))
 	}
@@ -48,27 +56,8 @@ func TestWrite(t *testing.T) {
 // TestHistoryShape: -history-steps and -history-step shape every case's
 // history, and leave its looks as they are.
 func TestHistoryShape(t *testing.T) {
-	dir := t.TempDir()
-	day, week := filepath.Join(dir, "day.ndjson"), filepath.Join(dir, "week.ndjson")
-	if err := run([]string{"-scale", "1", "-seed", "3", "-write", day}); err != nil {
-		t.Fatal(err)
-	}
-	if err := run([]string{"-scale", "1", "-seed", "3", "-history-steps", "2016", "-history-step", "5m", "-write", week}); err != nil {
-		t.Fatal(err)
-	}
-	read := func(name string) []canarybench.Case {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		cases, err := canarybench.ReadCases(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cases
-	}
-	d, w := read(day), read(week)
+	d := written(t, "-scale", "1", "-seed", "3")
+	w := written(t, "-scale", "1", "-seed", "3", "-history-steps", "2016", "-history-step", "5m")
 	for i := range d {
 		if len(d[i].History) != canarybench.HistorySteps || len(w[i].History) != 2016 || w[i].HistoryStepSeconds != 300 {
 			t.Fatalf("%s: histories of %d and %d points (%d s), want %d and 2016 (300 s)", d[i].ID, len(d[i].History), len(w[i].History), w[i].HistoryStepSeconds, canarybench.HistorySteps)
