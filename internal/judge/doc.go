@@ -110,9 +110,10 @@
 // the share of traffic enters through each look's own totals, so it may
 // change between looks, and a rate that follows the day cancels. For the
 // null "ρ ≤ τ" (the tolerance) and alternatives ρ_j = τ·g_j, g_j in
-// {1.1, 1.25, 1.5, 2, 3, 5, 10}, the e-value is the uniform mixture
+// {1.1, 1.25, 1.5, 2, 3, 5, 10}, the e-value is the mixture with weights
+// w_j = {1, 2, 3, 5, 3, 2, 1}/17 (most on a doubling; countWeights)
 //
-//	E_t = (1/7) Σ_j exp( S_j,t / φ_t ),   S_j,t = Σ_{k≤t} log Bin(ec_k; n_k, q_k(ρ_j)) − log Bin(ec_k; n_k, q_k(τ))
+//	E_t = Σ_j w_j exp( S_j,t / φ_t ),   S_j,t = Σ_{k≤t} log Bin(ec_k; n_k, q_k(ρ_j)) − log Bin(ec_k; n_k, q_k(τ))
 //
 // a mixture of likelihood ratios, each a nonnegative supermartingale under
 // any ρ ≤ τ when events are independent (φ = 1), so that Ville's

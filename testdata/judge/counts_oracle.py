@@ -6,7 +6,8 @@ It reads cases as JSON on standard input: a list of
 {"alpha", "tolerance", "direction", "looks": [{"canary": {"bad", "total"},
 "baseline": {...}}, ...]} with cumulative integer counts, and writes, for
 each case, the e-value at every look as JSON. Every likelihood is scipy's
-binomial log-pmf; the mixture is scipy's logsumexp; the dispersion is
+binomial log-pmf; the mixture is scipy's logsumexp with the weights
+WEIGHTS divided by their sum (its b argument); the dispersion is
 Pearson's statistic summed term by term over blocks of at least BLOCK bad
 events (the open block included), plus the prior, over Wilson and
 Hilferty's approximation of chi-square's 20% quantile, its normal score
@@ -30,6 +31,7 @@ from scipy.special import logsumexp, loggamma
 from scipy.stats import binom, norm
 
 ALTERNATIVES = [1.1, 1.25, 1.5, 2, 3, 5, 10]
+WEIGHTS = [1, 2, 3, 5, 3, 2, 1]
 PRIOR, WEIGHT, BLOCK = 2.0, 1.0, 10
 HISTORY_BLOCK = 5
 Z = norm.ppf(0.2)
@@ -123,7 +125,8 @@ def evalues(case):
         phi = max(1.0, (xc + xb + prior_x2) / chi2_lower(dc + db + prior_df))
         if case.get("dispersion"):
             phi = case["dispersion"]
-        out.append(float(np.exp(logsumexp(sums / phi) - np.log(len(ratios)))))
+        w = np.array(WEIGHTS, dtype=float)
+        out.append(float(np.exp(logsumexp(sums / phi, b=w / w.sum()))))
     return out
 
 
