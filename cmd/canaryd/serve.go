@@ -204,7 +204,7 @@ func serve(ctx context.Context, cfg *config.Config, log *zap.Logger) error {
 	served := make(chan error, 1)
 	// Ends when srv.Shutdown or srv.Close is called below, or when the
 	// listener fails.
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(deadlineListener{ln}) }()
 
 	select {
 	case err := <-served:
@@ -251,9 +251,10 @@ func listen(cfg *config.Config, log *zap.Logger, handler http.Handler) (*http.Se
 
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
 		// No ReadTimeout or WriteTimeout: waits and streams last as long
-		// as their analysis. Bodies get a read deadline of their own.
+		// as their analysis. Bodies get a read deadline of their own. The
+		// connections' read deadlines are armed lazily (deadlines.go).
 		IdleTimeout: 2 * time.Minute,
 		ErrorLog:    zap.NewStdLog(log.Named("http")),
 	}
