@@ -2,10 +2,13 @@ package analyses
 
 import (
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/promreg"
 )
 
@@ -14,8 +17,8 @@ type analysisMetrics struct {
 	started      prometheus.Counter
 	finished     *prometheus.CounterVec
 	running      prometheus.Gauge
-	measurements *prometheus.CounterVec
-	evaluations  *prometheus.CounterVec
+	measurements phaseCounter
+	evaluations  phaseCounter
 	// roundsNotKept counts the rounds answered but not kept: none held
 	// could be evicted for them (kept.go).
 	roundsNotKept prometheus.Counter
@@ -54,14 +57,14 @@ func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
 			Name: "canaryd_analyses_running",
 			Help: "Analyses running now.",
 		}),
-		measurements: f.NewCounterVec(prometheus.CounterOpts{
+		measurements: phaseCounter{vec: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_measurements_total",
 			Help: "Measurements taken by analyses and evaluated rounds, by phase.",
-		}, []string{"phase"}),
-		evaluations: f.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"phase"})},
+		evaluations: phaseCounter{vec: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "canaryd_evaluations_total",
 			Help: "Rounds evaluated by POST /v1/evaluate, by phase.",
-		}, []string{"phase"}),
+		}, []string{"phase"})},
 		roundsNotKept: f.NewCounter(prometheus.CounterOpts{
 			Name: "canaryd_rounds_not_kept_total",
 			Help: "Rounds answered but not kept: the results held were at --max-finished or --max-retained-bytes, none older than --min-retention.",
@@ -86,6 +89,34 @@ func newAnalysisMetrics(reg prometheus.Registerer) (*analysisMetrics, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// phaseCounter is a counter by phase whose series are found once each,
+// as the phase is first counted, rather than hashed out of the vector at
+// every measurement and round. A phase outside counterPhases, which the
+// engine never gives a measurement or a round, is found at every count.
+type phaseCounter struct {
+	vec    *prometheus.CounterVec
+	series [len(counterPhases)]atomic.Pointer[prometheus.Counter]
+}
+
+// counterPhases are the phases a measurement or a round ends with.
+var counterPhases = [...]api.Phase{api.PhaseSuccessful, api.PhaseFailed, api.PhaseInconclusive, api.PhaseError}
+
+// inc counts one of phase.
+func (c *phaseCounter) inc(phase api.Phase) {
+	i := slices.Index(counterPhases[:], phase)
+	if i < 0 {
+		c.vec.WithLabelValues(string(phase)).Inc()
+		return
+	}
+	s := c.series[i].Load()
+	if s == nil {
+		counter := c.vec.WithLabelValues(string(phase))
+		s = &counter
+		c.series[i].Store(s)
+	}
+	(*s).Inc()
 }
 
 // registerErr is a failure to register the service's metrics, as an

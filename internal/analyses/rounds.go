@@ -143,10 +143,10 @@ func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOp
 func (a *Analyses) answerRound(plan *analysis.Plan, so StartOptions, result api.Analysis, answer func(api.Analysis, bool, bool), late bool) {
 	for _, m := range result.MetricResults {
 		for _, ms := range m.Measurements {
-			a.metrics.measurements.WithLabelValues(string(ms.Phase)).Inc()
+			a.metrics.measurements.inc(ms.Phase)
 		}
 	}
-	a.metrics.evaluations.WithLabelValues(string(result.Phase)).Inc()
+	a.metrics.evaluations.inc(result.Phase)
 	answer(result, a.keepRound(plan, so, result), late)
 }
 

@@ -690,7 +690,7 @@ func (a *Analyses) observe(led *Ledger, ev api.Event) {
 			// next request.
 			a.held.Prune()
 		}
-		a.metrics.measurements.WithLabelValues(string(ev.Measurement.Phase)).Inc()
+		a.metrics.measurements.inc(ev.Measurement.Phase)
 		// Checked first: the line's fields, made for every measurement,
 		// would be garbage (about 380 bytes) when debug lines are off.
 		if ce := a.log.Check(zap.DebugLevel, "measurement"); ce != nil {
