@@ -119,7 +119,7 @@
 // any ρ ≤ τ when events are independent (φ = 1), so that Ville's
 // inequality bounds the chance that E_t ever reaches 1/alpha by alpha.
 // The test fails at that point; the anytime p-value is min(1, 1/max E).
-// The mirror test, null "ρ ≥ τ" with alternatives τ/g_j, ends the test
+// The mirror test, null "ρ ≥ τ" with alternatives τ/g_j and the same weights, ends the test
 // Successful early when it reaches 1/alpha: the canary is then shown to be
 // better than the tolerance. Direction decrease swaps the two.
 //
