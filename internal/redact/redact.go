@@ -185,8 +185,17 @@ func IsSecretName(name string) bool {
 // every text shown. It runs on every header of every request, so it does
 // not allocate.
 func IsCredentialHeader(name string) bool {
+	if slices.Contains(plainHeaders[:], name) {
+		return false
+	}
 	return holdsAny(name, secretWords) || holdsAny(name, credentialWords)
 }
+
+// plainHeaders are headers that every query carries, as net/http
+// spells them, and that hold none of the words: they are answered
+// without a search of each word (a query's headers are seen before it is
+// sent and again as it was sent, on the path of every measurement).
+var plainHeaders = [...]string{"Accept", "Accept-Encoding", "Content-Length", "Content-Type", "User-Agent"}
 
 func holdsAny(s string, words []string) bool {
 	for i := 0; i < len(s); i++ {

@@ -127,3 +127,17 @@ func TestIsCredentialHeaderDoesNotAllocate(t *testing.T) {
 		t.Errorf("IsCredentialHeader allocates %v times, want none", n)
 	}
 }
+
+// TestPlainHeadersHoldNoWord checks that the headers IsCredentialHeader
+// answers without a search are those the search would answer the same
+// way, so that the shortcut never lets a credential's header through.
+func TestPlainHeadersHoldNoWord(t *testing.T) {
+	for _, name := range plainHeaders {
+		if holdsAny(name, secretWords) || holdsAny(name, credentialWords) {
+			t.Errorf("%q holds a credential's word: it cannot be a plain header", name)
+		}
+		if name != http.CanonicalHeaderKey(name) {
+			t.Errorf("%q is not as net/http spells it (%q): the shortcut would miss it", name, http.CanonicalHeaderKey(name))
+		}
+	}
+}
