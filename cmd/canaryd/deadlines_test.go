@@ -163,9 +163,19 @@ func TestLazyDeadlinesArmNothingBeforeTheHandler(t *testing.T) {
 		if lazy {
 			served = deadlineListener{served}
 		}
+		// A request is sent once the one before is done with (its read
+		// stopped, net/http's StateIdle), so that its first bytes are read
+		// for it, not by the read net/http runs while a handler works.
+		const requests = 20
+		idle := make(chan struct{}, requests)
 		srv := &http.Server{
 			ReadHeaderTimeout: readHeaderTimeout,
 			IdleTimeout:       2 * time.Minute,
+			ConnState: func(_ net.Conn, state http.ConnState) {
+				if state == http.StateIdle {
+					idle <- struct{}{}
+				}
+			},
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				log.add("handler")
 				rc := http.NewResponseController(w)
@@ -177,7 +187,6 @@ func TestLazyDeadlinesArmNothingBeforeTheHandler(t *testing.T) {
 		}
 		go func() { _ = srv.Serve(served) }()
 		client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
-		const requests = 20
 		for range requests {
 			resp, err := client.Post("http://"+ln.Addr().String()+"/", "text/plain", strings.NewReader("body"))
 			if err != nil {
@@ -185,6 +194,7 @@ func TestLazyDeadlinesArmNothingBeforeTheHandler(t *testing.T) {
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
+			<-idle
 		}
 		_ = srv.Close()
 
