@@ -61,17 +61,29 @@ type roundSlots struct {
 
 // acquire takes a slot, and returns false when every one is taken.
 func (s *roundSlots) acquire() (release func(), ok bool) {
-	if s.n.Add(1) > s.max {
-		s.n.Add(-1)
+	if !s.take() {
 		return nil, false
 	}
 	var once atomic.Bool
 	return func() {
 		if once.CompareAndSwap(false, true) {
-			s.n.Add(-1)
+			s.give()
 		}
 	}, true
 }
+
+// take takes a slot, and reports false when every one is taken; the
+// caller gives it back once (give). A round does, where a gate holds
+// acquire's release.
+func (s *roundSlots) take() bool {
+	if s.n.Add(1) > s.max {
+		s.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *roundSlots) give() { s.n.Add(-1) }
 
 // AcquireRound takes one of the MaxRounds slots for a gate, which holds
 // it until release; it fails with ErrTooManyRounds when every slot is
@@ -112,8 +124,7 @@ func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOp
 	if a.Draining() {
 		return ErrDraining
 	}
-	release, ok := a.rounds.acquire()
-	if !ok {
+	if !a.rounds.take() {
 		return ErrTooManyRounds
 	}
 	// An analysis' id: the round is kept as one, and with memory: its
@@ -130,7 +141,7 @@ func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOp
 		}
 	})
 	result := analysis.Evaluate(ctx, plan, opts)
-	release()
+	a.rounds.give()
 	if !stop() && !w.engineBack() {
 		return nil // answered by the watch
 	}
