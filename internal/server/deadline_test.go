@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,22 @@ func TestAbsoluteURL(t *testing.T) {
 		}
 		if got := absoluteURL(r, "/v1/analyses/x"); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestAbsoluteURLAsURLWritesIt checks that the URLs written without
+// url.URL (plainURLPart) are what url.URL writes, and that those with
+// characters it escapes are still written by it.
+func TestAbsoluteURLAsURLWritesIt(t *testing.T) {
+	for _, host := range []string{"canaryd:8080", "127.0.0.1:18080", "[::1]:8080", "Canaryd.Example.COM", "a_b.example", "a~b-c", "h%41st", "bücher.example", "host with space"} {
+		for _, path := range []string{"/v1/analyses/01hzxkq3r4m5n6p7q8r9s0t1v2", "/v1/analyses/x y", "/v1/analyses/%2F", "/v1/analyses/é", "/v1/[x]", "/v1/x~y_z-1.2:3"} {
+			r := httptest.NewRequest(http.MethodPost, "/v1/evaluate", nil)
+			r.Host = host
+			want := (&url.URL{Scheme: "http", Host: host, Path: path}).String()
+			if got := absoluteURL(r, path); got != want {
+				t.Errorf("host %q, path %q: %q, want %q as url.URL writes it", host, path, got, want)
+			}
 		}
 	}
 }

@@ -155,7 +155,24 @@ func absoluteURL(r *http.Request, path string) string {
 	if p := strings.ToLower(strings.TrimSpace(proto)); p == "http" || p == "https" {
 		scheme = p
 	}
+	if plainURLPart(r.Host, "-._~:[]") && plainURLPart(path, "-._~:/") {
+		// What url.URL's String writes, without its escaping.
+		return scheme + "://" + r.Host + path
+	}
 	return (&url.URL{Scheme: scheme, Host: r.Host, Path: path}).String()
+}
+
+// plainURLPart reports whether s is letters, digits and marks only, which
+// a URL's host (a name or an address, and its port: "-._~:[]") or path
+// (an id, a route: "-._~:/") holds unescaped.
+func plainURLPart(s, marks string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(marks, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // handleListAnalyses answers with a page of the analyses held, newest
