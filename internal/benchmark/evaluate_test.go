@@ -26,7 +26,8 @@ import (
 // conditions. It reports p50 and p99 of each and their ratios (targets:
 // p50 ratio ≤ 1.10, p99 ratio ≤ 1.25), and canaryd's beside the do-nothing
 // gateway's below (gateway-p50-ratio, target ≤ 1.10). CANARYD_BENCH_PAIRS
-// sets the number of rounds (2,000).
+// sets the number of rounds (2,000), CANARYD_BENCH_SERVE_GOMAXPROCS the
+// GOMAXPROCS of canaryd serve alone.
 //
 // Beside the times, it reports the CPU that canaryd serve and the gateway
 // each spent a round (evaluate-cpu-us, proxy-cpu-us: their processes'
@@ -241,6 +242,12 @@ func sortDurations(d []time.Duration) { sort.Slice(d, func(i, j int) bool { retu
 func startServe(tb testing.TB, prometheusURL string) (string, int) {
 	tb.Helper()
 	cmd := exec.Command(proctest.Build(tb, "../../cmd/canaryd"), "serve", "--listen", "127.0.0.1:0", "--prometheus-url", prometheusURL)
+	// CANARYD_BENCH_SERVE_GOMAXPROCS runs canaryd serve, and it alone,
+	// with that GOMAXPROCS: what Go's scheduler spends spreading a round's
+	// goroutines over the cores shows beside the gateway's.
+	if p := os.Getenv("CANARYD_BENCH_SERVE_GOMAXPROCS"); p != "" {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+p)
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)
