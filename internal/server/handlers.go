@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -294,60 +293,6 @@ func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout t
 			writeProblem(w, r, shuttingDown())
 		}
 	})
-}
-
-// writeRoundNow answers as writeRound does, with the answer's length, and
-// sends it at once, so that the caller has it before the request's log
-// line is written. net/http sends an answer it has not been told the
-// length of when the handler returns, or chunked when it is flushed
-// before; this one is whole on the wire before then.
-//
-// A late answer is that of a round whose engine has not come back by its
-// deadline, while the handler goes on waiting for it (see
-// analyses.Analyses.Evaluate): its connection is closed once the handler
-// returns, as a caller that sent its next request on it would wait for
-// the engine too.
-func writeRoundNow(w http.ResponseWriter, status int, a api.Analysis, late bool) {
-	bp := heldBodies.Get().(*[]byte)
-	held := heldAnswer{header: w.Header(), body: (*bp)[:0]}
-	writeRound(&held, status, a)
-	held.header["Content-Length"] = []string{strconv.Itoa(len(held.body))}
-	if late {
-		held.header.Set("Connection", "close")
-	}
-	w.WriteHeader(held.status)
-	_, _ = w.Write(held.body)
-	_ = http.NewResponseController(w).Flush()
-	if cap(held.body) <= maxPooledJSON {
-		*bp = held.body
-		heldBodies.Put(bp)
-	}
-}
-
-var heldBodies = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
-
-// heldAnswer is an answer written into memory, into the headers of the
-// answer it will be: its status and body.
-type heldAnswer struct {
-	header http.Header
-	status int
-	body   []byte
-}
-
-func (h *heldAnswer) Header() http.Header { return h.header }
-
-func (h *heldAnswer) WriteHeader(status int) {
-	if h.status == 0 {
-		h.status = status
-	}
-}
-
-func (h *heldAnswer) Write(b []byte) (int, error) {
-	if h.status == 0 {
-		h.status = http.StatusOK
-	}
-	h.body = append(h.body, b...)
-	return len(b), nil
 }
 
 func lookup(svc *analyses.Analyses, w http.ResponseWriter, r *http.Request) (*analyses.Run, bool) {

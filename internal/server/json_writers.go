@@ -2,25 +2,75 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/canaryd/canaryd/api"
 )
 
-// writeRound answers with the evaluated round a, as writeJSON would write
-// roundOf(a), byte for byte: a round is written without reflection
-// (api.AppendRound) into a pooled buffer. What api.AppendRound does not
-// write (a webhook, a score, the list's fields) goes to encoding/json.
-// TestAppendJSON holds the two to the same bytes.
-func writeRound(w http.ResponseWriter, status int, a api.Analysis) {
+// writeRoundNow answers with the evaluated round a, as writeJSON would
+// write roundOf(a), byte for byte, with the answer's length, and sends it
+// at once, so that the caller has it before the request's log line is
+// written. net/http sends an answer it has not been told the length of
+// when the handler returns, or chunked when it is flushed before; this
+// one is whole on the wire before then.
+//
+// A late answer is that of a round whose engine has not come back by its
+// deadline, while the handler goes on waiting for it (see
+// analyses.Analyses.Evaluate): its connection is closed once the handler
+// returns, as a caller that sent its next request on it would wait for
+// the engine too.
+//
+// A round is written without reflection (api.AppendRound) into a pooled
+// buffer, which becomes the answer's body as it is. TestAppendJSON holds
+// the bytes to encoding/json's.
+func writeRoundNow(w http.ResponseWriter, status int, a api.Analysis, late bool) {
 	bp := jsonBuffers.Get().(*[]byte)
-	b, ok := api.AppendRound((*bp)[:0], &a)
-	if !ok {
-		jsonBuffers.Put(bp)
-		writeJSON(w, status, roundOf(a))
-		return
+	h := w.Header()
+	body, ok := api.AppendRound((*bp)[:0], &a)
+	if ok {
+		h["Content-Type"], h["X-Content-Type-Options"] = jsonContentTypeValue, noSniffValue
+	} else {
+		// What AppendRound leaves to encoding/json (those a round never has).
+		held := heldAnswer{header: h, body: body[:0]}
+		writeJSON(&held, status, roundOf(a))
+		status, body = held.status, held.body
 	}
-	writeBuffered(w, status, bp, b)
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if late {
+		h["Connection"] = []string{"close"}
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	_ = http.NewResponseController(w).Flush()
+	if cap(body) <= maxPooledJSON {
+		*bp = body
+		jsonBuffers.Put(bp)
+	}
+}
+
+// heldAnswer is an answer written into memory, into the headers of the
+// answer it will be: its status and body.
+type heldAnswer struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (h *heldAnswer) Header() http.Header { return h.header }
+
+func (h *heldAnswer) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+
+func (h *heldAnswer) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	h.body = append(h.body, b...)
+	return len(b), nil
 }
 
 // writeAnalysis answers with the analysis a, as writeJSON would write it,
@@ -40,7 +90,7 @@ func writeAnalysis(w http.ResponseWriter, status int, a api.Analysis) {
 }
 
 // writeBuffered answers with the JSON b, written into the pooled buffer
-// bp (writeRound, writeAnalysis), with writeJSON's headers, and gives the
+// bp (writeAnalysis), with writeJSON's headers, and gives the
 // buffer back to the pool unless it grew past maxPooledJSON.
 func writeBuffered(w http.ResponseWriter, status int, bp *[]byte, b []byte) {
 	h := w.Header()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/canaryd/canaryd/api"
@@ -11,7 +12,7 @@ import (
 )
 
 // jsonWriter is one of the writers that answer without encoding/json's
-// reflection (writeRound, writeAnalysis): its appender, its writer, what
+// reflection (writeRoundNow, writeAnalysis): its appender, its writer, what
 // writeJSON would write in its place, and the status it is tested with.
 type jsonWriter struct {
 	name    string
@@ -22,7 +23,8 @@ type jsonWriter struct {
 }
 
 var jsonWriters = []jsonWriter{
-	{"writeRound", api.AppendRound, writeRound, func(a api.Analysis) any { return roundOf(a) }, http.StatusOK},
+	{"writeRoundNow", api.AppendRound, func(w http.ResponseWriter, status int, a api.Analysis) { writeRoundNow(w, status, a, false) },
+		func(a api.Analysis) any { return roundOf(a) }, http.StatusOK},
 	{"writeAnalysis", api.AppendAnalysis, writeAnalysis, func(a api.Analysis) any { return a }, http.StatusAccepted},
 }
 
@@ -66,6 +68,9 @@ func TestAppendJSONHandsOver(t *testing.T) {
 			if want := encodedBy(t, w, c.Analysis); !bytes.Equal(rec.Body.Bytes(), want) || rec.Header().Get("Content-Type") != jsonContentType ||
 				rec.Code != w.status {
 				t.Errorf("%s: %s wrote %d %s (%s), want %s", c.Name, w.name, rec.Code, rec.Body, rec.Header().Get("Content-Type"), want)
+			}
+			if cl := rec.Header().Get("Content-Length"); w.name == "writeRoundNow" && cl != strconv.Itoa(rec.Body.Len()) {
+				t.Errorf("%s: %s wrote Content-Length %q for %d bytes", c.Name, w.name, cl, rec.Body.Len())
 			}
 		}
 	}
