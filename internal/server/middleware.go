@@ -101,18 +101,28 @@ type observed struct {
 	idHeader [1]string
 }
 
-// infoContext is context.WithValue(Context, requestInfoKey{}, info).
+// infoContext is context.WithValue(Context, requestInfoKey{}, info) and
+// context.WithValue(…, chi.RouteCtxKey, route) in one: the router finds
+// its routing context in it, and adds no context of its own.
 type infoContext struct {
 	context.Context
-	info *requestInfo
+	info  *requestInfo
+	route *chi.Context
 }
 
 func (c *infoContext) Value(key any) any {
-	if key == (requestInfoKey{}) {
+	switch key {
+	case requestInfoKey{}:
 		return c.info
+	case chi.RouteCtxKey:
+		return c.route
 	}
 	return c.Context.Value(key)
 }
+
+// routeContexts are the routing contexts of requests, kept for the next
+// request as the router keeps its own.
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // newObserved gives r its id, and w the X-Request-Id header that names it.
 func newObserved(w http.ResponseWriter, r *http.Request) *observed {
@@ -200,12 +210,18 @@ func quietRoute(route string) bool {
 }
 
 // observe gives every request its id, recovers a panic into a 500 problem,
-// and logs and counts the request by its route pattern.
-func (s *server) observe(next http.Handler) http.Handler {
+// and logs and counts the request by its route pattern. It serves mux, the
+// whole surface, with mux's routing context in the request's context
+// (infoContext), as mux would have put it there itself.
+func (s *server) observe(mux *chi.Mux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		o := newObserved(w, r)
 		info, rec := &o.info, &o.rec
+		route := routeContexts.Get().(*chi.Context)
+		route.Reset()
+		route.Routes = mux
+		o.ctx.route = route
 		r = r.WithContext(&o.ctx)
 		s.metrics.inFlight.Inc()
 
@@ -226,11 +242,12 @@ func (s *server) observe(next http.Handler) http.Handler {
 			}
 			s.metrics.inFlight.Dec()
 			s.logRequest(r, rec, info, start)
+			routeContexts.Put(route)
 			if abort {
 				panic(http.ErrAbortHandler)
 			}
 		}()
-		next.ServeHTTP(rec, r)
+		mux.ServeHTTP(rec, r)
 	})
 }
 

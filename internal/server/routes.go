@@ -12,8 +12,8 @@ import (
 // routes lists the whole HTTP surface. openapi.yaml describes the same
 // surface for callers; the contract tests keep the two together.
 func (s *server) routes(r chi.Router) {
-	// Every request: request id, access log, metrics, panic recovery.
-	r.Use(s.observe)
+	// Every request has its request id, access log line, metrics and
+	// panic recovery from observe, around r (New).
 	r.NotFound(handleNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 

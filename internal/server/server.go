@@ -207,5 +207,5 @@ func New(opts Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return s.observe(r), nil
 }
