@@ -11,6 +11,8 @@
 // or no epoch at all; they are still read, and only ever looked up as they
 // are.
 //
-// The package is pure: it parses and formats, and must not resolve names,
-// open connections or log.
+// The random part, and canaryd's request ids, are crypto/rand's bytes,
+// read a buffer at a time (Random). Beside that, the package is pure: it
+// parses and formats, and must not resolve names, open connections or
+// log.
 package ids

@@ -1,7 +1,9 @@
 package ids
 
 import (
+	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -91,6 +93,36 @@ func TestEpoch(t *testing.T) {
 	} {
 		if got, ok := EpochOf(id); ok {
 			t.Errorf("EpochOf(%q) = %v, want none", id, got)
+		}
+	}
+}
+
+// TestRandom checks that Random hands out every byte it read once, in
+// draws of every size a buffer holds and past it, from goroutines at once.
+func TestRandom(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[[12]byte]bool{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 500 {
+				var b [12]byte
+				Random(b[:])
+				mu.Lock()
+				if seen[b] {
+					t.Errorf("Random gave %x twice", b)
+				}
+				seen[b] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, n := range []int{0, 1, 16, 255, 256, 257, 4096} {
+		b := make([]byte, n)
+		Random(b)
+		if n >= 16 && bytes.Count(b, []byte{0}) == n {
+			t.Errorf("Random left %d bytes zero", n)
 		}
 	}
 }

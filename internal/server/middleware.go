@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/canaryd/canaryd/api"
+	"github.com/canaryd/canaryd/internal/ids"
 )
 
 const (
@@ -155,11 +155,13 @@ func setRound(r *http.Request, a *api.Analysis, series string, kept bool) {
 // caller can follow its request through our logs, and a fresh one
 // otherwise (a header that could forge log fields is not echoed).
 func requestID(r *http.Request) string {
-	if id := r.Header.Get(requestIDHeader); id != "" && len(id) <= maxRequestIDLength && isToken(id) {
-		return id
+	if v := r.Header[requestIDHeader]; len(v) > 0 { // Header.Get, without canonicalising a canonical key
+		if id := v[0]; id != "" && len(id) <= maxRequestIDLength && isToken(id) {
+			return id
+		}
 	}
 	var b [12]byte
-	_, _ = rand.Read(b[:])
+	ids.Random(b[:])
 	return hex.EncodeToString(b[:])
 }
 
