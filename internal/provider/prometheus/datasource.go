@@ -60,10 +60,12 @@ func newDatasource(d Datasource, responses *responseLimits) (*datasource, error)
 		// CloseIdleConnections).
 		ds.raw[i] = raw
 		raw = &requestSlots{slots: slots, next: raw}
-		if hc.BasicAuth != nil || hc.Authorization != nil || hc.OAuth2 != nil || hc.HTTPHeaders != nil {
+		// Prometheus' client adds credentials and headers of its own.
+		addsHeaders := hc.BasicAuth != nil || hc.Authorization != nil || hc.OAuth2 != nil || hc.HTTPHeaders != nil
+		if addsHeaders {
 			raw = &ownHeaders{next: raw}
 		}
-		rt := http.RoundTripper(&recordCredentials{next: &limitResponse{limits: responses, next: raw}})
+		rt := http.RoundTripper(&recordCredentials{next: &limitResponse{limits: responses, next: raw}, addsBelow: addsHeaders})
 		if d.SigV4 != nil {
 			if rt, err = sigv4.NewSigV4RoundTripper(d.SigV4, rt); err != nil {
 				return nil, fmt.Errorf("sigv4: %w", err)

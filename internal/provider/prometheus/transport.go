@@ -112,11 +112,18 @@ func (c *sentCredentials) list() []string {
 }
 
 // recordCredentials sees every header of a query as sent: the request as
-// it comes down (the metric's and canaryd's headers), and after the round
-// trip, the request the connection carried (resp.Request), with the
+// it comes down (the metric's and canaryd's headers), and, when the round
+// trippers below it add headers of their own (addsBelow), after the round
+// trip the request the connection carried (resp.Request), with the
 // credentials that Prometheus' HTTP client configuration added below it.
+//
+// Without them, the request the connection carried has the headers seen
+// coming down: net/http's transport sends a copy of the request it is
+// given (resp.Request is never req itself), whose header map is the
+// same, and changes nothing in it.
 type recordCredentials struct {
-	next http.RoundTripper
+	next      http.RoundTripper
+	addsBelow bool
 }
 
 func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -126,7 +133,7 @@ func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	c.record(req)
 	resp, err := rt.next.RoundTrip(req)
-	if resp != nil && resp.Request != nil && resp.Request != req {
+	if rt.addsBelow && resp != nil && resp.Request != nil && resp.Request != req {
 		c.record(resp.Request)
 	}
 	return resp, err
@@ -136,7 +143,9 @@ func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error
 // (the token after "Bearer ", a basic password).
 func (c *sentCredentials) record(req *http.Request) {
 	for k, vs := range req.Header {
-		if !redact.IsCredentialHeader(k) {
+		// A header without a value is not sent (Idempotency-Key): it
+		// holds nothing to record, whatever its name.
+		if len(vs) == 0 || !redact.IsCredentialHeader(k) {
 			continue
 		}
 		for _, v := range vs {
