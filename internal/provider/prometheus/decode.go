@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/canaryd/canaryd/internal/analysis"
 )
 
@@ -22,6 +24,29 @@ type fastAnswer struct {
 	values   []float64
 	warnings []string
 	infos    []string
+	// texts are the first values (the scalar's, or the first of values)
+	// as the answer writes them, where that is how the display writes
+	// them too (shortestText), and nil where it is not: display copies
+	// them rather than formatting the values anew. They are the body's
+	// bytes, to be read before the body is reused.
+	texts [keptTexts][]byte
+}
+
+// keptTexts is how many values' texts an answer keeps: a canary's
+// query is usually a ratio, one value.
+const keptTexts = 4
+
+// display is the measurement's value as Argo writes it: a scalar as
+// model.SampleValue.String writes it, a vector or matrix as appendDisplay.
+func (a *fastAnswer) display() string {
+	if a.scalar {
+		if a.texts[0] != nil {
+			return string(a.texts[0])
+		}
+		return model.SampleValue(a.value).String()
+	}
+	var scratch [64]byte
+	return string(appendDisplay(scratch[:0], a.values, a.texts[:]))
 }
 
 // decodeFast reads a successful query response in the form Prometheus,
@@ -95,6 +120,7 @@ func decodeFast(body []byte, maxValues int) (a fastAnswer, ok bool) {
 		}
 	}
 	d.space()
+	a.texts = d.texts
 	return a, seenStatus && seenData && d.i == len(d.b)
 }
 
@@ -108,16 +134,28 @@ type decoder struct {
 	// and decoding stops, at the first one past it.
 	max  int
 	over bool
+	// texts are the first values' texts (fastAnswer.texts).
+	texts [keptTexts][]byte
 }
 
-// add appends a value unless that would make more than max.
-func (d *decoder) add(values *[]float64, v float64) bool {
+// add appends a value, whose text in the answer is text, unless that
+// would make more than max.
+func (d *decoder) add(values *[]float64, v float64, text []byte) bool {
 	if len(*values) >= d.max {
 		d.over = true
 		return false
 	}
+	d.keepText(len(*values), text)
 	*values = append(*values, v)
 	return true
+}
+
+// keepText keeps the text of the i-th value, if it is one of the first
+// and is written as the display writes it.
+func (d *decoder) keepText(i int, text []byte) {
+	if i < len(d.texts) && shortestText(text) {
+		d.texts[i] = text
+	}
 }
 
 func (d *decoder) space() {
@@ -204,7 +242,10 @@ func (d *decoder) data(a *fastAnswer) bool {
 	switch string(resultType) {
 	case "scalar":
 		a.scalar = true
-		ok = d.pair(&a.value)
+		var text []byte
+		if a.value, text, ok = d.pair(); ok {
+			d.keepText(0, text)
+		}
 	case "vector":
 		a.values = []float64{}
 		ok = d.array(func() bool { return d.sample(&a.values, "value") })
@@ -265,13 +306,9 @@ func (d *decoder) sample(values *[]float64, valueKey string) bool {
 			seenValue = true
 			var ok bool
 			if valueKey == "value" {
-				var v float64
-				ok = d.pair(&v) && d.add(values, v)
+				ok = d.value(values)
 			} else {
-				ok = d.array(func() bool {
-					var v float64
-					return d.pair(&v) && d.add(values, v)
-				})
+				ok = d.array(func() bool { return d.value(values) })
 			}
 			if !ok {
 				return false
@@ -309,25 +346,76 @@ func classicLabelName(b []byte) bool {
 	return true
 }
 
-// pair reads [timestamp, "value"], exactly two elements. The timestamp is
-// checked, not kept: a JSON number without an exponent and with at most 18
-// integer digits, which model.Time parses without error.
-func (d *decoder) pair(value *float64) bool {
+// value reads a pair and appends its value.
+func (d *decoder) value(values *[]float64) bool {
+	v, text, ok := d.pair()
+	return ok && d.add(values, v, text)
+}
+
+// pair reads [timestamp, "value"], exactly two elements, and returns the
+// value and its text. The timestamp is checked, not kept: a JSON number
+// without an exponent and with at most 18 integer digits, which
+// model.Time parses without error.
+func (d *decoder) pair() (float64, []byte, bool) {
 	if !d.consume('[') || !d.timestamp() || !d.consume(',') {
-		return false
+		return 0, nil, false
 	}
 	raw, ok := d.plainString()
 	if !ok {
-		return false
+		return 0, nil, false
 	}
 	// client_golang parses the string's bytes with strconv.ParseFloat
 	// too, so NaN, +Inf and every other spelling read the same.
 	v, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil {
+		return 0, nil, false
+	}
+	return v, raw, d.consume(']')
+}
+
+// shortestText reports whether text is what strconv.FormatFloat(v, 'f',
+// -1, 64), the display's spelling of a value, writes of the value v that
+// strconv.ParseFloat reads in it: "NaN", "+Inf" or "-Inf", or a decimal
+// with no exponent, no sign but a minus, no leading zero but a lone one
+// before the point, no trailing zero after it, at most 15 significant
+// digits and at most 24 bytes. A float64 holds any 15 significant
+// digits (DBL_DIG): the value read is written back as the same digits,
+// and no shorter ones read into it. A text of 24 bytes at most is well
+// within float64's normal range, where that holds. FuzzShortestText
+// holds it to strconv.
+func shortestText(text []byte) bool {
+	switch string(text) {
+	case "NaN", "+Inf", "-Inf":
+		return true
+	}
+	if len(text) == 0 || len(text) > 24 {
 		return false
 	}
-	*value = v
-	return d.consume(']')
+	digits := text
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	point := -1
+	significant := 0
+	for i, c := range digits {
+		switch {
+		case c == '.' && point < 0:
+			point = i
+		case c < '0' || c > '9':
+			return false
+		case c != '0' || significant > 0:
+			significant++
+		}
+	}
+	switch {
+	case len(digits) == 0 || point == 0 || point == len(digits)-1:
+		return false // no digit, or none before or after the point
+	case digits[0] == '0' && len(digits) > 1 && point != 1:
+		return false // a leading zero
+	case point > 0 && digits[len(digits)-1] == '0':
+		return false // a trailing zero after the point
+	}
+	return significant <= 15
 }
 
 func (d *decoder) timestamp() bool {
@@ -368,11 +456,12 @@ func (d *decoder) digits() int {
 }
 
 // appendDisplay writes values as Argo shows a vector: [0.995,NaN], each
-// value as model.SampleValue.String writes it. What it writes is at most
+// value as model.SampleValue.String writes it, or as texts has it already
+// written (texts[i], when it is not nil, is values[i]'s). What it writes is at most
 // analysis.MaxValueBytes long: beyond, the values that fit are followed by
 // how many there are in all, [0.1,0.2,… (12000 values)], so that a
 // measurement never keeps more than that however large its result.
-func appendDisplay(buf []byte, values []float64) []byte {
+func appendDisplay(buf []byte, values []float64, texts [][]byte) []byte {
 	start := len(buf)
 	buf = append(buf, '[')
 	for i, v := range values {
@@ -380,7 +469,11 @@ func appendDisplay(buf []byte, values []float64) []byte {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
+		if i < len(texts) && texts[i] != nil {
+			buf = append(buf, texts[i]...)
+		} else {
+			buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
+		}
 		last := i == len(values)-1
 		if n := len(buf) - start; (last && n+1 > analysis.MaxValueBytes) || (!last && n > analysis.MaxValueBytes-displayReserve) {
 			buf = buf[:mark]

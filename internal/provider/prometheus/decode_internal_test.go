@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +33,8 @@ var decodeFastSeeds = []string{
 	`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"1e3"]}]}}`,
 	`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"0x1p-2"]}]}}`,
 	`{"status":"success","data":{"resultType":"vector","result":[{"value":[-1.12345,"-0"]}]}}`,
+	`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"0.99930"]},{"metric":{},"value":[1,"1.0"]},{"metric":{},"value":[1,"0.30000000000000004"]},{"metric":{},"value":[1,"Inf"]},{"metric":{},"value":[1,"0.25"]},{"metric":{},"value":[1,"2.50"]}]}}`,
+	`{"status":"success","data":{"resultType":"scalar","result":[1,"0.50"]}}`,
 }
 
 func TestDecodeFast(t *testing.T) {
@@ -123,10 +127,10 @@ func FuzzDecodeFast(f *testing.F) {
 			t.Fatalf("decodeFast read %q, convert refused client_golang's value: %v", body, err)
 		}
 		var gotValue any = got.values
-		gotDisplay := string(appendDisplay(nil, got.values))
 		if got.scalar {
-			gotValue, gotDisplay = got.value, v1SampleString(got.value)
+			gotValue = got.value
 		}
+		gotDisplay := got.display()
 		if !sameValue(gotValue, wantValue) || gotDisplay != wantDisplay {
 			t.Fatalf("%q: decodeFast (%#v, %q), client_golang (%#v, %q)", body, gotValue, gotDisplay, wantValue, wantDisplay)
 		}
@@ -241,7 +245,7 @@ func TestDecodeFastCap(t *testing.T) {
 // TestAppendDisplayCap: a value never keeps more than MaxValueBytes, and
 // says how many values a cut one had.
 func TestAppendDisplayCap(t *testing.T) {
-	if got := string(appendDisplay(nil, []float64{0.5, math.NaN(), math.Inf(-1)})); got != "[0.5,NaN,-Inf]" {
+	if got := string(appendDisplay(nil, []float64{0.5, math.NaN(), math.Inf(-1)}, nil)); got != "[0.5,NaN,-Inf]" {
 		t.Errorf("short: %q", got)
 	}
 	for _, n := range []int{400, 409, 410, 1000, 100000} {
@@ -249,7 +253,7 @@ func TestAppendDisplayCap(t *testing.T) {
 		for i := range values {
 			values[i] = 0.123456 // 8 bytes, 9 with the comma
 		}
-		got := string(appendDisplay(nil, values))
+		got := string(appendDisplay(nil, values, nil))
 		switch {
 		case len(got) > analysis.MaxValueBytes:
 			t.Errorf("%d values: %d bytes, more than %d", n, len(got), analysis.MaxValueBytes)
@@ -266,15 +270,125 @@ func TestAppendDisplayCap(t *testing.T) {
 	}
 	// Long values: the cut is between two of them.
 	huge := []float64{1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300, 1e300}
-	got := string(appendDisplay(nil, huge))
+	got := string(appendDisplay(nil, huge, nil))
 	if len(got) > analysis.MaxValueBytes || !strings.HasSuffix(got, "0,… (14 values)]") {
 		t.Errorf("huge values: %d bytes, ends %q", len(got), got[len(got)-30:])
 	}
 }
 
-func v1SampleString(v float64) string {
-	_, display, _ := convert(&model.Scalar{Value: model.SampleValue(v)})
-	return display
+// TestDecodeFastDisplay checks the display of answers whose values are
+// written as the display writes them, and of answers whose values are
+// not: each is written as client_golang's value is (convert).
+func TestDecodeFastDisplay(t *testing.T) {
+	vector := func(values ...string) string {
+		var b strings.Builder
+		b.WriteString(`{"status":"success","data":{"resultType":"vector","result":[`)
+		for i, v := range values {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"metric":{},"value":[1,%q]}`, v)
+		}
+		b.WriteString(`]}}`)
+		return b.String()
+	}
+	scalar := func(v string) string {
+		return `{"status":"success","data":{"resultType":"scalar","result":[1,"` + v + `"]}}`
+	}
+	for _, tc := range []struct{ body, want string }{
+		{vector("0.9993"), "[0.9993]"},
+		{vector("0.99930"), "[0.9993]"},
+		{vector("1.0", "01", "+1", "1e0", "1"), "[1,1,1,1,1]"},
+		{vector("NaN", "nan", "+Inf", "Inf", "inf", "-Inf", "-infinity"), "[NaN,NaN,+Inf,+Inf,+Inf,-Inf,-Inf]"},
+		{vector("-0", "0", "-0.0", "0.000001", "1e-6"), "[-0,0,-0,0.000001,0.000001]"},
+		{vector("0.30000000000000004", "0.1", "123456789012345", "1234567890123456789"), "[0.30000000000000004,0.1,123456789012345,1234567890123456800]"},
+		{vector("5", "4", "3", "2", "1", "0.50"), "[5,4,3,2,1,0.5]"},
+		{vector(), "[]"},
+		{scalar("0.5"), "0.5"},
+		{scalar("5e-1"), "0.5"},
+		{scalar("+Inf"), "+Inf"},
+		{scalar("-0"), "-0"},
+	} {
+		a, ok := decodeFast([]byte(tc.body), math.MaxInt)
+		if !ok {
+			t.Errorf("%s: not read", tc.body)
+			continue
+		}
+		var value model.Value = &model.Scalar{Value: model.SampleValue(a.value)}
+		if !a.scalar {
+			vector := model.Vector{}
+			for _, v := range a.values {
+				vector = append(vector, &model.Sample{Value: model.SampleValue(v)})
+			}
+			value = vector
+		}
+		if _, want, _ := convert(value); a.display() != want || want != tc.want {
+			t.Errorf("%s: display %q, convert's %q, want %q", tc.body, a.display(), want, tc.want)
+		}
+	}
+}
+
+// shortestTextSeeds are texts of values, as servers may write them.
+var shortestTextSeeds = []string{
+	"0.9993", "0", "-0", "1", "-1", "NaN", "+Inf", "-Inf", "0.1", "0.5", "100", "1e3", "1E3", "0x1p-2",
+	"0.30000000000000004", "123456789012345", "1234567890123456", "999999999999999", "0.999999999999999",
+	"0.000000000000000000001", "100000000000000000000", "1000000000000000000000000", "9007199254740993",
+	"1.0", "0.10", "01", "00", "-00", "+1", ".5", "5.", "-.5", "1..2", "1.2.3", "nan", "inf", "Inf", "+inf",
+	"infinity", "1_000", "", "-", ".", " 1", "1 ", "0.0000000000000000000001", "12345678901234.5",
+	"1234567890.12345", "0.123456789012345", "0.1234567890123456", "4.9e-324", "1.7976931348623157e308",
+}
+
+// TestShortestText checks shortestText on values as they are usually
+// written, which it must take, and on texts it must not.
+func TestShortestText(t *testing.T) {
+	for _, text := range []string{"0.9993", "0", "-0", "1", "0.000001", "123456789012345", "0.999999999999999", "NaN", "+Inf", "-Inf", "1599076435.123"} {
+		if !shortestText([]byte(text)) {
+			t.Errorf("%q: not taken as written", text)
+		}
+	}
+	for _, text := range []string{"1.0", "01", "+1", ".5", "5.", "1e3", "nan", "Inf", "1234567890123456", "0.30000000000000004", "", "-", "1_000"} {
+		if shortestText([]byte(text)) {
+			t.Errorf("%q: taken as written", text)
+		}
+	}
+	for _, text := range shortestTextSeeds {
+		checkShortestText(t, text)
+	}
+	// Values of every magnitude a text of 24 bytes holds, written with
+	// every precision up to float64's and beyond it.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		v := r.Float64() * math.Pow(10, float64(r.IntN(44)-22))
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		for prec := -1; prec <= 20; prec++ {
+			checkShortestText(t, strconv.FormatFloat(v, 'f', prec, 64))
+		}
+	}
+}
+
+// FuzzShortestText holds shortestText to strconv: a text it takes as
+// written is what strconv.FormatFloat writes of the value
+// strconv.ParseFloat reads in it.
+func FuzzShortestText(f *testing.F) {
+	for _, text := range shortestTextSeeds {
+		f.Add(text)
+	}
+	f.Fuzz(checkShortestText)
+}
+
+func checkShortestText(t *testing.T, text string) {
+	if !shortestText([]byte(text)) {
+		return
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		t.Fatalf("%q taken as written, but strconv.ParseFloat refuses it: %v", text, err)
+	}
+	if w := strconv.FormatFloat(v, 'f', -1, 64); w != text {
+		t.Fatalf("%q taken as written, but strconv.FormatFloat writes %q", text, w)
+	}
 }
 
 func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
@@ -301,4 +415,17 @@ func sameValue(got, want any) bool {
 		return ok && sameFloats(g, w)
 	}
 	return false
+}
+
+// BenchmarkDecodeFast reads a canary query's answer, one value, and
+// writes its display.
+func BenchmarkDecodeFast(b *testing.B) {
+	body := []byte(`{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1599076435.123,"0.9993"]}]}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		a, ok := decodeFast(body, math.MaxInt)
+		if !ok || a.display() != "[0.9993]" {
+			b.Fatal(a, ok)
+		}
+	}
 }

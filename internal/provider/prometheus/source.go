@@ -114,12 +114,11 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 				s.p.putBuffer(buf)
 				return analysis.Observation{Err: s.p.tooManyValues(n)}
 			}
-			obs := analysis.Observation{Metadata: annotations(a.warnings, a.infos)}
+			obs := analysis.Observation{Metadata: annotations(a.warnings, a.infos), Display: a.display()}
 			if a.scalar {
-				obs.Value, obs.Display = a.value, model.SampleValue(a.value).String()
+				obs.Value = a.value
 			} else {
-				var display [64]byte
-				obs.Value, obs.Display = a.values, string(appendDisplay(display[:0], a.values))
+				obs.Value = a.values
 			}
 			s.p.putBuffer(buf)
 			return obs
@@ -368,7 +367,7 @@ func convert(value model.Value) (any, string, error) {
 			}
 		}
 		out := floats(values)
-		return out, string(appendDisplay(nil, out)), nil
+		return out, string(appendDisplay(nil, out, nil)), nil
 	case model.Matrix:
 		values := []model.SampleValue{}
 		for _, series := range v {
@@ -380,7 +379,7 @@ func convert(value model.Value) (any, string, error) {
 			}
 		}
 		out := floats(values)
-		return out, string(appendDisplay(nil, out)), nil
+		return out, string(appendDisplay(nil, out, nil)), nil
 	default:
 		//lint:ignore ST1005 Argo Rollouts' message, kept so its users recognise it
 		return nil, "", errors.New("Prometheus metric type not supported")
