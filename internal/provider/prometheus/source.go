@@ -93,11 +93,11 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	// An explicit timeout of 0 yields a context that is already expired, so
 	// that every query fails with "context deadline exceeded": Argo's
 	// behaviour, kept so that a template means the same thing in both.
-	ctx, cancel := withTimeout(ctx, s.timeout)
+	began := time.Now()
+	ctx, cancel := withTimeout(ctx, s.timeout, began)
 	defer cancel()
 	ctx, sent := withSentCredentials(ctx)
 
-	began := time.Now()
 	buf := s.p.getBuffer()
 	q := s.p.getQueryBody()
 	q.form = s.appendForm(q.form[:0], at, r)
@@ -153,12 +153,13 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 }
 
 // withTimeout is context.WithTimeout(ctx, timeout), or ctx itself when
-// its own deadline comes first: WithTimeout would then return a context
-// that ends with ctx and its error, at the price of an allocation and of
-// registering it with ctx and taking it back. A round of /v1/evaluate
-// (8 s by default) ends before a query's default timeout (30 s).
-func withTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ok && !d.After(time.Now().Add(timeout)) {
+// its own deadline comes first (now is the time): WithTimeout would then
+// return a context that ends with ctx and its error, at the price of an
+// allocation and of registering it with ctx and taking it back. A round
+// of /v1/evaluate (8 s by default) ends before a query's default timeout
+// (30 s).
+func withTimeout(ctx context.Context, timeout time.Duration, now time.Time) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && !d.After(now.Add(timeout)) {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, timeout)

@@ -26,7 +26,7 @@ func TestWithTimeout(t *testing.T) {
 		{"the caller's deadline first", second, time.Hour, true, time.Second},
 		{"no deadline", t.Context(), time.Minute, false, time.Minute},
 	} {
-		ctx, cancel := withTimeout(tc.parent, tc.timeout)
+		ctx, cancel := withTimeout(tc.parent, tc.timeout, time.Now())
 		d, ok := ctx.Deadline()
 		if !ok || time.Until(d) > tc.deadline || time.Until(d) < tc.deadline-time.Minute/2 {
 			t.Errorf("%s: deadline in %v (%v), want about %v", tc.name, time.Until(d), ok, tc.deadline)
@@ -40,7 +40,7 @@ func TestWithTimeout(t *testing.T) {
 		}
 	}
 	for _, parent := range []context.Context{t.Context(), hour, second} {
-		ctx, cancel := withTimeout(parent, 0)
+		ctx, cancel := withTimeout(parent, 0, time.Now())
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			t.Errorf("a timeout of 0: %v, want %v at once", ctx.Err(), context.DeadlineExceeded)
 		}
