@@ -20,19 +20,17 @@ import (
 // a run, each metric counting by its one measurement: the phase follows the
 // score, or is Error if a non-dry-run measurement is.
 func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
-	if opts.Clock == nil {
-		opts.Clock = clock.Real{}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.Real{}
 	}
-	r := &Run{plan: plan, opts: opts.kept(), clock: opts.Clock}
-	// The round's start and end in one allocation.
-	times := new([2]time.Time)
-	times[0] = opts.Clock.Now()
-	// Each metric's one measurement: the results' lists are slices of it.
-	measurements := make([]api.Measurement, len(plan.Metrics))
-	measureAll(ctx, r, measurements)
+	mem := newRoundMemory(len(plan.Metrics))
+	mem.times[0] = clk.Now()
+	measureAll(ctx, plan, clk, mem)
 
-	a := api.Analysis{ID: opts.ID, StartedAt: &times[0], Template: opts.Template, Args: opts.Args, Kind: opts.Kind, Series: opts.Series,
-		MetricResults: make([]api.MetricResult, 0, len(plan.Metrics))}
+	a := api.Analysis{ID: opts.ID, StartedAt: &mem.times[0], Template: opts.Template, Args: opts.Args, Kind: opts.Kind, Series: opts.Series,
+		MetricResults: mem.results[:0]}
+	measurements := mem.measurements
 	worst := api.Phase("")
 	for i := range plan.Metrics {
 		m := &plan.Metrics[i]
@@ -89,23 +87,51 @@ func Evaluate(ctx context.Context, plan *Plan, opts Options) api.Analysis {
 			}
 		}
 	}
-	times[1] = opts.Clock.Now()
-	a.CompletedAt = &times[1]
+	mem.times[1] = clk.Now()
+	a.CompletedAt = &mem.times[1]
 	return a
 }
 
-// measureAll takes the round's measurements into measurements, one per
-// metric of r's plan, at once. The last metric is measured on this
-// goroutine, while the others are measured on theirs: a round of one
-// metric, the web provider's usual, then waits on no other goroutine and
-// allocates nothing to wait with.
-func measureAll(ctx context.Context, r *Run, measurements []api.Measurement) {
-	last := len(measurements) - 1
+// roundMemory is what a round's result points into: the round's two
+// instants, then each measurement's two; each metric's one measurement
+// (the results' lists are slices of it); and the metrics' results. A
+// round of one metric, the web provider's usual, has them in one
+// allocation.
+type roundMemory struct {
+	times        []time.Time
+	measurements []api.Measurement
+	results      []api.MetricResult
+}
+
+func newRoundMemory(n int) roundMemory {
+	if n == 1 {
+		one := new(struct {
+			times        [4]time.Time
+			measurements [1]api.Measurement
+			results      [1]api.MetricResult
+		})
+		return roundMemory{times: one.times[:], measurements: one.measurements[:], results: one.results[:]}
+	}
+	return roundMemory{times: make([]time.Time, 2+2*n), measurements: make([]api.Measurement, n), results: make([]api.MetricResult, n)}
+}
+
+// measure takes metric i's measurement into mem.
+func (mem roundMemory) measure(ctx context.Context, plan *Plan, clk clock.Clock, i int) {
+	mem.measurements[i] = measureAt(ctx, &plan.Metrics[i], clk, (*[2]time.Time)(mem.times[2+2*i:]))
+}
+
+// measureAll takes the round's measurements into mem, one per metric of
+// plan, at once. The last metric is measured on this goroutine, while the
+// others are measured on theirs: a round of one metric, the web
+// provider's usual, then waits on no other goroutine and allocates
+// nothing to wait with.
+func measureAll(ctx context.Context, plan *Plan, clk clock.Clock, mem roundMemory) {
+	last := len(plan.Metrics) - 1
 	if last < 0 {
 		return
 	}
 	if last == 0 {
-		measurements[0] = r.measure(ctx, 0)
+		mem.measure(ctx, plan, clk, 0)
 		return
 	}
 	wg := new(sync.WaitGroup)
@@ -114,9 +140,9 @@ func measureAll(ctx context.Context, r *Run, measurements []api.Measurement) {
 		// Ends when the source returns; sources honour ctx.
 		go func() {
 			defer wg.Done()
-			measurements[i] = r.measure(ctx, i)
+			mem.measure(ctx, plan, clk, i)
 		}()
 	}
-	measurements[last] = r.measure(ctx, last)
+	mem.measure(ctx, plan, clk, last)
 	wg.Wait()
 }

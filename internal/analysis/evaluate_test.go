@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
@@ -55,5 +56,34 @@ func TestEvaluate(t *testing.T) {
 		if got.CompletedAt == nil {
 			t.Errorf("%s: completedAt unset", tt.name)
 		}
+	}
+}
+
+// TestEvaluateOneMetricAllocatesOnce holds a round of one metric, the
+// web provider's usual, to one allocation of its own: its instants, its
+// measurement and its result, which the answer points into.
+func TestEvaluateOneMetricAllocatesOnce(t *testing.T) {
+	obs := Observation{Value: api.PhaseSuccessful, Display: "1"}
+	m := metric("m")
+	m.Source = SourceFunc(func(context.Context, time.Time) Observation { return obs })
+	m.Judge = phaseJudge{}
+	plan := &Plan{Metrics: []Metric{m}}
+	opts := Options{ID: "r", Clock: clock.NewFake(t0)}
+	ctx := context.Background()
+	if got := Evaluate(ctx, plan, opts); got.Phase != api.PhaseSuccessful || len(got.MetricResults) != 1 ||
+		got.MetricResults[0].Measurements[0].Value != "1" || got.StartedAt == nil || got.CompletedAt == nil {
+		t.Fatalf("round %+v", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { Evaluate(ctx, plan, opts) }); n != 1 {
+		t.Errorf("a round of one metric made %v allocations, want 1", n)
+	}
+}
+
+// TestEvaluateEmptyLists holds a round's lists to empty, never nil, as
+// the answer writes them ([] rather than null).
+func TestEvaluateEmptyLists(t *testing.T) {
+	got := Evaluate(context.Background(), &Plan{}, Options{Clock: clock.NewFake(t0)})
+	if got.MetricResults == nil || got.Phase != api.PhaseSuccessful {
+		t.Errorf("a round of no metric: results %#v, phase %s", got.MetricResults, got.Phase)
 	}
 }

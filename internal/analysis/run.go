@@ -512,15 +512,21 @@ func (r *Run) measure(ctx context.Context, i int) api.Measurement {
 // lateness, when due is set, goes to Options.Lateness as its source is
 // asked.
 func (r *Run) measureDue(ctx context.Context, i int, due time.Time) api.Measurement {
-	m := &r.plan.Metrics[i]
 	// Both instants in one allocation: a measurement is kept with both.
 	times := new([2]time.Time)
 	times[0] = r.clock.Now()
 	if r.opts.Lateness != nil && !due.IsZero() {
 		r.opts.Lateness(max(times[0].Sub(due), 0))
 	}
+	return measureAt(ctx, &r.plan.Metrics[i], r.clock, times)
+}
+
+// measureAt takes metric m's measurement from times[0], when it starts,
+// and judges it; times[1] is set to when its source returned, and the
+// measurement's instants point into times.
+func measureAt(ctx context.Context, m *Metric, clk clock.Clock, times *[2]time.Time) api.Measurement {
 	obs := m.Source.Measure(ctx, times[0])
-	times[1] = r.clock.Now()
+	times[1] = clk.Now()
 	ms := api.Measurement{
 		StartedAt:  &times[0],
 		FinishedAt: &times[1],
