@@ -129,18 +129,12 @@ func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOp
 	}
 	// An analysis' id: the round is kept as one, and with memory: its
 	// epoch says when a restart took it.
-	id := a.epoch + NewID()
 	so.Kind = api.KindRound
 	so.Args = RedactArgs(so.Args)
-	opts := analysis.Options{ID: id, Clock: a.clock, Template: so.Template, Args: so.Args, Kind: so.Kind, Series: so.Series}
-	w := &roundWatch{}
-	stop := context.AfterFunc(ctx, func() {
-		if w.wait() {
-			a.answerRound(plan, so, unfinished(plan, opts, ctx.Err()), answer, true)
-			w.mu.Unlock()
-		}
-	})
-	result := analysis.Evaluate(ctx, plan, opts)
+	w := &roundWatch{a: a, ctx: ctx, plan: plan, so: so, answer: answer}
+	w.opts = analysis.Options{ID: newID(a.epoch), Clock: a.clock, Template: so.Template, Args: so.Args, Kind: so.Kind, Series: so.Series}
+	stop := context.AfterFunc(ctx, w.watch)
+	result := analysis.Evaluate(ctx, plan, w.opts)
 	a.rounds.give()
 	if !stop() && !w.engineBack() {
 		return nil // answered by the watch
@@ -171,6 +165,23 @@ type roundWatch struct {
 	answered bool
 	// back ends the watch's wait when the engine comes back first.
 	back chan struct{}
+
+	// The round, as the watch answers it.
+	a      *Analyses
+	ctx    context.Context
+	plan   *analysis.Plan
+	so     StartOptions
+	opts   analysis.Options
+	answer func(result api.Analysis, kept, late bool)
+}
+
+// watch is called once the round's context has ended: it answers the
+// round as it stands unless the engine comes back within stopGrace.
+func (w *roundWatch) watch() {
+	if w.wait() {
+		w.a.answerRound(w.plan, w.so, unfinished(w.plan, w.opts, w.ctx.Err()), w.answer, true)
+		w.mu.Unlock()
+	}
 }
 
 // wait waits stopGrace for the engine, and reports whether it has not

@@ -503,7 +503,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	if err := a.held.Room(); err != nil {
 		return nil, err
 	}
-	id := a.epoch + NewID()
+	id := newID(a.epoch)
 	so.Args = RedactArgs(so.Args)
 	var writer *durable.Writer
 	if a.shared {
@@ -908,10 +908,21 @@ var IDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 // an id is what lets a caller read or terminate an analysis. An analysis'
 // id is this after the epoch of the run that made it (ids.Epoch); a
 // round's or a backtest's is this alone.
-func NewID() string {
+func NewID() string { return newID("") }
+
+// newID is prefix, an analysis' epoch (ids.Epoch) or "", then NewID, in
+// one allocation.
+func newID(prefix string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return IDEncoding.EncodeToString(b[:])
+	var buf [ids.EpochLength + ids.RandomLength]byte
+	if len(prefix) > ids.EpochLength {
+		return prefix + IDEncoding.EncodeToString(b[:])
+	}
+	id := buf[:len(prefix)+IDEncoding.EncodedLen(len(b))]
+	copy(id, prefix)
+	IDEncoding.Encode(id[len(prefix):], b[:])
+	return string(id)
 }
 
 func MetricNames(p *analysis.Plan) []string {

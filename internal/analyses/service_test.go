@@ -12,6 +12,7 @@ import (
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/analysis"
 	"github.com/canaryd/canaryd/internal/condition"
+	"github.com/canaryd/canaryd/internal/ids"
 	"github.com/canaryd/canaryd/internal/webhook"
 )
 
@@ -113,6 +114,25 @@ func TestIDs(t *testing.T) {
 			t.Fatalf("id %q: want 26 characters, never repeated", id)
 		}
 		seen[id] = true
+	}
+	// With an epoch before it, as an analysis' or a round's id, in one
+	// allocation; the id is read as one made by this process.
+	epoch := ids.Epoch(time.UnixMilli(1_700_000_000_000))
+	for range 100 {
+		id := newID(epoch)
+		if len(id) != ids.EpochLength+ids.RandomLength || !strings.HasPrefix(id, epoch) || seen[id] {
+			t.Fatalf("id %q: want the epoch %q and 26 characters, never repeated", id, epoch)
+		}
+		if at, ok := ids.EpochOf(id); !ok || at.UnixMilli() != 1_700_000_000_000 {
+			t.Fatalf("id %q: epoch %v (%v)", id, at, ok)
+		}
+		if _, err := IDEncoding.DecodeString(id[ids.EpochLength:]); err != nil {
+			t.Fatalf("id %q: %v", id, err)
+		}
+		seen[id] = true
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = newID(epoch) }); n != 1 && !raceDetector {
+		t.Errorf("an id made %v allocations, want 1", n)
 	}
 }
 
