@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -59,7 +58,7 @@ type inputReader struct {
 	// compiled keeps the specs compiled last, by what they were compiled
 	// from: a body (or a template's arguments) sent again is answered
 	// without parsing, validating or compiling it again.
-	compiled *lru.Cache[compiledKey, compiledEntry]
+	compiled *compiledCache
 }
 
 // compileOptions are the options of compile.Compile on a route: the limits,
@@ -154,31 +153,35 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 	if p != nil {
 		return nil, nil, p
 	}
-	if p := in.acquireDecode(r.Context()); p != nil {
-		return nil, nil, p
-	}
-	defer in.decodes.release()
 
 	req := &specRequest{document: body}
 	overrides, errs := req.query(r.URL.RawQuery, params, in.checkWebhook)
 	req.args = overrides
 	errs = append(errs, req.timeoutHeader(r, params)...)
-	errs = append(errs, req.readWindow(params, in.now())...)
+	if params.backtest {
+		errs = append(errs, req.readWindow(params, in.now())...)
+	}
 
-	var key compiledKey
+	var key []byte
+	var keyBytes [1024]byte // the key of a body of up to about a kilobyte, without an allocation
 	cacheable := len(body) <= maxCachedBody
 	if cacheable {
 		mediaType := []byte("yaml")
 		if isJSON {
 			mediaType = []byte("json")
 		}
-		key = compiledKey{sum: keySum(params, overrides, mediaType, body)}
-		if e, ok := in.compiled.Get(key); ok && len(errs) == 0 {
+		key = appendKey(keyBytes[:0], params, overrides, mediaType, body)
+		if e, ok := in.compiled.Get(nil, key); ok && len(errs) == 0 {
+			// Nothing is decoded: no decode slot is taken.
 			req.compiled, req.template, req.round = e.compiled, e.template, e.round
 			return req, nil, nil
 		}
 	}
 
+	if p := in.acquireDecode(r.Context()); p != nil {
+		return nil, nil, p
+	}
+	defer in.decodes.release()
 	if isJSON {
 		if err := spec.CheckJSON(body); err != nil {
 			errs = append(errs, inBody(api.FieldError{Field: fieldBody, Message: err.Error()}))
@@ -206,7 +209,7 @@ func (in *inputReader) readInput(w http.ResponseWriter, r *http.Request, params 
 	}
 	if cacheable {
 		req.round = &roundPlan{}
-		in.compiled.Add(key, compiledEntry{compiled: req.compiled, template: req.template, round: req.round})
+		in.compiled.Add(nil, key, compiledEntry{compiled: req.compiled, template: req.template, round: req.round})
 	}
 	return req, input, nil
 }

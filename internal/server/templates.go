@@ -234,8 +234,8 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 		if len(errs) > 0 {
 			return nil, ptr(invalidInput(errs))
 		}
-		key := compiledKey{doc: t.Document, sum: keySum(params, args)}
-		if e, ok := in.compiled.Get(key); ok {
+		key := appendKey(nil, params, args)
+		if e, ok := in.compiled.Get(t.Document, key); ok {
 			req.compiled, req.round = e.compiled, e.round
 		} else {
 			compiled, problems := compile.Compile(t.Document, args, in.sources, in.compileOptions(params)...)
@@ -243,7 +243,7 @@ func (in *inputReader) readTemplate(store TemplateStore, params queryParams, fla
 				return nil, ptr(invalidInput(problems))
 			}
 			req.compiled, req.round = compiled, &roundPlan{}
-			in.compiled.Add(key, compiledEntry{compiled: compiled, template: t.Name, round: req.round})
+			in.compiled.Add(t.Document, key, compiledEntry{compiled: compiled, template: t.Name, round: req.round})
 		}
 		if f := tb.flagger; f != nil {
 			req.caller = []zap.Field{zap.String("template", t.Name), zap.String("flagger_canary", deref(f.namespace)+"/"+deref(f.name)),
