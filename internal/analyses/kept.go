@@ -35,8 +35,12 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 		// Never so for a round; held as it stands it would read Error.
 		return false
 	}
-	led := NewLedger(a.held.Bytes(), plan, result.ID, so.Template, so.Args)
-	led.Completed(&result)
+	if a.held.Full() {
+		// Refused whatever it takes: it is not counted for nothing.
+		a.metrics.roundsNotKept.Inc()
+		return false
+	}
+	led := CompletedLedger(a.held.Bytes(), &result)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	// Counted: what is over the bound now may be evicted for it.

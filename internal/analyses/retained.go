@@ -67,6 +67,15 @@ func NewLedger(total *atomic.Int64, plan *analysis.Plan, id, template string, ar
 	return l
 }
 
+// CompletedLedger returns the ledger of an analysis held as it is, final
+// and completed, already: as NewLedger and then Completed count it, in one
+// step.
+func CompletedLedger(total *atomic.Int64, final *api.Analysis) *Ledger {
+	l := &Ledger{total: total}
+	l.add(SizeOfAnalysis(final))
+	return l
+}
+
 func (l *Ledger) add(n int64) {
 	l.size.Add(n)
 	l.total.Add(n)

@@ -43,4 +43,14 @@ func TestLedger(t *testing.T) {
 	if total.Load() != 0 {
 		t.Errorf("after release the sum is %d, want 0", total.Load())
 	}
+
+	// A round, held completed at once, counts as a run completed with it.
+	kept := CompletedLedger(&total, final)
+	if got := kept.Size(); got != SizeOfAnalysis(final) || total.Load() != got {
+		t.Errorf("held completed: size %d, sum %d; want the final state's %d", got, total.Load(), SizeOfAnalysis(final))
+	}
+	kept.Release()
+	if total.Load() != 0 {
+		t.Errorf("after release the sum is %d, want 0", total.Load())
+	}
 }

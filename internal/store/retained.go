@@ -147,6 +147,20 @@ func (r *Retained) Room() error {
 	return nil
 }
 
+// Full reports whether Room says no whatever the analysis to be held
+// adds to the byte total: MaxFinished finished analyses are held, and the
+// oldest of them, finished less than MinRetention and Retention ago, can
+// be evicted for none. It evicts nothing, as Room would not.
+func (r *Retained) Full() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.finished) == 0 || len(r.finished) < r.opts.MaxFinished {
+		return false
+	}
+	age := r.opts.Clock.Now().Sub(r.finished[0].at)
+	return age < r.opts.MinRetention && age < r.opts.Retention
+}
+
 // Prune evicts the finished analyses past their retention, and the oldest
 // while they are more than MaxFinished or the total is over MaxBytes.
 func (r *Retained) Prune() {

@@ -53,11 +53,23 @@ func TestRetainedInMemory(t *testing.T) {
 func TestRetainedEvicts(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	r := store.NewRetained(store.RetainOptions{MaxFinished: 2, MaxBytes: 1000, Retention: time.Hour, MinRetention: time.Minute, Clock: clk})
-	a, b := hold(r, "a", 100), hold(r, "b", 100)
+	a := hold(r, "a", 100)
+	r.Bytes().Add(1000)
+	if r.Full() {
+		t.Error("Full below MaxFinished: Room's answer depends on the bytes then")
+	}
+	r.Bytes().Add(-1000)
+	b := hold(r, "b", 100)
 	if err := r.Room(); !errors.Is(err, store.ErrFinishedFull) {
 		t.Errorf("Room with MaxFinished held, none a minute old: %v, want ErrFinishedFull", err)
 	}
+	if !r.Full() {
+		t.Error("not Full with MaxFinished held, none a minute old")
+	}
 	clk.Advance(2 * time.Minute)
+	if r.Full() {
+		t.Error("Full once the oldest may be evicted")
+	}
 	if err := r.Room(); err != nil {
 		t.Errorf("Room once the oldest may be evicted: %v", err)
 	}
@@ -78,6 +90,9 @@ func TestRetainedEvicts(t *testing.T) {
 	d := hold(r, "d", 0)
 	if err := r.Room(); !errors.Is(err, store.ErrRetainedFull) {
 		t.Errorf("Room over MaxBytes: %v, want ErrRetainedFull", err)
+	}
+	if !r.Full() {
+		t.Error("not Full with MaxFinished held, the oldest 30s old")
 	}
 	// b finished 2m30s ago, c 30s and d now.
 	if b.evicted != 1 || c.evicted != 0 || d.evicted != 0 || r.Len() != 2 {
