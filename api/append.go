@@ -211,14 +211,45 @@ func appendTimeField(b []byte, key string, t *time.Time) (_ []byte, ok bool) {
 	if t == nil {
 		return b, true
 	}
+	_, offset := t.Zone()
+	if offset == 0 { // UTC, as canaryd keeps its times, or a zone at UTC
+		return appendUTC(append(b, key...), t.UTC())
+	}
 	if y := t.Year(); y < 0 || y > 9999 {
 		return b, false
 	}
-	if _, offset := t.Zone(); offset%60 != 0 {
+	if offset%60 != 0 {
 		return b, false
 	}
 	b = append(append(b, key...), '"')
 	return append(t.AppendFormat(b, time.RFC3339Nano), '"'), true
+}
+
+// appendUTC appends the UTC time t quoted, as time.Time.MarshalJSON writes
+// it (RFC 3339 with the nanoseconds' trailing zeros cut, and Z), without
+// the general layout's work; ok is false for a year outside 0–9999.
+func appendUTC(b []byte, t time.Time) (_ []byte, ok bool) {
+	y, mo, d := t.Date()
+	if y < 0 || y > 9999 {
+		return b, false
+	}
+	h, mi, s := t.Clock()
+	b = append(b, '"', byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10),
+		'-', byte('0'+mo/10), byte('0'+mo%10), '-', byte('0'+d/10), byte('0'+d%10),
+		'T', byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+s/10), byte('0'+s%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		frac := [10]byte{'.'}
+		for i := 9; i > 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := len(frac)
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, 'Z', '"'), true
 }
 
 // appendStringMap appends m as an object with its keys in order, as

@@ -67,3 +67,39 @@ func TestAppendJSONKnowsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendTime holds the times AppendAnalysis and AppendRound write
+// (UTC's without the general layout, appendUTC) to encoding/json's, at
+// every instant, offset and year: a time they write is written as
+// encoding/json writes it, and one they leave to it is one it refuses or
+// writes otherwise (an offset with seconds).
+func FuzzAppendTime(f *testing.F) {
+	f.Add(int64(1795917056), int64(290135931), 0)
+	f.Add(int64(1795917056), int64(0), 3600)
+	f.Add(int64(1795917056), int64(120000000), -19800)
+	f.Add(int64(-62135596800), int64(1), 0)         // year 1
+	f.Add(int64(-62167219201), int64(0), 0)         // year -1
+	f.Add(int64(253402300799), int64(999999999), 0) // the last instant of 9999
+	f.Add(int64(253402300800), int64(0), 0)         // 10000
+	f.Add(int64(0), int64(100), 61)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("", offset%(100*3600)))
+		for _, tm := range []time.Time{at, at.UTC()} {
+			for name, appendJSON := range map[string]func([]byte, *api.Analysis) ([]byte, bool){
+				"AppendAnalysis": api.AppendAnalysis, "AppendRound": api.AppendRound,
+			} {
+				a := api.Analysis{StartedAt: &tm, CompletedAt: &tm, MetricResults: []api.MetricResult{{
+					Measurements: []api.Measurement{{StartedAt: &tm, FinishedAt: &tm}}}}}
+				got, ok := appendJSON(nil, &a)
+				want, err := tm.MarshalJSON()
+				_, off := tm.Zone()
+				switch {
+				case ok && (err != nil || bytes.Count(got, want) != 4):
+					t.Errorf("%s wrote %s as %s, encoding/json as %s (%v)", name, tm, got, want, err)
+				case !ok && err == nil && off%60 == 0:
+					t.Errorf("%s left %s to encoding/json, which writes it %s", name, tm, want)
+				}
+			}
+		}
+	})
+}
