@@ -118,7 +118,7 @@ func start(log *zap.Logger, svc *analyses.Analyses, req *specRequest, kind strin
 		return nil, false
 	}
 	setAnalysisID(r, run.ID())
-	w.Header().Set("Location", absoluteURL(r, "/v1/analyses/"+run.ID()))
+	w.Header()["Location"] = []string{absoluteURL(r, "/v1/analyses/"+run.ID())}
 	if len(req.caller) > 0 {
 		log.Info("analysis requested", append([]zap.Field{zap.String("request_id", infoOf(r).id), zap.String("analysis_id", run.ID())}, req.caller...)...)
 	}
@@ -150,9 +150,11 @@ func absoluteURL(r *http.Request, path string) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
-	if p := strings.ToLower(strings.TrimSpace(proto)); p == "http" || p == "https" {
-		scheme = p
+	if v := r.Header["X-Forwarded-Proto"]; len(v) > 0 { // Header.Get, without canonicalising a canonical key
+		proto, _, _ := strings.Cut(v[0], ",")
+		if p := strings.ToLower(strings.TrimSpace(proto)); p == "http" || p == "https" {
+			scheme = p
+		}
 	}
 	if plainURLPart(r.Host, "-._~:[]") && plainURLPart(path, "-._~:/") {
 		// What url.URL's String writes, without its escaping.
@@ -278,7 +280,7 @@ func handleEvaluate(svc *analyses.Analyses, read requestReader, defaultTimeout t
 			func(result api.Analysis, kept, late bool) {
 				setRound(r, &result, series, kept)
 				if kept {
-					w.Header().Set("Location", absoluteURL(r, "/v1/analyses/"+result.ID))
+					w.Header()["Location"] = []string{absoluteURL(r, "/v1/analyses/"+result.ID)}
 				}
 				status := http.StatusOK
 				if result.Phase == api.PhaseError {

@@ -48,16 +48,25 @@ func methodLabel(m string) string {
 // codeLabel is a status code as a label value: the statuses canaryd
 // answers with (its own, and those of a peer it relays), else otherLabel.
 func codeLabel(status int) string {
-	switch status {
-	case http.StatusOK, http.StatusAccepted, http.StatusNoContent,
-		http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
-		http.StatusMethodNotAllowed, http.StatusGone, http.StatusPreconditionFailed,
-		http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusTooManyRequests,
-		http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return strconv.Itoa(status)
+	if label, ok := codeLabels[status]; ok {
+		return label
 	}
 	return otherLabel
 }
+
+// codeLabels are the label values of the statuses of codeLabel, written
+// once.
+var codeLabels = func() map[int]string {
+	labels := map[int]string{}
+	for _, status := range []int{http.StatusOK, http.StatusAccepted, http.StatusNoContent,
+		http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound,
+		http.StatusMethodNotAllowed, http.StatusGone, http.StatusPreconditionFailed,
+		http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusTooManyRequests,
+		http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout} {
+		labels[status] = strconv.Itoa(status)
+	}
+	return labels
+}()
 
 // cutLogged shortens a value the caller chose, for a log line.
 func cutLogged(s string, n int) string {

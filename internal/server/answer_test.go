@@ -78,3 +78,16 @@ func BenchmarkAbsoluteURL(b *testing.B) {
 		_ = absoluteURL(r, "/v1/analyses/buisvwfvaifh6euon6h7o4dtltnm37vhgr4")
 	}
 }
+
+// TestCodeLabel checks the label values of statuses, and that a request's
+// costs no allocation.
+func TestCodeLabel(t *testing.T) {
+	for status, want := range map[int]string{200: "200", 503: "503", 429: "429", 418: otherLabel, 0: otherLabel, 2000: otherLabel} {
+		if got := codeLabel(status); got != want {
+			t.Errorf("codeLabel(%d) = %q, want %q", status, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = codeLabel(http.StatusOK) }); n != 0 {
+		t.Errorf("codeLabel allocates %v times", n)
+	}
+}
