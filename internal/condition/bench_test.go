@@ -1,6 +1,7 @@
 package condition
 
 import (
+	"context"
 	"math"
 	"testing"
 )
@@ -76,6 +77,25 @@ func BenchmarkNewConditions(b *testing.B) {
 					b.Fatal(errs)
 				}
 				if _, err := c.Judge(bc.value); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkJudgeContext is a round's judgement as the engine asks for it.
+func BenchmarkJudgeContext(b *testing.B) {
+	for _, bc := range benchConditions {
+		b.Run(bc.name, func(b *testing.B) {
+			c, errs := Compile(bc.condition, "")
+			if errs != nil {
+				b.Fatalf("Compile: %v", errs)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.JudgeContext(ctx, bc.value); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -51,6 +51,9 @@ type compiled struct {
 type typedProgram struct {
 	program *vm.Program
 	err     error
+	// compare is program as a comparison (fast.go), nil when it is not
+	// one.
+	compare *comparison
 }
 
 // Compile checks both conditions once, when a spec is validated; the
@@ -233,6 +236,11 @@ func (c *compiled) eval(result any) (bool, error) {
 	tp := p.(*typedProgram)
 	if tp.err != nil {
 		return false, tp.err
+	}
+	if tp.compare != nil {
+		if ok, done := tp.compare.eval(value); done {
+			return ok, nil
+		}
 	}
 	return run(tp.program, result, value)
 }

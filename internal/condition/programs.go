@@ -95,15 +95,23 @@ func (p *Programs) validate(text string, maxNodes uint) (cost, error) {
 // compile error included.
 func (p *Programs) program(text string, key reflect.Type, value any) *typedProgram {
 	if p == nil {
-		program, err := compileTyped(text, value)
-		return &typedProgram{program: program, err: err}
+		return newTypedProgram(text, key, value)
 	}
 	k := typedKey{text, key}
 	if tp, ok := p.typed.Get(k); ok {
 		return tp
 	}
+	tp := newTypedProgram(text, key, value)
+	p.typed.Add(k, tp)
+	return tp
+}
+
+// newTypedProgram compiles text for results of value's type, key.
+func newTypedProgram(text string, key reflect.Type, value any) *typedProgram {
 	program, err := compileTyped(text, value)
 	tp := &typedProgram{program: program, err: err}
-	p.typed.Add(k, tp)
+	if err == nil {
+		tp.compare = comparisonOf(program, key)
+	}
 	return tp
 }
