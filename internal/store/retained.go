@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -200,6 +199,12 @@ func (r *Retained) pruneLocked() {
 		drop++
 	}
 	if drop > 0 {
-		r.finished = slices.Delete(r.finished, 0, drop)
+		// Resliced, not shifted: moving every younger one down a place
+		// at each eviction made keeping an analysis cost in proportion to
+		// those held (5 µs at a thousand). The evicted ones' places are
+		// cleared, so that nothing keeps them, and append moves the
+		// younger ones to a new array once the old one is used up.
+		clear(r.finished[:drop])
+		r.finished = r.finished[drop:]
 	}
 }

@@ -2,8 +2,11 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/canaryd/canaryd/api"
 	"github.com/canaryd/canaryd/internal/clock"
@@ -102,5 +105,34 @@ func TestRetainedEvicts(t *testing.T) {
 	clk.Advance(time.Hour)
 	if _, ok := r.Get("d"); ok || c.evicted != 1 || d.evicted != 1 || r.Bytes().Load() != 0 {
 		t.Errorf("past their retention: d held %v, c evicted %d, d %d times, %d bytes left", ok, c.evicted, d.evicted, r.Bytes().Load())
+	}
+}
+
+// TestRetainedLetsTheEvictedGo checks that an analysis evicted is held
+// by nothing of the Retained that held it, while thousands come and go.
+func TestRetainedLetsTheEvictedGo(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	r := store.NewRetained(store.RetainOptions{MaxFinished: 10, MaxBytes: 1 << 40, Retention: time.Hour, MinRetention: time.Second, Clock: clk})
+	var evicted []weak.Pointer[sized]
+	for i := range 5000 {
+		s := hold(r, fmt.Sprint(i), 1)
+		if i < 4990 {
+			evicted = append(evicted, weak.Make(s))
+		}
+		clk.Advance(time.Second)
+	}
+	if r.Len() != 10 {
+		t.Fatalf("%d held, want 10", r.Len())
+	}
+	runtime.GC()
+	for i, w := range evicted {
+		if w.Value() != nil {
+			t.Fatalf("analysis %d, evicted, is still held", i)
+		}
+	}
+	for i := 4990; i < 5000; i++ {
+		if _, ok := r.Get(fmt.Sprint(i)); !ok {
+			t.Errorf("analysis %d, among the ten youngest, is not held", i)
+		}
 	}
 }
