@@ -159,7 +159,8 @@ func (d *decoder) keepText(i int, text []byte) {
 }
 
 func (d *decoder) space() {
-	for d.i < len(d.b) {
+	// Every white space byte is at most ' ': anything above is not.
+	for d.i < len(d.b) && d.b[d.i] <= ' ' {
 		switch d.b[d.i] {
 		case ' ', '\t', '\n', '\r':
 			d.i++
@@ -185,13 +186,12 @@ func (d *decoder) plainString() ([]byte, bool) {
 	if !d.consume('"') {
 		return nil, false
 	}
-	start := d.i
-	for ; d.i < len(d.b); d.i++ {
-		switch c := d.b[d.i]; {
+	b, start := d.b, d.i
+	for i := start; i < len(b); i++ {
+		switch c := b[i]; {
 		case c == '"':
-			s := d.b[start:d.i]
-			d.i++
-			return s, true
+			d.i = i + 1
+			return b[start:i], true
 		case c < 0x20 || c > 0x7e || c == '\\':
 			return nil, false
 		}
