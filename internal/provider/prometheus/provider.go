@@ -1,7 +1,6 @@
 package prometheus
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -112,12 +111,9 @@ type Provider struct {
 	maxTimeout      time.Duration
 	maxValues       int
 	durations       *prometheus.HistogramVec
-	// bodies are the buffers responses are read into, reused so that a
-	// measurement does not allocate one (see getBuffer).
-	bodies sync.Pool
 	// queries are the bodies of queries, reused so that a measurement
-	// does not allocate its form, its reader and its GetBody (see
-	// getQueryBody).
+	// does not allocate its form, its reader, its GetBody and the buffer
+	// its answer is read into (see getQueryBody).
 	queries sync.Pool
 	// instantHeader and rangeHeader are the headers of every query,
 	// client_golang's and an Accept-Encoding: two maps shared by every
@@ -288,24 +284,6 @@ func New(opts Options) (*Provider, error) {
 		p.durations = durations
 	}
 	return p, nil
-}
-
-// maxPooledBody is the largest response buffer kept for reuse: range
-// queries may return megabytes, and the pool must not hold on to them.
-const maxPooledBody = 64 << 10
-
-func (p *Provider) getBuffer() *bytes.Buffer {
-	if b, ok := p.bodies.Get().(*bytes.Buffer); ok {
-		b.Reset()
-		return b
-	}
-	return new(bytes.Buffer)
-}
-
-func (p *Provider) putBuffer(b *bytes.Buffer) {
-	if b.Cap() <= maxPooledBody {
-		p.bodies.Put(b)
-	}
 }
 
 // CloseIdleConnections closes the idle connections of every datasource.

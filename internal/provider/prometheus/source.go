@@ -98,20 +98,15 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 	defer cancel()
 	ctx, sent := withSentCredentials(ctx)
 
-	buf := s.p.getBuffer()
 	q := s.p.getQueryBody()
 	q.form = s.appendForm(q.form[:0], at, r)
-	resp, body, err := s.post(ctx, buf, q)
+	resp, body, err := s.post(ctx, q)
 	if err == nil && resp.StatusCode == http.StatusOK {
-		// A 200 is sent once the server has read the whole form, which
-		// the transport had read to its end before it sent its last
-		// bytes: nothing reads the body any more.
-		s.p.putQueryBody(q)
 		if a, ok := decodeFast(body, s.p.maxValues); ok {
 			s.observe(began, nil)
 			if a.tooMany {
 				n, _ := countValues(body)
-				s.p.putBuffer(buf)
+				s.p.putQueryBody(q)
 				return analysis.Observation{Err: s.p.tooManyValues(n)}
 			}
 			obs := analysis.Observation{Metadata: annotations(a.warnings, a.infos), Display: a.display()}
@@ -120,12 +115,16 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 			} else {
 				obs.Value = a.values
 			}
-			s.p.putBuffer(buf)
+			// A 200 is sent once the server has read the whole form,
+			// which the transport had read to its end before it sent
+			// its last bytes: nothing reads the form any more, and
+			// nothing is kept of the answer.
+			s.p.putQueryBody(q)
 			return obs
 		}
 	}
-	// The buffer is not reused past this point: client_golang's decoding
-	// may keep references into the body.
+	// The answer's buffer is not reused past this point: client_golang's
+	// decoding may keep references into the body.
 	rp := &replay{Client: s.ep.prom, resp: resp, body: body, err: err, max: s.p.maxValues}
 	api := v1.NewAPI(rp)
 	var (
@@ -200,11 +199,11 @@ func appendTime(b []byte, t time.Time) []byte {
 	return strconv.AppendFloat(b, float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
 }
 
-// post sends the query and reads the response into buf. It returns what
-// client_golang's client would: the transport's error as it is, and when
-// reading the body fails, the context's error if it is done and the read's
-// error otherwise, with no body.
-func (s *source) post(ctx context.Context, buf *bytes.Buffer, q *queryBody) (*http.Response, []byte, error) {
+// post sends the query whose body is q and reads the response into
+// q.answer. It returns what client_golang's client would: the transport's
+// error as it is, and when reading the body fails, the context's error if
+// it is done and the read's error otherwise, with no body.
+func (s *source) post(ctx context.Context, q *queryBody) (*http.Response, []byte, error) {
 	proto, header := s.ep.queryRequest, s.p.instantHeader
 	if s.rng != nil {
 		proto, header = s.ep.rangeRequest, s.p.rangeHeader
@@ -213,7 +212,7 @@ func (s *source) post(ctx context.Context, buf *bytes.Buffer, q *queryBody) (*ht
 	if err != nil {
 		return nil, nil, err
 	}
-	_, err = buf.ReadFrom(resp.Body)
+	_, err = q.answer.ReadFrom(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -221,7 +220,7 @@ func (s *source) post(ctx context.Context, buf *bytes.Buffer, q *queryBody) (*ht
 		}
 		return resp, nil, err
 	}
-	return resp, buf.Bytes(), nil
+	return resp, q.answer.Bytes(), nil
 }
 
 // newQuery is the request http.NewRequestWithContext(ctx, POST, URL,
@@ -250,8 +249,10 @@ func newQuery(ctx context.Context, proto *http.Request, header http.Header, q *q
 
 // queryBody is a query's body, kept for the next query once its answer is
 // in (Provider.putQueryBody): its form's bytes, the reader the transport
-// reads them with, and the request's Body and GetBody, made once.
+// reads them with, and the request's Body and GetBody, made once; and the
+// buffer its answer is read into.
 type queryBody struct {
+	answer bytes.Buffer
 	form   []byte
 	reader bytes.Reader
 	// body is io.NopCloser(&reader), which net/http knows to be in
@@ -273,8 +274,14 @@ type queryBody struct {
 // careless query's long form for ever.
 const maxPooledForm = 2 << 10
 
+// maxPooledAnswer is the largest answer's buffer kept for the next query:
+// range queries may return megabytes, and the pool must not hold on to
+// them.
+const maxPooledAnswer = 64 << 10
+
 func (p *Provider) getQueryBody() *queryBody {
 	if q, ok := p.queries.Get().(*queryBody); ok {
+		q.answer.Reset()
 		return q
 	}
 	q := &queryBody{}
@@ -290,10 +297,11 @@ func (p *Provider) getQueryBody() *queryBody {
 // it whole and will not read it again: its query has been answered with
 // a 200, which a server sends once it has read the whole form, and the
 // transport sends a body's last bytes only after it has read it to its
-// end. A body asked for again (rewound), or not read to its end (a
-// server that answered before it read the form), is not kept.
+// end; and once nothing refers to its answer any more. A body asked for
+// again (rewound), or not read to its end (a server that answered before
+// it read the form), is not kept.
 func (p *Provider) putQueryBody(q *queryBody) {
-	if q.rewound || q.reader.Len() != 0 || cap(q.form) > maxPooledForm {
+	if q.rewound || q.reader.Len() != 0 || cap(q.form) > maxPooledForm || q.answer.Cap() > maxPooledAnswer {
 		return
 	}
 	q.reader.Reset(nil)

@@ -225,8 +225,9 @@ func (rt *limitResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := resp.Body
 	// Prometheus' HTTP client leaves compression to the caller: a query
 	// that asked for gzip (a range query) is inflated here, and bounded
-	// as it is inflated.
-	if req.Header.Get("Accept-Encoding") == "gzip" && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+	// as it is inflated. (Its header is read as Header.Get reads it,
+	// without canonicalising a canonical name again.)
+	if asked := req.Header["Accept-Encoding"]; len(asked) > 0 && asked[0] == "gzip" && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 		body = &gzipBody{rc: body}
 		resp.Header.Del("Content-Encoding")
 		resp.Header.Del("Content-Length")
