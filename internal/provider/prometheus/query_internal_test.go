@@ -111,4 +111,12 @@ func TestQueryBodyKept(t *testing.T) {
 			t.Fatal("a body longer than maxPooledForm was kept")
 		}
 	}
+	large := p.getQueryBody()
+	large.answer.Write(make([]byte, maxPooledAnswer+1))
+	p.putQueryBody(large)
+	for range 10 {
+		if got := p.getQueryBody(); got == large {
+			t.Fatal("a body whose answer's buffer is larger than maxPooledAnswer was kept")
+		}
+	}
 }
