@@ -3,7 +3,6 @@ package analyses
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/base32"
 	"errors"
 	"maps"
@@ -914,7 +913,7 @@ func NewID() string { return newID("") }
 // one allocation.
 func newID(prefix string) string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	ids.Random(b[:])
 	var buf [ids.EpochLength + ids.RandomLength]byte
 	if len(prefix) > ids.EpochLength {
 		return prefix + IDEncoding.EncodeToString(b[:])
