@@ -51,7 +51,7 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 	}
 	// Complete: the engine's run holds it and runs nothing (a completed
 	// Resume), so a round kept reads as any finished analysis.
-	engineRun := analysis.Start(context.Background(), plan, analysis.Options{ID: result.ID, Clock: a.clock, Template: so.Template,
+	engineRun := analysis.Start(context.Background(), a.keptPlanOf(plan), analysis.Options{ID: result.ID, Clock: a.clock, Template: so.Template,
 		Args: so.Args, Kind: so.Kind, Series: so.Series, Resume: &result})
 	run := &Run{Run: engineRun, ledger: led, hub: NewHub(a.opts.StreamBuffer, nil, a.log, result.ID), streamWriteTimeout: a.streamWriteTimeout,
 		maxStreams: int32(min(a.opts.MaxStreams, math.MaxInt32)), sources: so.Sources, template: so.Template, series: so.Series,
@@ -61,6 +61,22 @@ func (a *Analyses) keepRound(plan *analysis.Plan, so StartOptions, result api.An
 		a.roundWriter.Enqueue(a.storedRound(so, result))
 	}
 	return true
+}
+
+// keptPlan is a round's plan and the plan its kept run holds.
+type keptPlan struct{ plan, counted *analysis.Plan }
+
+// keptPlanOf is plan as a round kept holds it (analysis.Plan.Counted: a
+// copy when a metric has neither a count nor an interval, as a round's
+// usually has), made once for the rounds of one plan in a row (a compiled
+// spec's, which its rounds share) rather than at every round.
+func (a *Analyses) keptPlanOf(plan *analysis.Plan) *analysis.Plan {
+	if k := a.keptPlan.Load(); k != nil && k.plan == plan {
+		return k.counted
+	}
+	counted := plan.Counted()
+	a.keptPlan.Store(&keptPlan{plan: plan, counted: counted})
+	return counted
 }
 
 // storedRound is what the store keeps of a round: its final state, what

@@ -154,7 +154,10 @@ const DefaultMaxBacktests = limits.MaxBacktests
 // timer: nothing is left running between requests, and what is kept is
 // bounded by MaxFinished regardless.
 type Analyses struct {
-	opts     AnalysesOptions
+	opts AnalysesOptions
+	// keptPlan is the plan of the last round kept, as its run holds it
+	// (keptPlanOf).
+	keptPlan atomic.Pointer[keptPlan]
 	log      *zap.Logger
 	clock    clock.Clock
 	metrics  *analysisMetrics

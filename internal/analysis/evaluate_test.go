@@ -87,3 +87,21 @@ func TestEvaluateEmptyLists(t *testing.T) {
 		t.Errorf("a round of no metric: results %#v, phase %s", got.MetricResults, got.Phase)
 	}
 }
+
+// TestPlanCounted checks the plan a run runs: a metric with neither a
+// count nor an interval is counted once, in a copy, and a plan whose
+// metrics all have one or the other is its own.
+func TestPlanCounted(t *testing.T) {
+	five := int32(5)
+	plan := &Plan{Metrics: []Metric{{Name: "once"}, {Name: "five", Count: &five}, {Name: "every", Interval: time.Minute}}}
+	counted := plan.Counted()
+	if counted == plan || plan.Metrics[0].Count != nil {
+		t.Fatal("the plan itself was changed")
+	}
+	if c := counted.Metrics[0].Count; c == nil || *c != 1 || counted.Metrics[1].Count != &five || counted.Metrics[2].Count != nil {
+		t.Errorf("counted: %+v", counted.Metrics)
+	}
+	if again := counted.Counted(); again != counted {
+		t.Error("a counted plan was copied again")
+	}
+}

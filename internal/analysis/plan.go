@@ -168,3 +168,20 @@ func (p *Plan) Copy() *Plan {
 	c.Metrics = slices.Clone(p.Metrics)
 	return &c
 }
+
+// Counted is p as a run runs it: a metric with neither a count nor an
+// interval is measured once (EffectiveCount), in a copy; p itself when
+// every metric has one or the other. p is not changed (it may be a
+// compiled spec that other requests share).
+func (p *Plan) Counted() *Plan {
+	counted := p
+	for i := range p.Metrics {
+		if m := &p.Metrics[i]; m.Count == nil && m.Interval == 0 {
+			if counted == p {
+				counted = p.Copy()
+			}
+			counted.Metrics[i].Count = EffectiveCount(0, 0)
+		}
+	}
+	return counted
+}

@@ -138,15 +138,7 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 	// plan may be shared by other runs (a server keeps the plans it
 	// compiled): a metric that needs its count filled in is given it in a
 	// copy.
-	copied := false
-	for i := range plan.Metrics {
-		if m := plan.Metrics[i]; m.Count == nil && m.Interval == 0 {
-			if !copied {
-				plan, copied = plan.Copy(), true
-			}
-			plan.Metrics[i].Count = EffectiveCount(0, 0)
-		}
-	}
+	plan = plan.Counted()
 	if opts.ErrorRetryInterval <= 0 {
 		opts.ErrorRetryInterval = DefaultErrorRetryInterval
 	}
@@ -154,10 +146,17 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 		plan:    plan,
 		opts:    opts.kept(),
 		clock:   opts.Clock,
-		done:    make(chan struct{}),
 		results: make([]*api.MetricResult, len(plan.Metrics)),
 		sched:   sched,
 	}
+	if a := opts.Resume; a != nil && a.CompletedAt != nil && plan.CheckResume(a) == nil {
+		// Already complete: held as it was. Its completed event was sent
+		// by the run that completed it, and is not sent again.
+		r.done = closed
+		r.startedAt = r.restore(a, &opts, nil)
+		return r
+	}
+	r.done = make(chan struct{})
 	now := r.clock.Now()
 	r.status = api.Analysis{
 		ID:        opts.ID,
@@ -177,17 +176,19 @@ func Start(ctx context.Context, plan *Plan, opts Options) *Run {
 		} else {
 			// Copied: the caller's snapshot is not kept.
 			r.startedAt = r.restore(opts.Resume, &opts, r.states)
-			if r.status.CompletedAt != nil {
-				// Already complete: its completed event was sent by the
-				// run that completed it, and is not sent again.
-				close(r.done)
-				return r
-			}
 		}
 	}
 	r.enter(ctx)
 	return r
 }
+
+// closed is the Done of the runs that are complete from their start: a
+// completed Resume.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // schedulerFor is the scheduler of a run on clk that was given none: the
 // package's default on the wall clock, one of its own on another clock.
