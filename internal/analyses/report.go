@@ -38,12 +38,24 @@ const sharedSourcesSize = 256
 // specs: call it only for specs that are kept anyway, and ReportSources
 // for the others.
 func (a *Analyses) SharedSources(c *compile.Compiled) map[string]report.Source {
-	if s, ok := a.sharedSources.Get(c); ok {
-		return s
+	if last := a.lastSources.Load(); last != nil && last.compiled == c {
+		// Asked again in a row, as one caller's rounds are: answered
+		// without the cache's lock, whose order the first ask set.
+		return last.sources
 	}
-	s := a.ReportSources(c.Spec, c.Args)
-	a.sharedSources.Add(c, s)
+	s, ok := a.sharedSources.Get(c)
+	if !ok {
+		s = a.ReportSources(c.Spec, c.Args)
+		a.sharedSources.Add(c, s)
+	}
+	a.lastSources.Store(&compiledSources{compiled: c, sources: s})
 	return s
+}
+
+// compiledSources are a compiled spec's sources (SharedSources).
+type compiledSources struct {
+	compiled *compile.Compiled
+	sources  map[string]report.Source
 }
 
 // ReportSources are how a resolved spec's metrics query, as its report

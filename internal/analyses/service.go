@@ -171,6 +171,10 @@ type Analyses struct {
 	reports       *report.Renderer
 	renders       chan struct{}
 	sharedSources *lru.Cache[*compile.Compiled, map[string]report.Source]
+	// lastSources is the last compiled spec SharedSources was asked for,
+	// with its sources: asked again in a row, as one caller's rounds are,
+	// it answers without the cache's lock.
+	lastSources atomic.Pointer[compiledSources]
 	// started is when this set was made, to the millisecond: the start of
 	// this run, whose Epoch its ids carry. An id with an earlier epoch was
 	// made by an earlier run (Restarted).
