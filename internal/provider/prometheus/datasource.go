@@ -65,7 +65,7 @@ func newDatasource(d Datasource, responses *responseLimits) (*datasource, error)
 		if addsHeaders {
 			raw = &ownHeaders{next: raw}
 		}
-		rt := http.RoundTripper(&recordCredentials{next: newLimitResponse(responses, raw), addsBelow: addsHeaders})
+		rt := http.RoundTripper(&recordCredentials{next: &limitResponse{limits: responses, next: raw}, addsBelow: addsHeaders})
 		if d.SigV4 != nil {
 			if rt, err = sigv4.NewSigV4RoundTripper(d.SigV4, rt); err != nil {
 				return nil, fmt.Errorf("sigv4: %w", err)
@@ -266,21 +266,6 @@ type requestSlots struct {
 }
 
 func (rt *requestSlots) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := rt.take(req); err != nil {
-		return nil, err
-	}
-	resp, err := rt.next.RoundTrip(req)
-	if err != nil {
-		rt.give()
-		return nil, err
-	}
-	resp.Body = &slotBody{ReadCloser: resp.Body, slots: rt}
-	return resp, nil
-}
-
-// take waits for a slot for req, until req's context ends; on an error
-// req's body is closed, as a round tripper's must be.
-func (rt *requestSlots) take(req *http.Request) error {
 	select {
 	case rt.slots <- struct{}{}:
 	default:
@@ -290,27 +275,32 @@ func (rt *requestSlots) take(req *http.Request) error {
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			return fmt.Errorf("waiting for one of the %d connections to the datasource: %w", maxConnsPerHost, req.Context().Err())
+			return nil, fmt.Errorf("waiting for one of the %d connections to the datasource: %w", maxConnsPerHost, req.Context().Err())
 		}
 	}
-	return nil
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		<-rt.slots
+		return nil, err
+	}
+	resp.Body = &slotBody{ReadCloser: resp.Body, slots: rt.slots}
+	return resp, nil
 }
-
-// give gives a slot back.
-func (rt *requestSlots) give() { <-rt.slots }
 
 // slotBody gives its request's slot back when it is closed.
 type slotBody struct {
 	io.ReadCloser
 	once  sync.Once
-	slots *requestSlots
+	slots chan struct{}
 }
 
 func (b *slotBody) Close() error {
 	err := b.ReadCloser.Close()
-	b.once.Do(b.slots.give)
+	b.once.Do(b.release)
 	return err
 }
+
+func (b *slotBody) release() { <-b.slots }
 
 // limitedConn gives its slot back when it is closed.
 type limitedConn struct {

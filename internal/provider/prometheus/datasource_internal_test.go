@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -122,19 +121,14 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// countingTransport counts the requests it is given at once, and fails
-// them with fail once it is set.
+// countingTransport counts the requests it is given at once.
 type countingTransport struct {
 	mu            sync.Mutex
 	inFlight, max int
 	release       chan struct{}
-	fail          error
 }
 
 func (c *countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
-	if c.fail != nil {
-		return nil, c.fail
-	}
 	c.mu.Lock()
 	c.inFlight++
 	c.max = max(c.max, c.inFlight)
@@ -149,27 +143,10 @@ func (c *countingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 // TestRequestSlots checks that at most maxConnsPerHost requests reach the
 // transport at once, that the others wait without reaching it (where each
 // would start a dial of its own), that a waiting request gives up with its
-// context, and that closing a response's body gives its slot back: for
-// requestSlots alone, and for the limitResponse over it that takes its
-// slots itself.
+// context, and that closing a response's body gives its slot back.
 func TestRequestSlots(t *testing.T) {
-	for _, limited := range []bool{false, true} {
-		next := &countingTransport{release: make(chan struct{})}
-		slots := &requestSlots{slots: make(chan struct{}, maxConnsPerHost), next: next}
-		rt := http.RoundTripper(slots)
-		if limited {
-			lr := newLimitResponse(&responseLimits{max: 1 << 10, why: "a test answer"}, slots)
-			if lr.slots != slots || lr.next != next {
-				t.Fatalf("limitResponse over requestSlots: slots %p, next %T; want the slots' own, and their next", lr.slots, lr.next)
-			}
-			rt = lr
-		}
-		checkRequestSlots(t, rt, slots.slots, next)
-	}
-}
-
-func checkRequestSlots(t *testing.T, rt http.RoundTripper, slots chan struct{}, next *countingTransport) {
-	t.Helper()
+	next := &countingTransport{release: make(chan struct{})}
+	rt := &requestSlots{slots: make(chan struct{}, maxConnsPerHost), next: next}
 	n := maxConnsPerHost + 50
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -182,9 +159,6 @@ func checkRequestSlots(t *testing.T, rt http.RoundTripper, slots chan struct{}, 
 			if err != nil {
 				errs <- err
 				return
-			}
-			if _, err := io.ReadAll(resp.Body); err != nil {
-				errs <- err
 			}
 			resp.Body.Close()
 			resp.Body.Close() // a second Close gives back nothing more
@@ -205,31 +179,20 @@ func checkRequestSlots(t *testing.T, rt http.RoundTripper, slots chan struct{}, 
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://prometheus:9090/api/v1/query", nil)
 	if _, err := rt.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "waiting for one of the 128 connections to the datasource") {
-		t.Errorf("%T: a request that found every slot taken until its deadline: %v", rt, err)
+		t.Errorf("a request that found every slot taken until its deadline: %v", err)
 	}
 
 	close(next.release)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Errorf("%T: a request: %v", rt, err)
+		t.Errorf("a request: %v", err)
 	}
 	if next.max != maxConnsPerHost {
-		t.Errorf("%T: %d requests reached the transport at once, want %d", rt, next.max, maxConnsPerHost)
+		t.Errorf("%d requests reached the transport at once, want %d", next.max, maxConnsPerHost)
 	}
-	if len(slots) != 0 {
-		t.Errorf("%T: %d slots of closed responses were not given back", rt, len(slots))
-	}
-
-	// A request that fails gives its slot back at once.
-	next.fail = errors.New("refused")
-	for range maxConnsPerHost + 1 {
-		if _, err := rt.RoundTrip(req.WithContext(t.Context())); err != next.fail {
-			t.Fatalf("%T: a failed request: %v, want the transport's error", rt, err)
-		}
-	}
-	if len(slots) != 0 {
-		t.Errorf("%T: %d slots of failed requests were not given back", rt, len(slots))
+	if len(rt.slots) != 0 {
+		t.Errorf("%d slots of closed responses were not given back", len(rt.slots))
 	}
 }
 

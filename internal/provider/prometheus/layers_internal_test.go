@@ -48,10 +48,14 @@ func setTransport(tb testing.TB, ds *datasource, rt http.RoundTripper) {
 			tb.Fatalf("the datasource's round trippers begin with %T", top)
 		}
 		lr, ok := rc.next.(*limitResponse)
-		if !ok || lr.slots == nil {
+		if !ok {
 			tb.Fatalf("the credentials' round tripper is over %T", rc.next)
 		}
-		lr.next = rt
+		slots, ok := lr.next.(*requestSlots)
+		if !ok {
+			tb.Fatalf("the answers' bounds are over %T", lr.next)
+		}
+		slots.next = rt
 	}
 }
 

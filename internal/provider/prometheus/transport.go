@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -193,33 +192,11 @@ var tokenResponses = &responseLimits{max: 1 << 20, why: "a token answer"}
 type limitResponse struct {
 	limits *responseLimits
 	next   http.RoundTripper
-	// slots, when set, is next, a requestSlots whose work this round
-	// tripper does itself: it takes the request's slot and sends the
-	// request to the slots' next, and the answer's limitedBody gives the
-	// slot back. One wrapper of the body, not two.
-	slots *requestSlots
-}
-
-// newLimitResponse bounds the answers of next by limits.
-func newLimitResponse(limits *responseLimits, next http.RoundTripper) *limitResponse {
-	rt := &limitResponse{limits: limits, next: next}
-	if slots, ok := next.(*requestSlots); ok {
-		rt.next, rt.slots = slots.next, slots
-	}
-	return rt
 }
 
 func (rt *limitResponse) RoundTrip(req *http.Request) (*http.Response, error) {
-	if rt.slots != nil {
-		if err := rt.slots.take(req); err != nil {
-			return nil, err
-		}
-	}
 	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
-		if rt.slots != nil {
-			rt.slots.give()
-		}
 		return nil, err
 	}
 	body := resp.Body
@@ -234,7 +211,7 @@ func (rt *limitResponse) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.ContentLength = -1
 		resp.Uncompressed = true
 	}
-	resp.Body = &limitedBody{rc: body, ctx: req.Context(), left: rt.limits.max, limits: rt.limits, slots: rt.slots}
+	resp.Body = &limitedBody{rc: body, ctx: req.Context(), left: rt.limits.max, limits: rt.limits}
 	return resp, nil
 }
 
@@ -273,10 +250,7 @@ type limitedBody struct {
 	read   int64
 	held   int64
 	limits *responseLimits
-	// slots, when set, has the request's slot, given back at the first
-	// Close (see limitResponse).
-	slots  *requestSlots
-	closed atomic.Bool
+	closed bool
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -331,17 +305,13 @@ func (b *limitedBody) reserve() error {
 }
 
 func (b *limitedBody) Close() error {
-	if !b.closed.CompareAndSwap(false, true) {
-		return b.rc.Close()
+	if !b.closed {
+		b.closed = true
+		if b.held > 0 {
+			b.limits.inFlight.Release(b.held)
+		}
 	}
-	if b.held > 0 {
-		b.limits.inFlight.Release(b.held)
-	}
-	err := b.rc.Close()
-	if b.slots != nil {
-		b.slots.give()
-	}
-	return err
+	return b.rc.Close()
 }
 
 // metricHeaders sets (overwrites) a metric's headers on every request, as
