@@ -262,6 +262,10 @@ func TestStoreHandOverAtShutdown(t *testing.T) {
 		s, err := st.Get(context.Background(), id)
 		return err == nil && s.State.MetricResults[0].Count >= 2
 	})
+	// On a busy machine the waiter's request may come later than the
+	// first analysis' two measurements: it must be running on a before a
+	// drains, or it would be refused as shutting down, with no Location.
+	waitFor(t, "the waiter's analysis running", func() bool { return len(a.analyses.List()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if aborted := a.analyses.Drain(ctx); aborted != 0 {
