@@ -100,7 +100,7 @@ func (s *source) Measure(ctx context.Context, at time.Time) analysis.Observation
 
 	q := s.p.getQueryBody()
 	q.form = s.appendForm(q.form[:0], at, r)
-	resp, body, err := s.post(ctx, q)
+	resp, body, err := s.post(ctx, sent, q)
 	if err == nil && resp.StatusCode == http.StatusOK {
 		if a, ok := decodeFast(body, s.p.maxValues); ok {
 			s.observe(began, nil)
@@ -199,16 +199,19 @@ func appendTime(b []byte, t time.Time) []byte {
 	return strconv.AppendFloat(b, float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
 }
 
-// post sends the query whose body is q and reads the response into
-// q.answer. It returns what client_golang's client would: the transport's
-// error as it is, and when reading the body fails, the context's error if
-// it is done and the read's error otherwise, with no body.
-func (s *source) post(ctx context.Context, q *queryBody) (*http.Response, []byte, error) {
+// post sends the query whose body is q, its credentials recorded in sent,
+// and reads the response into q.answer. It returns what client_golang's
+// client would: the transport's error as it is, and when reading the body
+// fails, the context's error if it is done and the read's error
+// otherwise, with no body.
+func (s *source) post(ctx context.Context, sent *sentCredentials, q *queryBody) (*http.Response, []byte, error) {
 	proto, header := s.ep.queryRequest, s.p.instantHeader
 	if s.rng != nil {
 		proto, header = s.ep.rangeRequest, s.p.rangeHeader
 	}
-	resp, err := s.ep.send(newQuery(ctx, proto, header, q))
+	req := newQuery(ctx, proto, header, q)
+	sent.plain = req
+	resp, err := s.ep.send(req)
 	if err != nil {
 		return nil, nil, err
 	}

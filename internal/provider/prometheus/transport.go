@@ -74,6 +74,12 @@ func fail(req *http.Request, err error) (*http.Response, error) {
 type sentCredentials struct {
 	mu     sync.Mutex
 	values []string
+	// plain is the request the measurement made (set before it is sent),
+	// whose headers are the provider's own (instantHeader, rangeHeader),
+	// which hold no credential: as long as it comes down unchanged, no
+	// round tripper above recordCredentials having put a copy with
+	// headers of its own in its place, its headers are not searched.
+	plain *http.Request
 }
 
 type sentCredentialsKey struct{}
@@ -131,7 +137,9 @@ func (rt *recordCredentials) RoundTrip(req *http.Request) (*http.Response, error
 	if !ok {
 		return rt.next.RoundTrip(req)
 	}
-	c.record(req)
+	if req != c.plain {
+		c.record(req)
+	}
 	resp, err := rt.next.RoundTrip(req)
 	if rt.addsBelow && resp != nil && resp.Request != nil && resp.Request != req {
 		c.record(resp.Request)

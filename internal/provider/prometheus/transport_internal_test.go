@@ -3,7 +3,9 @@ package prometheus
 import (
 	"context"
 	"io"
+	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +142,40 @@ func (r *yieldingReader) Read(p []byte) (int, error) {
 func TestAnswerBoundFitsInFlight(t *testing.T) {
 	if got := responseBytes(1 << 30); got > limits.MaxResponseBytesInFlight {
 		t.Errorf("responseBytes(a billion values) = %d, more than limits.MaxResponseBytesInFlight %d", got, int64(limits.MaxResponseBytesInFlight))
+	}
+}
+
+// TestPlainRequestsRecordNothing checks what recordCredentials leaves
+// unsearched: the request a measurement made, whose headers are the
+// provider's own, hold no credential; a request that took its place
+// above recordCredentials (a metric's headers, a redirect's) is searched.
+func TestPlainRequestsRecordNothing(t *testing.T) {
+	p, err := New(Options{Datasources: []Datasource{{URL: "http://prometheus.example:9090"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []http.Header{p.instantHeader, p.rangeHeader} {
+		var c sentCredentials
+		c.record(&http.Request{Header: h})
+		if len(c.values) != 0 {
+			t.Errorf("the provider's headers %v hold credentials: %q", h, c.values)
+		}
+	}
+
+	ctx, sent := withSentCredentials(t.Context())
+	plain, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://prometheus.example:9090/api/v1/query", nil)
+	plain.Header = p.instantHeader
+	sent.plain = plain
+	rt := &recordCredentials{next: &answered{resp: http.Response{StatusCode: http.StatusOK}}}
+	if _, err := rt.RoundTrip(plain); err != nil {
+		t.Fatal(err)
+	}
+	other := cloneRequest(plain)
+	other.Header.Set("Authorization", "Bearer s3cret-token")
+	if _, err := rt.RoundTrip(other); err != nil {
+		t.Fatal(err)
+	}
+	if got := sent.list(); !slices.Equal(got, []string{"Bearer s3cret-token", "s3cret-token"}) {
+		t.Errorf("recorded %q; want the other request's token", got)
 	}
 }
