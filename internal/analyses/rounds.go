@@ -133,14 +133,33 @@ func (a *Analyses) Evaluate(ctx context.Context, plan *analysis.Plan, so StartOp
 	so.Args = RedactArgs(so.Args)
 	w := &roundWatch{a: a, ctx: ctx, plan: plan, so: so, answer: answer}
 	w.opts = analysis.Options{ID: newID(a.epoch), Clock: a.clock, Template: so.Template, Args: so.Args, Kind: so.Kind, Series: so.Series}
-	stop := context.AfterFunc(ctx, w.watch)
+	watcher, watches := ctx.(DoneWatcher)
+	var stop func() bool
+	if watches {
+		watcher.AfterDone(w.watch)
+	} else {
+		stop = context.AfterFunc(ctx, w.watch)
+	}
 	result := analysis.Evaluate(ctx, plan, w.opts)
 	a.rounds.give()
-	if !stop() && !w.engineBack() {
+	stopped := watches && watcher.StopAfterDone() || !watches && stop()
+	if !stopped && !w.engineBack() {
 		return nil // answered by the watch
 	}
 	a.answerRound(plan, so, result, answer, false)
 	return nil
+}
+
+// DoneWatcher is a context that calls a function once it is done, as
+// context.AfterFunc does, without a context of its own for it: a round's
+// context may be one (internal/server's is), which Evaluate's watch then
+// uses. AfterDone has f called on a goroutine of its own once the context
+// is done, at once if it is; StopAfterDone stops that call, and reports
+// whether it did before the call began. Each is called once.
+type DoneWatcher interface {
+	context.Context
+	AfterDone(f func())
+	StopAfterDone() bool
 }
 
 // answerRound counts the measurements of a round's result, keeps it, and

@@ -156,10 +156,91 @@ func withDeadline(plan *analysis.Plan) *analysis.Plan {
 // of one deadline, so that a round arms no timer of its own (arming one
 // wakes the runtime's network poller, a system call and a thread's
 // wake-up, on about a third of the rounds of a busy canaryd).
+//
+// It watches its own end for the round (AfterDone, an
+// analyses.DoneWatcher): the end of its request tells it, and its shared
+// deadline tells the rounds using it, so that the round's watch costs no
+// context of its own.
 type roundContext struct {
 	context.Context // done at the shared deadline, or by cancel
 	req             context.Context
 	timeout         time.Duration
+	cancel          context.CancelFunc // the embedded context's
+
+	// watch is called once the context is done (AfterDone); watchState
+	// says whether it is set, called or stopped, or whether the context
+	// was told of its end before one was set.
+	watch      func()
+	watchState atomic.Int32
+	// prev and next link the rounds using the same shared deadline
+	// (sharedDeadline.rounds), under roundDeadlines.mu.
+	prev, next *roundContext
+}
+
+// The states of a roundContext's watch.
+const (
+	watchNone int32 = iota
+	watchSet
+	watchEnded // told of the context's end with no watch set
+	watchCalled
+	watchStopped
+)
+
+var _ analyses.DoneWatcher = (*roundContext)(nil)
+
+// AfterDone has f called, on a goroutine of its own, once c is done: at
+// once if it is.
+func (c *roundContext) AfterDone(f func()) {
+	c.watch = f
+	if !c.watchState.CompareAndSwap(watchNone, watchSet) {
+		// Told of its end already.
+		c.watchState.Store(watchCalled)
+		go c.callWatch()
+		return
+	}
+	if c.Err() != nil {
+		c.ended()
+	}
+}
+
+// StopAfterDone stops AfterDone's call, and reports whether it did
+// before the call began.
+func (c *roundContext) StopAfterDone() bool {
+	return c.watchState.CompareAndSwap(watchSet, watchStopped)
+}
+
+// ended tells c that it is done, or is about to be (its deadline's
+// context ends its own): it calls the watch, if one is set and was not
+// called, and otherwise has AfterDone call it. Every end of c tells it:
+// its request's, its deadline's, its cancel.
+func (c *roundContext) ended() {
+	for {
+		switch c.watchState.Load() {
+		case watchNone:
+			if c.watchState.CompareAndSwap(watchNone, watchEnded) {
+				return
+			}
+		case watchSet:
+			if c.watchState.CompareAndSwap(watchSet, watchCalled) {
+				go c.callWatch()
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// callWatch calls the watch once c is done.
+func (c *roundContext) callWatch() {
+	<-c.Done()
+	c.watch()
+}
+
+// requestEnded ends c with its request.
+func (c *roundContext) requestEnded() {
+	c.cancel()
+	c.ended()
 }
 
 // roundTimeoutKey finds a roundContext among a context's values.
@@ -196,39 +277,90 @@ type sharedDeadline struct {
 	ctx    context.Context // context.WithDeadline(Background, at)
 	cancel context.CancelFunc
 	at     time.Time
-	users  int // guarded by roundDeadlines.mu
+	// stopTelling stops the call that tells the rounds using it that
+	// their deadline has passed (roundContext.ended).
+	stopTelling func() bool
+	// Guarded by roundDeadlines.mu: how many rounds use it, and the
+	// first of them (roundContext.next links the others).
+	users  int
+	rounds *roundContext
+}
+
+// end stops a deadline that no round uses.
+func (s *sharedDeadline) end() {
+	s.stopTelling()
+	s.cancel()
 }
 
 // acquire returns a deadline at most min(timeout/100, maxDeadlineShare)
 // before now+timeout and not after it, for a round to use until it
 // releases it.
 func (d *roundDeadlines) acquire(now time.Time, timeout time.Duration) *sharedDeadline {
+	return d.acquireFor(now, timeout, nil)
+}
+
+// acquireFor is acquire for round, which is counted among the deadline's
+// rounds (nil for none) until it releases it.
+func (d *roundDeadlines) acquireFor(now time.Time, timeout time.Duration, round *roundContext) *sharedDeadline {
 	want := now.Add(timeout)
 	share := min(timeout/100, maxDeadlineShare)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if c := d.cur; c != nil && !c.at.After(want) && want.Sub(c.at) <= share {
-		c.users++
-		return c
+	s := d.cur
+	if s == nil || s.at.After(want) || want.Sub(s.at) > share {
+		ctx, cancel := context.WithDeadline(context.Background(), want)
+		s = &sharedDeadline{ctx: ctx, cancel: cancel, at: want}
+		s.stopTelling = context.AfterFunc(ctx, func() { d.tell(s) })
+		if old := d.cur; old != nil && old.users == 0 {
+			old.end()
+		}
+		d.cur = s
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), want)
-	s := &sharedDeadline{ctx: ctx, cancel: cancel, at: want, users: 1}
-	if old := d.cur; old != nil && old.users == 0 {
-		old.cancel()
+	s.users++
+	if round != nil {
+		round.next = s.rounds
+		if s.rounds != nil {
+			s.rounds.prev = round
+		}
+		s.rounds = round
 	}
-	d.cur = s
 	return s
+}
+
+// tell tells the rounds using s that their deadline has passed.
+func (d *roundDeadlines) tell(s *sharedDeadline) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for c := s.rounds; c != nil; c = c.next {
+		c.ended()
+	}
 }
 
 // release ends a round's use of s. The latest deadline is kept, unused,
 // for the next round; another one's timer is stopped once no round uses
 // it.
 func (d *roundDeadlines) release(s *sharedDeadline) {
+	d.releaseFor(s, nil)
+}
+
+// releaseFor is release for round, acquired with acquireFor.
+func (d *roundDeadlines) releaseFor(s *sharedDeadline, round *roundContext) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if round != nil {
+		if round.prev != nil {
+			round.prev.next = round.next
+		} else {
+			s.rounds = round.next
+		}
+		if round.next != nil {
+			round.next.prev = round.prev
+		}
+		round.prev, round.next = nil, nil
+	}
 	s.users--
 	if s.users == 0 && s != d.cur {
-		s.cancel()
+		s.end()
 	}
 }
 
@@ -236,15 +368,17 @@ func (d *roundDeadlines) release(s *sharedDeadline) {
 // when parent is or the round's deadline (acquire) passes, its error then
 // context.DeadlineExceeded, and its deadlineSources name timeout.
 func (d *roundDeadlines) withTimeout(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	shared := d.acquire(time.Now(), timeout)
-	ctx, cancel := context.WithCancel(shared.ctx)
-	stop := context.AfterFunc(parent, cancel)
+	c := &roundContext{req: parent, timeout: timeout}
+	shared := d.acquireFor(time.Now(), timeout, c)
+	c.Context, c.cancel = context.WithCancel(shared.ctx)
+	stop := context.AfterFunc(parent, c.requestEnded)
 	var ended atomic.Bool
-	return &roundContext{Context: ctx, req: parent, timeout: timeout}, func() {
+	return c, func() {
 		if ended.CompareAndSwap(false, true) {
 			stop()
-			cancel()
-			d.release(shared)
+			c.cancel()
+			c.ended()
+			d.releaseFor(shared, c)
 		}
 	}
 }

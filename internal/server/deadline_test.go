@@ -220,3 +220,76 @@ func TestRoundContext(t *testing.T) {
 		t.Errorf("after the request ended: %v, want context.Canceled", gone.Err())
 	}
 }
+
+// TestRoundContextWatch checks a round's watch of its end
+// (analyses.DoneWatcher): called once, on a goroutine of its own, when
+// the shared deadline of the rounds using it passes, when the request
+// ends, at once when set on a context done already, and when the context
+// was told of its end before the watch was set; never once stopped.
+func TestRoundContextWatch(t *testing.T) {
+	var d roundDeadlines
+	watch := func(ctx context.Context) (called chan error, f func()) {
+		called = make(chan error, 2)
+		return called, func() { called <- ctx.Err() }
+	}
+
+	// Three rounds on one deadline, each told as it passes.
+	var rounds []chan error
+	for range 3 {
+		ctx, cancel := d.withTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		called, f := watch(ctx)
+		ctx.(*roundContext).AfterDone(f)
+		rounds = append(rounds, called)
+	}
+	for i, called := range rounds {
+		if err := <-called; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("round %d: watched at its deadline with %v, want context.DeadlineExceeded", i, err)
+		}
+	}
+
+	parent, cancelParent := context.WithCancel(context.Background())
+	ctx, cancel := d.withTimeout(parent, time.Hour)
+	defer cancel()
+	called, f := watch(ctx)
+	ctx.(*roundContext).AfterDone(f)
+	cancelParent()
+	if err := <-called; !errors.Is(err, context.Canceled) {
+		t.Errorf("watched at the request's end with %v, want context.Canceled", err)
+	}
+
+	done, cancelDone := d.withTimeout(context.Background(), time.Hour)
+	cancelDone()
+	called, f = watch(done)
+	done.(*roundContext).AfterDone(f)
+	if err := <-called; !errors.Is(err, context.Canceled) {
+		t.Errorf("set on a context done already: watched with %v", err)
+	}
+
+	told, cancelTold := d.withTimeout(context.Background(), time.Hour)
+	told.(*roundContext).ended() // its deadline's end, before its context's
+	called, f = watch(told)
+	told.(*roundContext).AfterDone(f)
+	cancelTold()
+	if err := <-called; err == nil {
+		t.Error("told of its end before the watch was set: watched before its context was done")
+	}
+
+	stopped, cancelStopped := d.withTimeout(context.Background(), time.Hour)
+	called, f = watch(stopped)
+	stopped.(*roundContext).AfterDone(f)
+	if !stopped.(*roundContext).StopAfterDone() {
+		t.Error("StopAfterDone before the end did not stop the watch")
+	}
+	cancelStopped()
+	if stopped.(*roundContext).StopAfterDone() {
+		t.Error("StopAfterDone stopped a watch twice")
+	}
+	for _, c := range append(rounds, called) {
+		select {
+		case err := <-c:
+			t.Errorf("a watch called twice, or once stopped (%v)", err)
+		default:
+		}
+	}
+}
