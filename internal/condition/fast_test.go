@@ -134,3 +134,32 @@ func FuzzComparison(f *testing.F) {
 		checkComparison(t, text, value)
 	})
 }
+
+// TestFloatsWithoutReflection holds what valueFromPointer and
+// resultLength tell of float64 and []float64 results without reflection
+// to what they tell of them with it.
+func TestFloatsWithoutReflection(t *testing.T) {
+	reflected := func(in any) (any, int) {
+		var value any
+		switch {
+		case in == nil:
+		case reflect.TypeOf(in).Kind() == reflect.Slice && reflect.ValueOf(in).IsNil():
+		default:
+			value = in
+		}
+		n := 1
+		if v := reflect.ValueOf(value); v.Kind() == reflect.Slice {
+			n = v.Len()
+		}
+		return value, n
+	}
+	for _, in := range []any{0.0, math.NaN(), math.Inf(-1), []float64(nil), []float64{}, []float64{1}, []float64{1, 2, math.NaN()}} {
+		wantValue, wantN := reflected(in)
+		if got := valueFromPointer(in); fmt.Sprintf("%T %v", got, got) != fmt.Sprintf("%T %v", wantValue, wantValue) {
+			t.Errorf("valueFromPointer(%#v) = %#v, want %#v", in, got, wantValue)
+		}
+		if got := resultLength(in); got != wantN {
+			t.Errorf("resultLength(%#v) = %d, want %d", in, got, wantN)
+		}
+	}
+}

@@ -113,6 +113,16 @@ func isNil(in any) bool {
 // nil when there is no data) while conditions see plain values. It
 // dereferences one level only, as Argo does.
 func valueFromPointer(in any) any {
+	switch v := in.(type) {
+	case float64:
+		// The Prometheus provider's results, told without reflection.
+		return in
+	case []float64:
+		if v == nil {
+			return nil
+		}
+		return in
+	}
 	if isNil(in) {
 		return nil
 	}

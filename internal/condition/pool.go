@@ -89,6 +89,10 @@ func (c *Conditions) inline(result any) bool {
 // resultLength is the n of the cost bound for a result: its length when it
 // is a list or an object, 1 otherwise.
 func resultLength(result any) int {
+	if v, ok := result.([]float64); ok && v != nil {
+		// The Prometheus provider's vectors, without reflection.
+		return len(v)
+	}
 	v := reflect.ValueOf(valueFromPointer(result))
 	switch v.Kind() {
 	case reflect.Slice, reflect.Array, reflect.Map:
