@@ -256,13 +256,17 @@ func (r *Run) restore(a *api.Analysis, opts *Options, states []metricState) time
 		// assessment says more.
 		st.Phase, st.Message = api.PhaseRunning, ""
 	}
-	if st.StartedAt != nil {
-		startedAt := *st.StartedAt
-		st.StartedAt = &startedAt
-	}
-	if st.CompletedAt != nil {
-		completedAt := *st.CompletedAt
-		st.CompletedAt = &completedAt
+	if st.StartedAt != nil || st.CompletedAt != nil {
+		// Both instants in one allocation.
+		times := new([2]time.Time)
+		if st.StartedAt != nil {
+			times[0] = *st.StartedAt
+			st.StartedAt = &times[0]
+		}
+		if st.CompletedAt != nil {
+			times[1] = *st.CompletedAt
+			st.CompletedAt = &times[1]
+		}
 	}
 	r.status = st
 	for i := range a.MetricResults {

@@ -108,9 +108,10 @@ func (r *Retained) Over() bool { return r.bytes.Load() > r.opts.MaxBytes }
 func (r *Retained) Keep(id string, h Held, phase api.Phase) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.finished = append(r.finished, heldAt{id: id, held: h, at: r.opts.Clock.Now(), phase: phase})
+	now := r.opts.Clock.Now()
+	r.finished = append(r.finished, heldAt{id: id, held: h, at: now, phase: phase})
 	r.byID[id] = h
-	r.pruneLocked()
+	r.pruneAt(now)
 }
 
 // Get returns the finished analysis id, held within its retention.
@@ -135,11 +136,12 @@ func (r *Retained) Len() int {
 func (r *Retained) Room() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pruneLocked()
+	now := r.opts.Clock.Now()
+	r.pruneAt(now)
 	if r.Over() {
 		return ErrRetainedFull
 	}
-	if len(r.finished) >= r.opts.MaxFinished && r.opts.Clock.Now().Sub(r.finished[0].at) < r.opts.MinRetention {
+	if len(r.finished) >= r.opts.MaxFinished && now.Sub(r.finished[0].at) < r.opts.MinRetention {
 		// One more would make them more, with none to evict.
 		return ErrFinishedFull
 	}
@@ -182,8 +184,10 @@ func (r *Retained) Each(fn func(h Held, phase api.Phase)) {
 // pruneLocked drops finished analyses past their retention, and the oldest
 // while they are more than MaxFinished or the analyses held take more than
 // MaxBytes; but none finished less than MinRetention ago.
-func (r *Retained) pruneLocked() {
-	now := r.opts.Clock.Now()
+func (r *Retained) pruneLocked() { r.pruneAt(r.opts.Clock.Now()) }
+
+// pruneAt is pruneLocked at now.
+func (r *Retained) pruneAt(now time.Time) {
 	drop := 0
 	for drop < len(r.finished) {
 		f := r.finished[drop]
