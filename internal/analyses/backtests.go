@@ -59,7 +59,7 @@ func (a *Analyses) Backtest(ctx context.Context, plan *analysis.Plan, w Window, 
 	b := a.backtests
 	a.mu.Lock()
 	switch {
-	case a.draining:
+	case a.draining.Load():
 		a.mu.Unlock()
 		return nil, ErrDraining
 	case b.running >= a.opts.MaxBacktests:

@@ -129,7 +129,7 @@ var errNotNow = errors.New("this replica cannot run it now")
 func (a *Analyses) Room() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.opts.Planner == nil || a.draining {
+	if a.opts.Planner == nil || a.draining.Load() {
 		return 0
 	}
 	return a.opts.MaxRunning - len(a.running) - a.reserved
@@ -150,7 +150,7 @@ func (a *Analyses) Resume(c *durable.Claimed) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.draining {
+	if a.draining.Load() {
 		return errNotNow
 	}
 	if _, held := a.getLocked(st.ID); held {

@@ -193,9 +193,11 @@ type Analyses struct {
 	pageBytes          int64
 	streamWriteTimeout time.Duration
 
-	mu       sync.Mutex
-	running  map[string]*Run
-	draining bool
+	mu      sync.Mutex
+	running map[string]*Run
+	// draining is set, under mu, once Drain has begun; read without
+	// it by Draining, on every request.
+	draining atomic.Bool
 	// hooks are the webhook streams with deliveries still to make, by
 	// the id of their analysis. A stream leaves when its last event is
 	// delivered or given up, which may be after its analysis was pruned:
@@ -498,7 +500,7 @@ type WebhookRequest struct {
 func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.draining {
+	if a.draining.Load() {
 		return nil, ErrDraining
 	}
 	if len(a.running)+a.reserved >= a.opts.MaxRunning {
@@ -526,7 +528,7 @@ func (a *Analyses) Start(plan *analysis.Plan, so StartOptions) (*Run, error) {
 			return nil, err
 		}
 		writer = w
-		if a.draining {
+		if a.draining.Load() {
 			// The shutdown began meanwhile: it does not start here,
 			// nor elsewhere.
 			writer.NotStarted(ErrDraining)
@@ -796,9 +798,7 @@ func (a *Analyses) List() []api.Analysis {
 
 // Draining reports whether Drain has been called.
 func (a *Analyses) Draining() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.draining
+	return a.draining.Load()
 }
 
 // Drain stops taking new analyses and waits for the running ones to finish
@@ -816,7 +816,7 @@ func (a *Analyses) Draining() bool {
 // after Drain.
 func (a *Analyses) Drain(ctx context.Context) int {
 	a.mu.Lock()
-	a.draining = true
+	a.draining.Store(true)
 	runs := make([]*Run, 0, len(a.running))
 	for _, run := range a.running {
 		runs = append(runs, run)
