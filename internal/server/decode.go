@@ -406,8 +406,9 @@ func invalidUTF8(data []byte) int {
 // ignored.
 func (req *specRequest) query(raw string, params queryParams, checkWebhook func(string) error) (map[string]string, []api.FieldError) {
 	if raw == "" {
-		// No parameters (a round's, mostly): nothing to parse or sort.
-		return map[string]string{}, nil
+		// No parameters (a round's, mostly): nothing to parse or sort,
+		// and no overrides (nil, read as the empty map it stands for).
+		return nil, nil
 	}
 	var errs []api.FieldError
 	values, err := url.ParseQuery(raw)
