@@ -35,15 +35,7 @@ import (
 // connection of its own), so that its allocations per round are canaryd's
 // and the query's to Prometheus, not a client's.
 func BenchmarkEvaluateInProcess(b *testing.B) {
-	prom := promtest.Start(b)
-	query := promtest.SeedQuery("echo-good")
-	body := evaluateBody(query)
-	b.Run("handler=evaluate", func(b *testing.B) {
-		serveRounds(b, inProcessServe(b, prom.URL), "/v1/evaluate", body, `"phase":"Successful"`)
-	})
-	b.Run("handler=proxy", func(b *testing.B) {
-		serveRounds(b, proxyHandler(prom.URL, query), "/v1/evaluate", body, `"status":"success"`)
-	})
+	evaluateBeside(b, promtest.Start(b).URL)
 }
 
 // BenchmarkEvaluateStandIn is BenchmarkEvaluateInProcess against a
@@ -57,13 +49,19 @@ func BenchmarkEvaluateStandIn(b *testing.B) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, answer)
 	}))
+	evaluateBeside(b, stand.URL)
+}
+
+// evaluateBeside serves rounds of the seed query against the Prometheus
+// (or stand-in) at promURL, by canaryd's handler and by the gateway's.
+func evaluateBeside(b *testing.B, promURL string) {
 	query := promtest.SeedQuery("echo-good")
 	body := evaluateBody(query)
 	b.Run("handler=evaluate", func(b *testing.B) {
-		serveRounds(b, inProcessServe(b, stand.URL), "/v1/evaluate", body, `"phase":"Successful"`)
+		serveRounds(b, inProcessServe(b, promURL), "/v1/evaluate", body, `"phase":"Successful"`)
 	})
 	b.Run("handler=proxy", func(b *testing.B) {
-		serveRounds(b, proxyHandler(stand.URL, query), "/v1/evaluate", body, `"status":"success"`)
+		serveRounds(b, proxyHandler(promURL, query), "/v1/evaluate", body, `"status":"success"`)
 	})
 }
 
