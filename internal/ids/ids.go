@@ -11,7 +11,7 @@ import (
 const MaxNameLength = 63
 
 // RandomLength is the length of the random part of an id: 128 bits in
-// lower-case base32, as internal/server makes it.
+// lower-case base32, as internal/analyses makes it (NewID).
 const RandomLength = 26
 
 // EpochLength is the length of the epoch part of an id: the instant its
